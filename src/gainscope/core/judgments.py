@@ -1,0 +1,171 @@
+"""Judgments: for each query, the documents someone judged and the grade they gave.
+
+Grades are integers by default (TREC qrels); float grades (averaged human labels, temporal overlap scores)
+are allowed when they are asked for explicitly. Negative grades are kept as given: what they mean is the
+``negative_grades`` policy of an evaluation (trec_eval: "in the pool but not judged").
+
+Inside, a :class:`Judgments` is one polars frame with Arrow string columns ``query_id`` and ``doc_id``, a
+numeric ``grade`` column, and optional provenance columns (``judge``, ``model``, ...). No Python object is
+held per judgment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import polars as pl
+
+from gainscope.errors import InconsistentInputError, InputError
+
+__all__ = ["Judgments"]
+
+_REQUIRED = ("query_id", "doc_id", "grade")
+
+
+class Judgments:
+    """Graded relevance judgments: query id -> doc id -> grade.
+
+    Parameters
+    ----------
+    frame:
+        A polars frame with columns ``query_id`` and ``doc_id`` (strings) and ``grade`` (integer or float);
+        any other columns are kept as provenance.
+    source:
+        Where the judgments came from (a path), used in messages.
+    notes:
+        Conventions applied while reading (for example how duplicates were resolved); echoed with results.
+    query_texts:
+        Optional ``{query_id: text}`` (the seed dataset's ``query_text``), kept for judges and reports.
+
+    Duplicate ``(query_id, doc_id)`` pairs are an error: give each document one grade per query.
+    """
+
+    __slots__ = ("_frame", "notes", "query_texts", "source")
+
+    def __init__(self, frame: pl.DataFrame, *, source: str | None = None,
+                 notes: Iterable[str] = (), query_texts: Mapping[str, str] | None = None) -> None:
+        missing = [c for c in _REQUIRED if c not in frame.columns]
+        if missing:
+            raise InputError(f"judgments need columns {list(_REQUIRED)}; missing {missing} "
+                             f"(found {frame.columns})")
+        frame = frame.with_columns(pl.col("query_id").cast(pl.String), pl.col("doc_id").cast(pl.String))
+        if frame.schema["grade"] not in (pl.Int64, pl.Float64):
+            if frame.schema["grade"].is_integer() or frame.schema["grade"] == pl.Boolean:
+                frame = frame.with_columns(pl.col("grade").cast(pl.Int64))
+            elif frame.schema["grade"].is_float():
+                frame = frame.with_columns(pl.col("grade").cast(pl.Float64))
+            else:
+                raise InputError(f"judgment grades must be numbers; got column type {frame.schema['grade']}")
+        nulls = frame.select(pl.col(c).null_count() for c in _REQUIRED).row(0)
+        if any(nulls):
+            col = _REQUIRED[[bool(n) for n in nulls].index(True)]
+            raise InputError(f"judgments have {max(nulls)} missing value(s) in column {col!r}"
+                             + (f" ({source})" if source else ""))
+        if frame.schema["grade"] == pl.Float64:
+            bad = frame.filter(~pl.col("grade").is_finite())
+            if bad.height:
+                row = bad.row(0, named=True)
+                raise InputError(f"judgment grade must be a finite number; got {row['grade']} for query "
+                                 f"{row['query_id']!r}, doc {row['doc_id']!r}" + (f" ({source})" if source else ""))
+        dups = frame.filter(pl.struct("query_id", "doc_id").is_duplicated())
+        if dups.height:
+            first = dups.row(0, named=True)
+            raise InconsistentInputError(
+                f"duplicate judgment for query {first['query_id']!r}, doc {first['doc_id']!r} "
+                f"({dups.height} rows involved)" + (f" in {source}" if source else "")
+                + "; give each document one grade per query")
+        self._frame = frame
+        self.source = source
+        self.notes = tuple(notes)
+        self.query_texts: dict[str, str] = dict(query_texts or {})
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_columns(cls, query_ids: Iterable[Any], doc_ids: Iterable[Any], grades: Iterable[Any], *,
+                     source: str | None = None, notes: Iterable[str] = (),
+                     query_texts: Mapping[str, str] | None = None,
+                     **provenance: Iterable[Any]) -> Judgments:
+        """Build from parallel sequences (ids are converted to strings)."""
+        data: dict[str, Any] = {
+            "query_id": pl.Series("query_id", list(query_ids), dtype=pl.String, strict=False),
+            "doc_id": pl.Series("doc_id", list(doc_ids), dtype=pl.String, strict=False),
+            "grade": pl.Series("grade", list(grades)),
+        }
+        for name, values in provenance.items():
+            data[name] = pl.Series(name, list(values))
+        return cls(pl.DataFrame(data), source=source, notes=notes, query_texts=query_texts)
+
+    @classmethod
+    def from_dict(cls, judgments: Mapping[Any, Mapping[Any, Any] | Iterable[Any]], *,
+                  source: str | None = None) -> Judgments:
+        """Build from ``{query_id: {doc_id: grade}}``; a list of doc ids means grade 1 for each."""
+        qids: list[str] = []
+        dids: list[str] = []
+        grades: list[Any] = []
+        for qid, docs in judgments.items():
+            if isinstance(docs, Mapping):
+                for did, grade in docs.items():
+                    qids.append(str(qid))
+                    dids.append(str(did))
+                    grades.append(_check_grade(grade, qid, did))
+            elif isinstance(docs, (str, bytes)):
+                raise InputError(f"judgments for query {qid!r} must be a mapping doc -> grade or a list of "
+                                 f"doc ids; got a string {docs!r}")
+            else:
+                for did in docs:
+                    qids.append(str(qid))
+                    dids.append(str(did))
+                    grades.append(1)
+        return cls.from_columns(qids, dids, grades, source=source)
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The judgments as a polars frame (``query_id``, ``doc_id``, ``grade``, provenance...)."""
+        return self._frame
+
+    @property
+    def float_grades(self) -> bool:
+        """True when grades are floats rather than integers."""
+        return self._frame.schema["grade"] == pl.Float64
+
+    @property
+    def provenance_columns(self) -> list[str]:
+        """Columns beyond the required three (who judged, which model, ...)."""
+        return [c for c in self._frame.columns if c not in _REQUIRED]
+
+    def query_ids(self) -> list[str]:
+        """The judged query ids, sorted bytewise (trec_eval order)."""
+        return sorted(self._frame["query_id"].unique().to_list(), key=_bytewise)
+
+    def __len__(self) -> int:
+        return self._frame.height
+
+    def __repr__(self) -> str:
+        nq = self._frame["query_id"].n_unique()
+        src = f", source={self.source!r}" if self.source else ""
+        return f"Judgments({self._frame.height} judgments, {nq} queries{src})"
+
+    def for_query(self, query_id: str) -> dict[str, int | float]:
+        """``{doc_id: grade}`` for one query (empty when the query is not judged)."""
+        sub = self._frame.filter(pl.col("query_id") == query_id)
+        return dict(zip(sub["doc_id"].to_list(), sub["grade"].to_list(), strict=True))
+
+    def to_dict(self) -> dict[str, dict[str, int | float]]:
+        """``{query_id: {doc_id: grade}}``."""
+        out: dict[str, dict[str, int | float]] = {}
+        for q, d, g in self._frame.select(_REQUIRED).iter_rows():
+            out.setdefault(q, {})[d] = g
+        return out
+
+
+def _bytewise(s: str) -> bytes:
+    return s.encode("utf-8", "surrogatepass")
+
+
+def _check_grade(grade: Any, qid: Any, did: Any) -> int | float:
+    if isinstance(grade, bool) or not isinstance(grade, (int, float)):
+        raise InputError(f"grade for query {qid!r}, doc {did!r} must be a number; got {grade!r}")
+    return grade
+

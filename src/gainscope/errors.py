@@ -1,0 +1,138 @@
+"""Every exception and warning gainscope raises, in one tree.
+
+::
+
+    GainscopeError
+    ├── InputError (ValueError)                bad judgments / runs / files
+    │   ├── FormatError                        .path, .line, .text: a line or record that cannot be read
+    │   ├── InconsistentInputError             duplicates, conflicting grades, no query overlap, empty input
+    │   └── UnknownFormatError                 the format cannot be detected or is not supported
+    ├── MetricError (ValueError)
+    │   ├── UnknownMetricError                 a name that no registered metric has
+    │   ├── MetricSyntaxError                  .text, .position: a metric string that does not parse
+    │   └── InvalidParameterError (TypeError)  a parameter outside its declared constraints
+    ├── PolicyError (ValueError)               an evaluation policy that is unknown or does not apply
+    └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
+
+    GainscopeWarning (UserWarning)
+    ├── InputWarning                           repaired or suspicious input (identical duplicates, ties, inf)
+    ├── QueryCoverageWarning                   run queries without judgments, judged queries without ranking
+    └── UndefinedMetricWarning                 a value is undefined for some queries and the policy filled it
+
+Catch ``GainscopeError`` to handle anything gainscope reports about your data or request::
+
+    try:
+        results = gainscope.evaluate("qrels.txt", "run.txt", ["nDCG@10"])
+    except gainscope.errors.InputError as exc:
+        print(exc)          # "run.txt:17: expected 6 columns ..."
+
+The command line turns ``InputError`` into exit code 3 and ``MetricError``/``PolicyError`` into exit code 2.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FormatError",
+    "GainscopeError",
+    "GainscopeWarning",
+    "InconsistentInputError",
+    "InputError",
+    "InputWarning",
+    "InvalidParameterError",
+    "MetricError",
+    "MetricSyntaxError",
+    "MissingDependencyError",
+    "PolicyError",
+    "QueryCoverageWarning",
+    "UndefinedMetricWarning",
+    "UnknownFormatError",
+    "UnknownMetricError",
+    "format_ids",
+]
+
+
+class GainscopeError(Exception):
+    """Base class of every error gainscope raises on purpose."""
+
+
+class InputError(GainscopeError, ValueError):
+    """Judgments, runs or files that cannot be used as given."""
+
+
+class FormatError(InputError):
+    """A line or record that cannot be read.
+
+    ``path`` and ``line`` locate it (``line`` is 1-based; for JSON arrays it is the record number),
+    ``text`` is the offending content as read.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 text: str | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.text = text
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(where + message)
+
+
+class InconsistentInputError(InputError):
+    """Input that reads fine but contradicts itself or the other input (duplicates, no overlap)."""
+
+
+class UnknownFormatError(InputError):
+    """A file whose format cannot be detected, or a format name that is not supported."""
+
+
+class MetricError(GainscopeError, ValueError):
+    """A metric request that cannot be honoured."""
+
+
+class UnknownMetricError(MetricError):
+    """A metric name that is not registered."""
+
+
+class MetricSyntaxError(MetricError):
+    """A metric string that does not parse; ``position`` is the 0-based offset of the problem."""
+
+    def __init__(self, message: str, *, text: str, position: int) -> None:
+        self.text = text
+        self.position = position
+        super().__init__(message)
+
+
+class InvalidParameterError(MetricError, TypeError):
+    """A metric parameter outside its declared constraints (both a ValueError and a TypeError)."""
+
+
+class PolicyError(GainscopeError, ValueError):
+    """An evaluation policy that is unknown, or that a metric cannot honour."""
+
+
+class MissingDependencyError(GainscopeError, ImportError):
+    """An optional dependency is needed for this feature."""
+
+
+class GainscopeWarning(UserWarning):
+    """Base class of gainscope's warnings."""
+
+
+class InputWarning(GainscopeWarning):
+    """Input that was accepted but repaired or looks suspicious."""
+
+
+class QueryCoverageWarning(GainscopeWarning):
+    """Queries that are judged but not ranked, or ranked but not judged."""
+
+
+class UndefinedMetricWarning(GainscopeWarning):
+    """A metric is undefined for some queries (for example no relevant document) and a policy filled it."""
+
+
+def format_ids(ids: list[str] | tuple[str, ...], limit: int = 5) -> str:
+    """Render a list of ids for a message: the first ``limit`` and how many more."""
+    shown = ", ".join(ids[:limit])
+    if len(ids) > limit:
+        shown += f", ... ({len(ids) - limit} more)"
+    return shown
