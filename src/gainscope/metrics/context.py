@@ -1,0 +1,176 @@
+"""Shared, cached building blocks for the kernels: masks, per-query totals and sums up to a cutoff.
+
+Every helper works on all queries at once. A query's ranking is the slice ``offsets[q]:offsets[q+1]`` of
+the flat arrays of a :class:`~gainscope.core.judged_run.JudgedRun`; sums "up to rank k" are read off one
+global cumulative sum with a gather per query, so a cutoff costs O(number of queries), not O(documents).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from gainscope.core.judged_run import JudgedRun
+from gainscope.core.policies import Policies
+
+__all__ = ["Context"]
+
+
+class Context:
+    """Cached arrays derived from one JudgedRun, shared by all metrics of one evaluation."""
+
+    def __init__(self, jr: JudgedRun) -> None:
+        self.jr = jr
+        self.policies: Policies = jr.policies
+        self._cache: dict[Hashable, Any] = {}
+
+    def cached(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """Memoise ``make()`` under ``key`` for the life of this context."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    # ------------------------------------------------------------------ shapes
+    @property
+    def nq(self) -> int:
+        """Number of queries."""
+        return self.jr.num_queries
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Offset of each query's first ranked document."""
+        return self.jr.offsets[:-1]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Number of ranked documents per query."""
+        return self.jr.lengths
+
+    @property
+    def position(self) -> np.ndarray:
+        """1-based rank of each ranked document."""
+        return self.jr.position
+
+    @property
+    def segment(self) -> np.ndarray:
+        """Query index of each ranked document."""
+        return self.jr.segment
+
+    @cached_property
+    def max_grade(self) -> float:
+        """Largest judged grade over all evaluated queries (0 when none is positive)."""
+        g = self.jr.judged_grades
+        return float(g.max()) if len(g) and g.max() > 0 else 0.0
+
+    # ------------------------------------------------------------------ masks over ranked documents
+    def relevant(self, level: float) -> np.ndarray:
+        """Ranked documents with grade >= level (never the unjudged ones: NaN compares False)."""
+        return self.cached(("relevant", level), lambda: self.jr.grades >= level)
+
+    @cached_property
+    def judged(self) -> np.ndarray:
+        """Ranked documents that are judged (grade >= 0; NaN and negative grades are unjudged)."""
+        return self.jr.grades >= 0
+
+    def nonrelevant_judged(self, level: float) -> np.ndarray:
+        """Judged ranked documents below the relevance level."""
+        return self.cached(("nonrel", level), lambda: self.judged & ~self.relevant(level))
+
+    # ------------------------------------------------------------------ per-query totals
+    def num_rel(self, level: float) -> np.ndarray:
+        """R: judged documents with grade >= level, per query (from the judgments, not the run)."""
+        def make() -> np.ndarray:
+            jr = self.jr
+            return np.bincount(jr.judged_segment, weights=(jr.judged_grades >= level), minlength=self.nq)
+        return self.cached(("num_rel", level), make)
+
+    def num_nonrel(self, level: float) -> np.ndarray:
+        """N: judged documents with 0 <= grade < level, per query."""
+        def make() -> np.ndarray:
+            jr = self.jr
+            return np.bincount(jr.judged_segment, weights=(jr.judged_grades < level), minlength=self.nq)
+        return self.cached(("num_nonrel", level), make)
+
+    def per_query_sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum of per-document values within each query."""
+        return np.bincount(self.segment, weights=values, minlength=self.nq)
+
+    # ------------------------------------------------------------------ prefix sums
+    def cumsum(self, key: Hashable, values: Callable[[], np.ndarray]) -> np.ndarray:
+        """Global inclusive cumulative sum of ``values()`` with a leading 0, cached under ``key``."""
+        def make() -> np.ndarray:
+            v = np.asarray(values(), dtype=np.float64)
+            out = np.empty(len(v) + 1, dtype=np.float64)
+            out[0] = 0.0
+            np.cumsum(v, out=out[1:])
+            return out
+        return self.cached(("cumsum", key), make)
+
+    def sum_to(self, csum: np.ndarray, k: int | np.ndarray | None) -> np.ndarray:
+        """Per query, the sum of the first ``min(k, length)`` values (all of them when ``k`` is None)."""
+        starts = self.starts
+        upto = self.lengths if k is None else np.minimum(self.lengths, k)
+        return csum[starts + upto] - csum[starts]
+
+    def within_segment_cumsum(self, values: np.ndarray) -> np.ndarray:
+        """Inclusive running sum of ``values`` restarted at each query."""
+        v = np.asarray(values, dtype=np.float64)
+        c = np.cumsum(v)
+        before = np.concatenate(([0.0], c))[self.jr.offsets[:-1]]
+        return c - np.repeat(before, self.lengths)
+
+    def within_segment_count(self, mask: np.ndarray) -> np.ndarray:
+        """Inclusive running count of ``mask`` restarted at each query (exact integers)."""
+        c = np.cumsum(mask, dtype=np.int64)
+        before = np.concatenate(([0], c))[self.jr.offsets[:-1]]
+        return c - np.repeat(before, self.lengths)
+
+    def tie_average(self, values: np.ndarray) -> np.ndarray:
+        """Under ``ties="average"``, replace each value by the mean over its group of tied scores."""
+        if self.policies.ties != "average":
+            return values
+        group = np.cumsum(self.jr.tie_start) - 1
+        sums = np.bincount(group, weights=values)
+        counts = np.bincount(group)
+        return (sums / counts)[group]
+
+    # ------------------------------------------------------------------ ideal rankings
+    def ideal_gains(self, key: Hashable, gain: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Positive gains of each query's judged documents sorted descending, and their offsets."""
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            jr = self.jr
+            g = gain(jr.judged_grades)
+            keep = g > 0
+            seg = jr.judged_segment[keep]
+            gk = g[keep]
+            order = np.lexsort((-gk, seg))
+            counts = np.bincount(seg, minlength=self.nq)
+            offsets = np.zeros(self.nq + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            return gk[order], offsets
+        return self.cached(("ideal", key), make)
+
+    def segmented_suffix_max(self, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """For each element, the maximum of the values from it to the end of its segment."""
+        n = len(values)
+        lengths = np.diff(offsets)
+        out = np.empty(n, dtype=np.float64)
+        if n == 0:
+            return out
+        width = int(lengths.max())
+        nseg = len(lengths)
+        if nseg * width <= 4 * n + 1024:
+            dense = np.full((nseg, width), -np.inf)
+            pos = np.arange(n) - np.repeat(offsets[:-1], lengths)
+            seg = np.repeat(np.arange(nseg), lengths)
+            dense[seg, width - 1 - pos] = values
+            np.maximum.accumulate(dense, axis=1, out=dense)
+            out[:] = dense[seg, width - 1 - pos]
+            return out
+        for s in np.flatnonzero(lengths):
+            a, b = offsets[s], offsets[s + 1]
+            out[a:b] = np.maximum.accumulate(values[a:b][::-1])[::-1]
+        return out

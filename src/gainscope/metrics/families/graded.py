@@ -1,0 +1,590 @@
+"""Graded-gain metrics: nDCG, DCG, ERR, RBP and its residual, and trec_eval's G, ndcg_rel and Rndcg.
+
+Gains come from :mod:`gainscope.metrics.gains` (linear by default, as trec_eval). The discount of rank i
+is ``1 / log2(i + 1)`` (Järvelin & Kekäläinen). The ideal ranking sorts a query's gains descending, taken
+from all its judged documents (``ideal="judged"``, trec_eval, ranx) or only from the documents the run
+retrieved (``ideal="retrieved"``, scikit-learn, torchmetrics, the seed notebook).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gainscope.core.policies import Policies
+from gainscope.errors import InvalidParameterError
+from gainscope.metrics.base import Explanation, GainMap, Metric, RankedQuery, Step, param
+from gainscope.metrics.context import Context
+from gainscope.metrics.gains import gain_array, gain_value
+from gainscope.metrics.registry import register
+
+__all__ = ["DCG", "ERR", "G", "NDCG", "NDCGRel", "RBP", "RBPResidual", "Rndcg"]
+
+_GAIN_DOC = ("'linear' (gain = grade), 'exponential' (2^grade - 1), or a {grade: gain} map (other grades "
+             "keep gain = grade, as trec_eval's ndcg.GRADE=GAIN)")
+_GRADED_REL = "grades below this threshold get gain 0 (ranx -l); None = every positive grade counts"
+
+
+def _discounts(pos: np.ndarray) -> np.ndarray:
+    return 1.0 / np.log2(pos + 1.0)
+
+
+def _gain_key(gain: Any, rel: float | None) -> tuple[Any, float | None]:
+    return (gain, rel)
+
+
+def _ranked_gains(ctx: Context, gain: Any, rel: float | None) -> np.ndarray:
+    return ctx.cached(("gains", gain, rel), lambda: gain_array(ctx.jr.grades, gain, rel))
+
+
+def _dcg_to(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
+    def values() -> np.ndarray:
+        return ctx.tie_average(_ranked_gains(ctx, gain, rel)) * _discounts(ctx.position)
+    csum = ctx.cumsum(("dcg", gain, rel, ctx.policies.ties), values)
+    return ctx.sum_to(csum, cutoff)
+
+
+def _ideal_dcg_judged(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
+    ideal, offsets = ctx.ideal_gains(_gain_key(gain, rel), lambda g: gain_array(g, gain, rel))
+    lengths = np.diff(offsets)
+    pos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], lengths)
+    csum = ctx.cumsum(("idcg", gain, rel), lambda: ideal * _discounts(pos))
+    upto = lengths if cutoff is None else np.minimum(lengths, cutoff)
+    return csum[offsets[:-1] + upto] - csum[offsets[:-1]]
+
+
+def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
+    def make() -> np.ndarray:
+        g = _ranked_gains(ctx, gain, rel)
+        order = np.lexsort((-g, ctx.segment))
+        return np.cumsum(np.concatenate(([0.0], g[order] * _discounts(ctx.position))))
+    csum = ctx.cached(("idcg_retrieved", gain, rel), make)
+    return ctx.sum_to(csum, cutoff)
+
+
+def _ref_gains(q: RankedQuery, gain: Any, rel: float | None) -> list[float]:
+    gains = [gain_value(g, gain, rel) for g in q.grades]
+    if q.tie_start and not all(q.tie_start):
+        # tie-averaged gains (only used under ties="average", where tie_start marks the groups)
+        out: list[float] = []
+        i = 0
+        while i < len(gains):
+            j = i + 1
+            while j < len(gains) and not q.tie_start[j]:
+                j += 1
+            mean = sum(gains[i:j]) / (j - i)
+            out.extend([mean] * (j - i))
+            i = j
+        return out
+    return gains
+
+
+def _ref_dcg(gains: list[float], cutoff: int | None) -> float:
+    return sum(g / math.log2(i + 1) for i, g in enumerate(gains[:cutoff], start=1) if g != 0)
+
+
+@register
+@dataclass(frozen=True)
+class DCG(Metric):
+    """Discounted cumulative gain: gains of the first k documents, each divided by log2(rank + 1).
+
+    Formula: ``DCG@k = sum_{i<=k} gain(grade_i) / log2(i + 1)``. Not normalised (no upper bound).
+    Reference: Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 20(4),
+    2002; Burges et al., "Learning to rank using gradient descent", ICML 2005 (exponential gain).
+    """
+
+    name: ClassVar[str] = "DCG"
+    summary: ClassVar[str] = "discounted cumulative gain (not normalised)"
+    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
+    linear_in_gains: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
+    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
+    rel: float | None = param(None, kind="float", ge=0, doc=_GRADED_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        return _dcg_to(ctx, self.gain, self.rel, self.cutoff)
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        return _ref_dcg(_ref_gains(q, self.gain, self.rel), self.cutoff)
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        steps = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff)
+        total = steps[-1].total if steps else 0.0
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
+                           "sum of gain / log2(rank + 1)")
+
+
+def _gain_steps(q: RankedQuery, gains: list[float], cutoff: int | None,
+                doc_ids: tuple[str, ...] | None = None,
+                grades: tuple[float | None, ...] | None = None) -> list[Step]:
+    steps = []
+    total = 0.0
+    docs = doc_ids if doc_ids is not None else q.doc_ids
+    grs = grades if grades is not None else q.grades
+    for i, (doc, g, gain) in enumerate(zip(docs, grs, gains, strict=True), start=1):
+        if cutoff is not None and i > cutoff:
+            break
+        disc = 1.0 / math.log2(i + 1)
+        contrib = gain * disc
+        total += contrib
+        steps.append(Step(i, doc, g, gain, disc, contrib, total))
+    return steps
+
+
+@register
+@dataclass(frozen=True)
+class NDCG(Metric):
+    """Normalised discounted cumulative gain: DCG@k divided by the DCG@k of the ideal ranking.
+
+    Formula: ``nDCG@k = DCG@k / IDCG@k`` with ``DCG@k = sum_{i<=k} gain_i / log2(i + 1)`` and IDCG the same
+    sum over the query's gains sorted descending. Undefined when IDCG = 0 (no positive gain).
+
+    Conventions (each a parameter, defaults as trec_eval):
+
+    * ``gain="linear"``: gain = grade (trec_eval ``ndcg``/``ndcg_cut``, pytrec_eval, ranx ``ndcg``);
+      ``"exponential"``: 2^grade - 1 (ranx ``ndcg_burges``, Quepid, Elasticsearch); or a map.
+    * ``ideal="judged"``: the ideal ranking uses every judged document of the query, retrieved or not
+      (trec_eval); ``"retrieved"``: only the retrieved documents, re-sorted (scikit-learn, the seed
+      notebook), which over-estimates a run that misses relevant documents.
+    * ``rel``: grades below it get no gain (ranx ``-l``). trec_eval ignores ``-l`` for nDCG, and so does
+      the evaluation-wide relevance level here.
+    * without a cutoff the run is not truncated and the ideal covers all judged documents (trec_eval
+      ``ndcg``); ``nDCG@k`` truncates both (``ndcg_cut.k``).
+
+    Reference: Järvelin & Kekäläinen, ACM TOIS 20(4), 2002. trec_eval names: ``ndcg``, ``ndcg_cut.k``.
+    """
+
+    name: ClassVar[str] = "nDCG"
+    aliases: ClassVar[tuple[str, ...]] = ("NDCG", "ndcg")
+    summary: ClassVar[str] = "DCG divided by the DCG of the ideal ranking"
+    linear_in_gains: ClassVar[bool] = True
+    normalized: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
+    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
+    ideal: str = param("judged", kind="choice", choices=("judged", "retrieved"),
+                       doc="'judged': ideal from all judged documents (trec_eval); 'retrieved': from the "
+                           "retrieved documents only (scikit-learn, seed notebook)")
+    rel: float | None = param(None, kind="float", ge=0, doc=_GRADED_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        dcg = _dcg_to(ctx, self.gain, self.rel, self.cutoff)
+        if self.ideal == "judged":
+            idcg = _ideal_dcg_judged(ctx, self.gain, self.rel, self.cutoff)
+        else:
+            idcg = _ideal_dcg_retrieved(ctx, self.gain, self.rel, self.cutoff)
+        out = np.full(ctx.nq, np.nan)
+        ok = idcg > 0
+        out[ok] = dcg[ok] / idcg[ok]
+        return out
+
+    def _ideal_gains(self, q: RankedQuery) -> list[float]:
+        source = q.judged if self.ideal == "judged" else [g for g in q.grades]
+        gains = sorted((gain_value(g, self.gain, self.rel) for g in source), reverse=True)
+        return [g for g in gains if g > 0]
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        idcg = _ref_dcg(self._ideal_gains(q), self.cutoff)
+        if idcg <= 0:
+            return math.nan
+        return _ref_dcg(_ref_gains(q, self.gain, self.rel), self.cutoff) / idcg
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        run = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff)
+        ideal_gains = self._ideal_gains(q)
+        if self.ideal == "judged":
+            labels = tuple("(judged)" for _ in ideal_gains)
+        else:
+            ranked = sorted(((gain_value(g, self.gain, self.rel), d) for d, g in zip(q.doc_ids, q.grades, strict=True)),
+                            key=lambda t: -t[0])
+            labels = tuple(d for g, d in ranked if g > 0)
+        ideal = _gain_steps(q, ideal_gains, self.cutoff, doc_ids=labels,
+                            grades=tuple(None for _ in ideal_gains))
+        dcg = run[-1].total if run else 0.0
+        idcg = ideal[-1].total if ideal else 0.0
+        notes = (f"gain={self.gain if isinstance(self.gain, str) else 'map'}; ideal from "
+                 + ("all judged documents" if self.ideal == "judged" else "the retrieved documents"),)
+        return Explanation(str(self), q.query_id, tuple(run), tuple(ideal), dcg, idcg,
+                           dcg / idcg if idcg > 0 else math.nan, "DCG / IDCG", notes=notes)
+
+
+@register
+@dataclass(frozen=True)
+class ERR(Metric):
+    """Expected reciprocal rank: the expected 1/rank at which a cascading user stops, satisfied.
+
+    Formula: with ``p_i = (2^grade_i - 1) / 2^max_grade``,
+    ``ERR@k = sum_{i<=k} (1/i) * p_i * prod_{j<i} (1 - p_j)``. Always defined (0 without relevant).
+
+    ``max_grade`` is the top of the grading scale; None uses the largest grade judged for any evaluated
+    query (echoed in the conventions). A grade above ``max_grade`` is an error.
+    Reference: Chapelle, Metzler, Zhang & Grinspan, "Expected Reciprocal Rank for Graded Relevance",
+    CIKM 2009.
+    """
+
+    name: ClassVar[str] = "ERR"
+    summary: ClassVar[str] = "expected reciprocal rank of a cascading user"
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
+    max_grade: float | None = param(None, kind="float", gt=0,
+                                    doc="top of the grading scale; None = the largest judged grade")
+
+    def _scale(self, observed: float, top: float) -> float:
+        scale = self.max_grade if self.max_grade is not None else observed
+        if top > scale and self.max_grade is not None:
+            raise InvalidParameterError(
+                f"{self} has max_grade={format(scale, 'g')} but a document has grade {format(top, 'g')}; "
+                "raise max_grade to the top of your grading scale")
+        return scale
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        grades = ctx.jr.grades
+        top = float(np.nanmax(grades)) if len(grades) and not np.isnan(grades).all() else 0.0
+        scale = self._scale(ctx.max_grade, top)
+        if scale <= 0:
+            return np.zeros(ctx.nq)
+        positive = np.where(grades > 0, grades, 0.0)
+        p = (np.exp2(positive) - 1.0) / (2.0 ** scale)
+        if self.cutoff is not None:
+            p = np.where(ctx.position <= self.cutoff, p, 0.0)
+        # exclusive running product of (1 - p) within each query, via logs (p < 1 always)
+        log_stay = np.log1p(-p)
+        running = ctx.within_segment_cumsum(log_stay) - log_stay
+        terms = p * np.exp(running) / ctx.position
+        return ctx.per_query_sum(terms)
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        top = max((g for g in q.grades if g is not None and not math.isnan(g)), default=0.0)
+        scale = self._scale(q.max_grade, top)
+        if scale <= 0:
+            return 0.0
+        stay = 1.0
+        total = 0.0
+        for i, g in enumerate(q.grades[: self.cutoff], start=1):
+            p = (2.0 ** g - 1.0) / 2.0 ** scale if g is not None and not math.isnan(g) and g > 0 else 0.0
+            total += stay * p / i
+            stay *= 1.0 - p
+        return total
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        top = max((g for g in q.grades if g is not None and not math.isnan(g)), default=0.0)
+        scale = self._scale(q.max_grade, top)
+        steps = []
+        stay = 1.0
+        total = 0.0
+        for i, (doc, g) in enumerate(zip(q.doc_ids, q.grades, strict=True), start=1):
+            if self.cutoff is not None and i > self.cutoff:
+                break
+            p = (2.0 ** g - 1.0) / 2.0 ** scale if scale > 0 and g is not None and not math.isnan(g) and g > 0 else 0.0
+            contrib = stay * p / i
+            total += contrib
+            steps.append(Step(i, doc, g, p, stay / i, contrib, total))
+            stay *= 1.0 - p
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
+                           f"sum of p_i * prod(1 - p_j, j < i) / i, p = (2^g - 1) / 2^{format(scale, 'g')}",
+                           ("p(stop)", "reach/rank", "contribution"))
+
+
+def _rbp_gains_array(ctx: Context, rel: float | None) -> np.ndarray:
+    """trec_eval's RBP gains: grade / (largest judged grade of the query) when that exceeds 1, else grade."""
+    grades = ctx.jr.grades
+    if rel is not None:
+        return (grades >= rel).astype(np.float64)
+    qmax = np.zeros(ctx.nq)
+    jg = ctx.jr.judged_grades
+    if len(jg):
+        np.maximum.at(qmax, ctx.jr.judged_segment, jg)
+    scale = np.where(qmax > 1.0, qmax, 1.0)[ctx.segment]
+    return np.where(grades > 0, grades, 0.0) / scale
+
+
+def _rbp_gains_ref(q: RankedQuery, rel: float | None) -> list[float]:
+    if rel is not None:
+        return [1.0 if g is not None and not math.isnan(g) and g >= rel else 0.0 for g in q.grades]
+    qmax = max(q.judged, default=0.0)
+    scale = qmax if qmax > 1.0 else 1.0
+    return [(g / scale) if g is not None and not math.isnan(g) and g > 0 else 0.0 for g in q.grades]
+
+
+@register
+@dataclass(frozen=True)
+class RBP(Metric):
+    """Rank-biased precision: the expected rate of gain of a user who goes on to the next document with
+    probability p.
+
+    Formula: ``RBP = (1 - p) * sum_i gain_i * p^(i-1)``. Always defined.
+
+    Conventions: ``p`` defaults to 0.9 (trec_eval; ir_measures and trectools use 0.8). With ``rel`` set,
+    gains are binary (grade >= rel). Without it gains are graded, divided by the query's largest judged
+    grade when that exceeds 1, so that they lie in [0, 1] (trec_eval 10; trec_eval reads uninitialised
+    memory in that step, gainscope does not; ranx uses raw grades and can exceed 1).
+    Reference: Moffat & Zobel, "Rank-Biased Precision for Measurement of Retrieval Effectiveness",
+    ACM TOIS 27(1), 2008. trec_eval name: ``rbp``.
+    """
+
+    name: ClassVar[str] = "RBP"
+    summary: ClassVar[str] = "rank-biased precision with persistence p"
+    linear_in_gains: ClassVar[bool] = True
+
+    p: float = param(0.9, kind="float", gt=0, le=1 - 1e-12, doc="persistence: probability of going on")
+    rel: float | None = param(None, kind="float", ge=0, doc="binary gains (grade >= rel); None = graded")
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        gains = ctx.tie_average(_rbp_gains_array(ctx, self.rel))
+        weights = self.p ** (ctx.position - 1).astype(np.float64)
+        return (1.0 - self.p) * ctx.per_query_sum(gains * weights)
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        gains = _rbp_gains_ref(q, self.rel)
+        if q.tie_start and not all(q.tie_start):
+            gains = _average_ties(gains, q.tie_start)
+        return (1.0 - self.p) * sum(g * self.p ** i for i, g in enumerate(gains))
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        steps = []
+        total = 0.0
+        for i, (doc, g, gain) in enumerate(zip(q.doc_ids, q.grades, _rbp_gains_ref(q, self.rel), strict=True), start=1):
+            w = (1.0 - self.p) * self.p ** (i - 1)
+            total += gain * w
+            steps.append(Step(i, doc, g, gain, w, gain * w, total))
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
+                           f"sum of gain * (1 - p) * p^(rank - 1), p = {self.p}",
+                           ("gain", "(1-p)p^(i-1)", "contribution"))
+
+
+def _average_ties(values: list[float], tie_start: tuple[bool, ...]) -> list[float]:
+    out: list[float] = []
+    i = 0
+    while i < len(values):
+        j = i + 1
+        while j < len(values) and not tie_start[j]:
+            j += 1
+        mean = sum(values[i:j]) / (j - i)
+        out.extend([mean] * (j - i))
+        i = j
+    return out
+
+
+@register
+@dataclass(frozen=True)
+class RBPResidual(Metric):
+    """The residual of RBP: how much RBP could still rise if every unjudged document had full gain.
+
+    Formula (trec_eval ``rbp_resid``): when the ranking holds unjudged documents (absent from the
+    judgments, or negative grade), ``p^n + (1 - p) * sum_{unjudged i} p^(i-1)`` for a ranking of n
+    documents; 0 when every ranked document is judged (trec_eval's convention, which leaves out the p^n
+    tail in that case).
+    Reference: Moffat & Zobel 2008; trec_eval 10 ``m_rbp_resid.c``. trec_eval name: ``rbp_resid``.
+    """
+
+    name: ClassVar[str] = "RBPResid"
+    summary: ClassVar[str] = "upper bound on what unjudged documents could add to RBP"
+
+    p: float = param(0.9, kind="float", gt=0, le=1 - 1e-12, doc="persistence: probability of going on")
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        unjudged = ~ctx.judged
+        weights = self.p ** (ctx.position - 1).astype(np.float64)
+        total = ctx.per_query_sum(np.where(unjudged, weights, 0.0))
+        count = ctx.per_query_sum(unjudged.astype(np.float64))
+        tail = self.p ** ctx.lengths.astype(np.float64)
+        return np.where(count > 0, tail + (1.0 - self.p) * total, 0.0)
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        unj = [i for i, g in enumerate(q.grades) if g is None or math.isnan(g) or g < 0]
+        if not unj:
+            return 0.0
+        return self.p ** len(q.grades) + (1.0 - self.p) * sum(self.p ** i for i in unj)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# trec_eval's experimental gain measures (Buckley): G, ndcg_rel, Rndcg. They use the per-level gains of
+# trec_eval's ``setup_gains``: every grade from 0 to the query's largest judged grade has gain = grade unless
+# the map says otherwise; the ideal walks levels from the highest gain down while the gain is positive.
+
+
+def _levels(judged: list[float], gain: Any) -> list[tuple[float, int]]:
+    """(gain, count) of each judged grade level with positive gain, highest gain first."""
+    counts: dict[float, int] = {}
+    for g in judged:
+        counts[g] = counts.get(g, 0) + 1
+    if isinstance(gain, GainMap):
+        for grade in gain.as_dict():
+            counts.setdefault(grade, 0)
+    out = [(gain_value(level, gain), n) for level, n in counts.items()]
+    return sorted((x for x in out if x[0] > 0 and x[1] > 0), key=lambda t: -t[0])
+
+
+def _ideal_sequence(judged: list[float], gain: Any) -> list[float]:
+    return [gv for gv, n in _levels(judged, gain) for _ in range(n)]
+
+
+@register
+@dataclass(frozen=True)
+class G(Metric):
+    """G: trec_eval's experimental cumulative-gain measure with a cost-based discount (Buckley).
+
+    For rank i (1-based) let ``S_i`` be the sum of the run's gains up to i and ``C_i`` the sum over
+    positions j <= i of max(ideal gain at j, 1). Then ``G = (sum_{i: gain_i != 0} gain_i / log2(2 + C_i -
+    S_i)) / (sum of all ideal gains)``. Undefined when there is no positive gain.
+    Reference: trec_eval ``m_G.c``. trec_eval name: ``G``.
+    """
+
+    name: ClassVar[str] = "G"
+    summary: ClassVar[str] = "trec_eval's gain measure with a cost-based discount"
+
+    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        gains = _ranked_gains(ctx, self.gain, None)
+        ideal, offsets = ctx.ideal_gains(_gain_key(self.gain, None), lambda g: gain_array(g, self.gain))
+        ilen = np.diff(offsets)
+        # ideal gain at each ranked position (0 beyond the ideal list)
+        pos0 = ctx.position - 1
+        inside = pos0 < ilen[ctx.segment]
+        ideal_at = np.zeros(len(gains))
+        ideal_at[inside] = ideal[(offsets[:-1][ctx.segment] + pos0)[inside]]
+        cost = ctx.within_segment_cumsum(np.maximum(ideal_at, 1.0))
+        got = ctx.within_segment_cumsum(gains)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(gains != 0, gains / np.log2(2.0 + cost - got), 0.0)
+        total = ctx.per_query_sum(terms)
+        ideal_total = np.bincount(np.repeat(np.arange(ctx.nq), ilen), weights=ideal, minlength=ctx.nq)
+        out = np.full(ctx.nq, np.nan)
+        ok = ideal_total > 0
+        out[ok] = total[ok] / ideal_total[ok]
+        return out
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        ideal = _ideal_sequence(list(q.judged), self.gain)
+        if not ideal:
+            return math.nan
+        cost = got = total = 0.0
+        for i, g in enumerate(q.grades):
+            gv = gain_value(g, self.gain)
+            got += gv
+            cost += max(ideal[i] if i < len(ideal) else 0.0, 1.0)
+            if gv != 0:
+                total += gv / math.log2(2 + cost - got)
+        return total / sum(ideal)
+
+
+@register
+@dataclass(frozen=True)
+class NDCGRel(Metric):
+    """ndcg_rel: trec_eval's nDCG averaged over the ranks of the relevant retrieved documents (Buckley).
+
+    At each retrieved document with positive gain, take ``DCG@i / IDCG@i`` (the ideal stops growing after
+    its last positive gain); add ``(P - P_ret) * DCG / IDCG`` over the whole ranking for the P - P_ret
+    documents with positive gain that were not retrieved; divide by P, the number of documents with
+    positive gain. Undefined without positive gains.
+    Reference: trec_eval ``m_ndcg_rel.c``. trec_eval name: ``ndcg_rel``.
+    """
+
+    name: ClassVar[str] = "ndcg_rel"
+    summary: ClassVar[str] = "nDCG averaged over the relevant documents' ranks"
+
+    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        gains = _ranked_gains(ctx, self.gain, None)
+        ideal, offsets = ctx.ideal_gains(_gain_key(self.gain, None), lambda g: gain_array(g, self.gain))
+        ilen = np.diff(offsets)
+        ipos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], ilen)
+        icsum = np.concatenate(([0.0], np.cumsum(ideal * _discounts(ipos))))
+        upto = np.minimum(ctx.position, ilen[ctx.segment])
+        ideal_at = icsum[offsets[:-1][ctx.segment] + upto] - icsum[offsets[:-1][ctx.segment]]
+        dcg_at = ctx.within_segment_cumsum(gains * _discounts(ctx.position))
+        hit = gains > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(hit, dcg_at / ideal_at, 0.0)
+        total = ctx.per_query_sum(terms)
+        found = ctx.per_query_sum(hit.astype(np.float64))
+        dcg = ctx.per_query_sum(gains * _discounts(ctx.position))
+        idcg = icsum[offsets[1:]] - icsum[offsets[:-1]]
+        out = np.full(ctx.nq, np.nan)
+        ok = (ilen > 0) & (idcg > 0)
+        out[ok] = (total[ok] + (ilen[ok] - found[ok]) * dcg[ok] / idcg[ok]) / ilen[ok]
+        return out
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        ideal = _ideal_sequence(list(q.judged), self.gain)
+        if not ideal:
+            return math.nan
+        dcg = total = 0.0
+        found = 0
+        for i, g in enumerate(q.grades, start=1):
+            gv = gain_value(g, self.gain)
+            dcg += gv / math.log2(i + 1)
+            if gv > 0:
+                total += dcg / _ref_dcg(ideal, i)
+                found += 1
+        total += (len(ideal) - found) * dcg / _ref_dcg(ideal, None)
+        return total / len(ideal)
+
+
+@register
+@dataclass(frozen=True)
+class Rndcg(Metric):
+    """Rndcg: trec_eval's nDCG averaged over the ranks where the ideal gain changes level (Buckley).
+
+    With b_1 < b_2 < ... the ideal positions where one gain level ends (the last is the number P of
+    documents with positive gain), the value is the mean of ``DCG@min(b, n) / IDCG@b`` over those
+    boundaries, plus ``DCG@n / IDCG@P`` when the ranking is longer than P (n documents retrieved).
+    Undefined when the query has no relevant document.
+    Reference: trec_eval ``m_Rndcg.c``. trec_eval name: ``Rndcg``.
+    """
+
+    name: ClassVar[str] = "Rndcg"
+    summary: ClassVar[str] = "nDCG averaged at the ideal ranking's level boundaries"
+    uses_relevance_level: ClassVar[bool] = True
+
+    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        # a loop per query (not per document): boundaries are few, sums are read off cumulative arrays
+        out = np.full(ctx.nq, np.nan)
+        gains = _ranked_gains(ctx, self.gain, None)
+        dcg_csum = ctx.cumsum(("dcg_plain", self.gain), lambda: gains * _discounts(ctx.position))
+        r = ctx.num_rel(self.level(ctx.policies))
+        jr = ctx.jr
+        for qi in np.flatnonzero(r > 0):
+            judged = jr.judged_grades[jr.judged_slice(qi)].tolist()
+            s, n = int(jr.offsets[qi]), int(jr.lengths[qi])
+            out[qi] = _rndcg(judged, self.gain, lambda k, s=s: float(dcg_csum[s + k] - dcg_csum[s]), n)
+        return out
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        level = self.level(policies)
+        if not any(g >= level for g in q.judged):
+            return math.nan
+        gains = [gain_value(g, self.gain) for g in q.grades]
+        return _rndcg(list(q.judged), self.gain, lambda k: _ref_dcg(gains, k), len(gains))
+
+
+def _rndcg(judged: list[float], gain: Any, dcg_at: Any, n: int) -> float:
+    levels = _levels(judged, gain)
+    ideal = [gv for gv, c in levels for _ in range(c)]
+    if not ideal:
+        return 0.0
+    idcg_prefix = np.concatenate(([0.0], np.cumsum(np.array(ideal) / np.log2(np.arange(2, len(ideal) + 2)))))
+    bounds: list[int] = []
+    pos = 0
+    for k, (gv, c) in enumerate(levels):
+        pos += c
+        nxt = levels[k + 1][0] if k + 1 < len(levels) else 0.0
+        if nxt != gv:
+            bounds.append(pos)
+    total = 0.0
+    count = 0
+    for b in bounds:
+        total += dcg_at(min(b, n)) / idcg_prefix[b]
+        count += 1
+    if n > len(ideal):
+        total += dcg_at(n) / idcg_prefix[len(ideal)]
+        count += 1
+    return total / count

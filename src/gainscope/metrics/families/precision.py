@@ -1,0 +1,312 @@
+"""Counting metrics over a prefix of the ranking: P@k, R@k, Success@k, relative P@k, R-precision,
+Judged@k and Unj@k.
+
+Notation used in the docstrings: for one query, ``rel_i`` is 1 when the document at rank ``i`` has grade
+>= the relevance threshold (the metric's ``rel``, else the evaluation's relevance level), ``R`` is the number
+of judged documents with such a grade (from the judgments, retrieved or not), ``n`` the number of documents
+retrieved.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from gainscope.core.policies import Policies
+from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param
+from gainscope.metrics.context import Context
+from gainscope.metrics.registry import register
+
+__all__ = ["Judged", "Precision", "RPrecision", "Recall", "RelativePrecision", "Success", "Unjudged"]
+
+_REL = "minimum grade counted as relevant; None uses the evaluation's relevance level (default 1)"
+
+
+def _rel(g: float | None, level: float) -> bool:
+    return g is not None and not math.isnan(g) and g >= level
+
+
+def _is_judged(g: float | None) -> bool:
+    return g is not None and not math.isnan(g) and g >= 0
+
+
+def _nan_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.full(len(num), np.nan)
+    ok = den > 0
+    out[ok] = num[ok] / den[ok]
+    return out
+
+
+def _rel_count_to(ctx: Context, level: float, k: int | np.ndarray | None) -> np.ndarray:
+    """Relevant documents among the first k of each query (tie-averaged when ties='average')."""
+    if ctx.policies.ties == "average":
+        csum = ctx.cumsum(("rel_avg", level), lambda: ctx.tie_average(ctx.relevant(level).astype(np.float64)))
+    else:
+        csum = ctx.cumsum(("rel", level), lambda: ctx.relevant(level))
+    return ctx.sum_to(csum, k)
+
+
+def _binary_steps(q: RankedQuery, level: float, k: int | None) -> tuple[list[Step], float]:
+    steps = []
+    total = 0.0
+    for i, (doc, g) in enumerate(zip(q.doc_ids, q.grades, strict=True), start=1):
+        if k is not None and i > k:
+            break
+        hit = 1.0 if _rel(g, level) else 0.0
+        total += hit
+        steps.append(Step(i, doc, g, hit, 1.0, hit, total))
+    return steps, total
+
+
+@register
+@dataclass(frozen=True)
+class Precision(Metric):
+    """Precision at k: the fraction of the first k documents that are relevant.
+
+    Formula: ``P@k = (sum_{i<=k} rel_i) / k``.
+
+    Conventions: divides by k even when fewer than k documents were retrieved (the missing positions count
+    as non-relevant), and unjudged documents are non-relevant, as trec_eval ``P.k``. Always defined.
+    With ``ties="average"`` it is the expected precision over orders of tied documents.
+
+    Reference: trec_eval ``m_P.c``; Manning, Raghavan & Schütze, *Introduction to IR*, 2008, ch. 8.
+    trec_eval name: ``P.k``.
+    """
+
+    name: ClassVar[str] = "P"
+    aliases: ClassVar[tuple[str, ...]] = ("Precision",)
+    summary: ClassVar[str] = "fraction of the first k documents that are relevant"
+    linear_in_gains: ClassVar[bool] = True
+    uses_relevance_level: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        assert self.cutoff is not None
+        return _rel_count_to(ctx, self.level(ctx.policies), self.cutoff) / self.cutoff
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        assert self.cutoff is not None
+        level = self.level(policies)
+        return sum(_rel(g, level) for g in q.grades[: self.cutoff]) / self.cutoff
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        assert self.cutoff is not None
+        steps, total = _binary_steps(q, self.level(policies), self.cutoff)
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, float(self.cutoff),
+                           total / self.cutoff, "relevant in top k / k", ("relevant", "weight", "counted"))
+
+
+@register
+@dataclass(frozen=True)
+class Recall(Metric):
+    """Recall at k: the fraction of the relevant documents found in the first k.
+
+    Formula: ``R@k = (sum_{i<=k} rel_i) / R``; undefined when R = 0 (trec_eval reports 0).
+
+    Conventions: R counts every judged relevant document, retrieved or not (trec_eval ``recall.k``, ranx).
+    Reference: trec_eval ``m_recall.c``. trec_eval name: ``recall.k``.
+    """
+
+    name: ClassVar[str] = "R"
+    aliases: ClassVar[tuple[str, ...]] = ("Recall",)
+    summary: ClassVar[str] = "fraction of all relevant documents found in the first k"
+    linear_in_gains: ClassVar[bool] = True
+    uses_relevance_level: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        level = self.level(ctx.policies)
+        return _nan_div(_rel_count_to(ctx, level, self.cutoff), ctx.num_rel(level))
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        level = self.level(policies)
+        r = sum(g >= level for g in q.judged)
+        if r == 0:
+            return math.nan
+        return sum(_rel(g, level) for g in q.grades[: self.cutoff]) / r
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        level = self.level(policies)
+        steps, total = _binary_steps(q, level, self.cutoff)
+        r = float(sum(g >= level for g in q.judged))
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, r,
+                           total / r if r else math.nan, "relevant in top k / R (all relevant judged)",
+                           ("relevant", "weight", "counted"))
+
+
+@register
+@dataclass(frozen=True)
+class Success(Metric):
+    """Success at k: 1 when at least one relevant document is among the first k, else 0.
+
+    Formula: ``Success@k = 1[sum_{i<=k} rel_i > 0]``. Always defined. Also called Hit@k / hit rate.
+    Reference: trec_eval ``m_success.c``. trec_eval name: ``success.k``.
+    """
+
+    name: ClassVar[str] = "Success"
+    aliases: ClassVar[tuple[str, ...]] = ("Hit", "HitRate")
+    summary: ClassVar[str] = "1 if a relevant document is in the first k"
+    uses_relevance_level: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        return (_rel_count_to(ctx, self.level(ctx.policies), self.cutoff) > 0).astype(np.float64)
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        level = self.level(policies)
+        return 1.0 if any(_rel(g, level) for g in q.grades[: self.cutoff]) else 0.0
+
+
+@register
+@dataclass(frozen=True)
+class RelativePrecision(Metric):
+    """Relative precision at k: relevant documents in the first k divided by min(k, R).
+
+    Formula: ``RelP@k = (sum_{i<=k} rel_i) / min(k, R)``: the precision a perfect ranking would reach is 1
+    even when R < k. Undefined when R = 0 (trec_eval reports 0).
+    Reference: trec_eval ``m_rel_P.c``. trec_eval name: ``relative_P.k``.
+    """
+
+    name: ClassVar[str] = "RelP"
+    summary: ClassVar[str] = "relevant in the first k / min(k, R)"
+    linear_in_gains: ClassVar[bool] = True
+    normalized: ClassVar[bool] = True
+    uses_relevance_level: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        assert self.cutoff is not None
+        level = self.level(ctx.policies)
+        return _nan_div(_rel_count_to(ctx, level, self.cutoff),
+                        np.minimum(ctx.num_rel(level), self.cutoff))
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        assert self.cutoff is not None
+        level = self.level(policies)
+        r = sum(g >= level for g in q.judged)
+        if r == 0:
+            return math.nan
+        return sum(_rel(g, level) for g in q.grades[: self.cutoff]) / min(self.cutoff, r)
+
+
+@register
+@dataclass(frozen=True)
+class RPrecision(Metric):
+    """R-precision: precision after R documents, where R is the number of relevant documents.
+
+    Formula: with ``c = floor(mult * R + 0.9)``, ``Rprec = (sum_{i<=c} rel_i) / c``; documents beyond the
+    end of the ranking count as non-relevant. With ``mult = 1`` (the default) c = R and this is
+    trec_eval's ``Rprec``: the point where precision equals recall. Other multiples give trec_eval's
+    ``Rprec_mult.m`` (whose rounding adds 0.9 before truncating). Undefined when R = 0 (trec_eval: 0).
+    Reference: Buckley & Voorhees, "Retrieval System Evaluation", in *TREC: Experiment and Evaluation in
+    IR*, MIT Press 2005; trec_eval ``m_Rprec.c``, ``m_Rprec_mult.c``.
+    """
+
+    name: ClassVar[str] = "Rprec"
+    aliases: ClassVar[tuple[str, ...]] = ("R-prec", "RPrec")
+    summary: ClassVar[str] = "precision after R documents (R = number of relevant)"
+    linear_in_gains: ClassVar[bool] = True
+    normalized: ClassVar[bool] = True
+    uses_relevance_level: ClassVar[bool] = True
+
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    mult: float = param(1.0, kind="float", gt=0, doc="multiple of R at which precision is taken")
+
+    def _depth(self, r: np.ndarray) -> np.ndarray:
+        return np.floor(self.mult * r + 0.9) if self.mult != 1.0 else r
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        level = self.level(ctx.policies)
+        r = ctx.num_rel(level)
+        depth = self._depth(r).astype(np.int64)
+        hits = _rel_count_to(ctx, level, depth)
+        out = _nan_div(hits, depth.astype(np.float64))
+        out[(r > 0) & (depth == 0)] = 0.0
+        out[r == 0] = np.nan
+        return out
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        level = self.level(policies)
+        r = sum(g >= level for g in q.judged)
+        if r == 0:
+            return math.nan
+        c = int(math.floor(self.mult * r + 0.9)) if self.mult != 1.0 else r
+        if c == 0:
+            return 0.0
+        return sum(_rel(g, level) for g in q.grades[:c]) / c
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        level = self.level(policies)
+        r = sum(g >= level for g in q.judged)
+        c = int(math.floor(self.mult * r + 0.9)) if self.mult != 1.0 else r
+        steps, total = _binary_steps(q, level, c)
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, float(c),
+                           (total / c if c else 0.0) if r else math.nan,
+                           f"relevant in top {c} / {c} (R = {r})", ("relevant", "weight", "counted"))
+
+
+@register
+@dataclass(frozen=True)
+class Judged(Metric):
+    """Judged at k: the fraction of the first k retrieved documents that have a judgment.
+
+    Formula: ``Judged@k = |{i <= min(k, n) : doc_i judged}| / min(k, n)``; undefined when nothing was
+    retrieved. A document is judged when it has a grade >= 0 (negative grades mean "pooled but unjudged"
+    under the default ``negative_grades`` policy). The denominator follows ir_measures ``Judged@k``; see
+    ``Unj@k`` for trec_eval's ``unj.k``, which divides by k.
+    Reference: Sakai, "Alternatives to Bpref", SIGIR 2007; ir_measures ``Judged``.
+    """
+
+    name: ClassVar[str] = "Judged"
+    summary: ClassVar[str] = "fraction of the first k retrieved documents that are judged"
+    linear_in_gains: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        csum = ctx.cumsum("judged", lambda: ctx.judged)
+        return _nan_div(ctx.sum_to(csum, self.cutoff), np.minimum(ctx.lengths, self.cutoff).astype(np.float64))
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        top = q.grades[: self.cutoff]
+        if not top:
+            return math.nan
+        return sum(_is_judged(g) for g in top) / len(top)
+
+
+@register
+@dataclass(frozen=True)
+class Unjudged(Metric):
+    """Unjudged at k (trec_eval ``unj.k``): the number of unjudged documents in the first k, divided by k.
+
+    Formula: ``Unj@k = |{i <= k : doc_i not judged}| / k``; a ranking shorter than k is padded with judged
+    documents. Unjudged means absent from the judgments or given a negative grade (under the default
+    ``negative_grades`` policy). A "red flag" measure: high values mean the judgments do not cover the run.
+    Reference: trec_eval 10 ``m_unjudged.c``.
+    """
+
+    name: ClassVar[str] = "Unj"
+    summary: ClassVar[str] = "unjudged documents in the first k / k"
+    linear_in_gains: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        assert self.cutoff is not None
+        csum = ctx.cumsum("unjudged", lambda: ~ctx.judged)
+        return ctx.sum_to(csum, self.cutoff) / self.cutoff
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        assert self.cutoff is not None
+        return sum(not _is_judged(g) for g in q.grades[: self.cutoff]) / self.cutoff

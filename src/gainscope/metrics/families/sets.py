@@ -1,0 +1,263 @@
+"""Set-based metrics (the ranking as an unordered set) and counts.
+
+Notation: ``n`` documents retrieved, ``rr`` of them relevant, ``R`` judged relevant documents in total.
+Counts aggregate by summing over queries (``NumRel`` of the whole evaluation is the total number of relevant
+documents), except ``NumQ`` which counts queries.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from gainscope.core.policies import Policies
+from gainscope.metrics.base import Metric, RankedQuery, param
+from gainscope.metrics.context import Context
+from gainscope.metrics.registry import register
+
+__all__ = ["NumNonrelJudgedRet", "NumQ", "NumRel", "NumRelRet", "NumRet", "SetAP", "SetF", "SetP",
+           "SetR", "SetRelP", "Utility"]
+
+_REL = "minimum grade counted as relevant; None uses the evaluation's relevance level (default 1)"
+
+
+def _counts(ctx: Context, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = ctx.lengths.astype(np.float64)
+    rr = ctx.cached(("rel_ret", level), lambda: ctx.per_query_sum(ctx.relevant(level).astype(np.float64)))
+    return n, rr, ctx.num_rel(level)
+
+
+def _ref_counts(q: RankedQuery, level: float) -> tuple[int, int, int]:
+    rr = sum(g is not None and not math.isnan(g) and g >= level for g in q.grades)
+    return len(q.grades), rr, sum(g >= level for g in q.judged)
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.full(len(a), np.nan)
+    ok = b > 0
+    out[ok] = a[ok] / b[ok]
+    return out
+
+
+class _SetMetric(Metric):
+    uses_relevance_level: ClassVar[bool] = True
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        return self.value(*_counts(ctx, self.level(ctx.policies)))
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        n, rr, r = _ref_counts(q, self.level(policies))
+        return float(self.value(np.array([n], float), np.array([rr], float), np.array([r], float))[0])
+
+
+@register
+@dataclass(frozen=True)
+class SetP(_SetMetric):
+    """Set precision: relevant retrieved / retrieved, ``rr / n``. Undefined when nothing is retrieved.
+
+    With a depth limit this is precision at that depth without padding (trec_eval ``-M k -m set_P``).
+    Reference: trec_eval ``m_set_P.c``. trec_eval name: ``set_P``.
+    """
+
+    name: ClassVar[str] = "SetP"
+    summary: ClassVar[str] = "relevant retrieved / retrieved"
+
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return _div(rr, n)
+
+
+@register
+@dataclass(frozen=True)
+class SetR(_SetMetric):
+    """Set recall: relevant retrieved / relevant, ``rr / R``. Undefined when R = 0.
+
+    Reference: trec_eval ``m_set_recall.c``. trec_eval name: ``set_recall``.
+    """
+
+    name: ClassVar[str] = "SetR"
+    summary: ClassVar[str] = "relevant retrieved / relevant"
+
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return _div(rr, r)
+
+
+@register
+@dataclass(frozen=True)
+class SetRelP(_SetMetric):
+    """Set relative precision: ``rr / min(n, R)``. Undefined when n = 0 or R = 0.
+
+    Reference: trec_eval ``m_set_rel_P.c``. trec_eval name: ``set_relative_P``.
+    """
+
+    name: ClassVar[str] = "SetRelP"
+    summary: ClassVar[str] = "relevant retrieved / min(retrieved, relevant)"
+
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return _div(rr, np.minimum(n, r))
+
+
+@register
+@dataclass(frozen=True)
+class SetAP(_SetMetric):
+    """Set average precision (set precision times set recall): ``rr^2 / (n * R)``. Undefined when n or R
+    is 0.
+
+    Reference: trec_eval ``m_set_map.c``. trec_eval name: ``set_map``.
+    """
+
+    name: ClassVar[str] = "SetAP"
+    summary: ClassVar[str] = "set precision x set recall"
+
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return _div(rr * rr, n * r)
+
+
+@register
+@dataclass(frozen=True)
+class SetF(_SetMetric):
+    """Set F-measure: ``(beta + 1) * P * R / (beta * P + R)`` with set precision P and set recall R;
+    0 when nothing relevant is retrieved, undefined when n = 0 or R = 0.
+
+    Note the weight is ``beta`` as trec_eval's ``set_F`` writes it, not the usual beta squared: ``beta=1``
+    is the harmonic mean either way.
+    Reference: van Rijsbergen, *Information Retrieval*, 1979; trec_eval ``m_set_F.c``. trec_eval name:
+    ``set_F``.
+    """
+
+    name: ClassVar[str] = "SetF"
+    summary: ClassVar[str] = "weighted harmonic mean of set precision and recall"
+
+    beta: float = param(1.0, kind="float", ge=0, doc="relative weight of recall")
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        out = np.full(len(n), np.nan)
+        ok = (n > 0) & (r > 0)
+        out[ok] = 0.0
+        hit = ok & (rr > 0)
+        p = rr[hit] / n[hit]
+        rec = rr[hit] / r[hit]
+        out[hit] = (self.beta + 1.0) * p * rec / (self.beta * p + rec)
+        return out
+
+
+@register
+@dataclass(frozen=True)
+class Utility(_SetMetric):
+    """Linear set utility: ``a * rr + b * (n - rr) + c * (R - rr) + d * (D + rr - n - R)``, where D is
+    the number of documents in the collection. Defaults a=1, b=-1, c=0, d=0 (trec_eval's). Not bounded.
+
+    Reference: trec_eval ``m_utility.c`` (TREC filtering track). trec_eval name: ``utility.a,b,c,d``.
+    """
+
+    name: ClassVar[str] = "utility"
+    aliases: ClassVar[tuple[str, ...]] = ("Utility",)
+    summary: ClassVar[str] = "weighted count of the retrieval contingency table"
+    bounds: ClassVar[tuple[float | None, float | None]] = (None, None)
+
+    rel_ret: float = param(1.0, kind="float", doc="worth of a retrieved relevant document (a)")
+    nonrel_ret: float = param(-1.0, kind="float", doc="worth of a retrieved non-relevant document (b)")
+    rel_nonret: float = param(0.0, kind="float", doc="worth of a missed relevant document (c)")
+    nonrel_nonret: float = param(0.0, kind="float", doc="worth of a non-retrieved non-relevant document (d)")
+    num_docs: int = param(0, kind="int", ge=0, doc="documents in the collection (trec_eval -N)")
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return (self.rel_ret * rr + self.nonrel_ret * (n - rr) + self.rel_nonret * (r - rr)
+                + self.nonrel_nonret * (self.num_docs + rr - n - r))
+
+
+class _Count(_SetMetric):
+    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
+    aggregate: ClassVar[str] = "sum"  # type: ignore[assignment]
+
+
+@register
+@dataclass(frozen=True)
+class NumQ(_Count):
+    """Number of queries evaluated (1 per query; summed). trec_eval name: ``num_q``."""
+
+    name: ClassVar[str] = "NumQ"
+    summary: ClassVar[str] = "number of queries"
+    uses_relevance_level: ClassVar[bool] = False
+    judgment_property: ClassVar[bool] = True
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return np.ones(len(n))
+
+
+@register
+@dataclass(frozen=True)
+class NumRet(_Count):
+    """Number of documents retrieved (after the depth limit). trec_eval name: ``num_ret``."""
+
+    name: ClassVar[str] = "NumRet"
+    summary: ClassVar[str] = "documents retrieved"
+    uses_relevance_level: ClassVar[bool] = False
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return n
+
+
+@register
+@dataclass(frozen=True)
+class NumRel(_Count):
+    """Number of judged relevant documents, retrieved or not. trec_eval name: ``num_rel``."""
+
+    name: ClassVar[str] = "NumRel"
+    summary: ClassVar[str] = "relevant documents in the judgments"
+    judgment_property: ClassVar[bool] = True
+
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return r
+
+
+@register
+@dataclass(frozen=True)
+class NumRelRet(_Count):
+    """Number of relevant documents retrieved. trec_eval name: ``num_rel_ret``."""
+
+    name: ClassVar[str] = "NumRelRet"
+    summary: ClassVar[str] = "relevant documents retrieved"
+
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return rr
+
+
+@register
+@dataclass(frozen=True)
+class NumNonrelJudgedRet(_Count):
+    """Number of retrieved documents judged non-relevant (judged, below the relevance threshold).
+
+    trec_eval name: ``num_nonrel_judged_ret``.
+    """
+
+    name: ClassVar[str] = "NumNonrelJudgedRet"
+    summary: ClassVar[str] = "retrieved documents judged non-relevant"
+
+    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        return ctx.per_query_sum(ctx.nonrelevant_judged(self.level(ctx.policies)).astype(np.float64))
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        level = self.level(policies)
+        return float(sum(g is not None and not math.isnan(g) and 0 <= g < level for g in q.grades))

@@ -1,0 +1,76 @@
+"""The registry of metric classes, keyed by canonical name; aliases resolve to canonical names.
+
+Registration is explicit (the :func:`register` decorator) and a name registered twice is an error, never a
+silent overwrite. Third-party packages can register metrics through the ``gainscope.metrics`` entry-point
+group.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import TypeVar
+
+from gainscope.errors import GainscopeError, UnknownMetricError
+from gainscope.metrics.base import Metric
+
+__all__ = ["all_metric_classes", "lookup", "register"]
+
+_REGISTRY: dict[str, type[Metric]] = {}
+_ALIASES: dict[str, str] = {}
+
+M = TypeVar("M", bound=type[Metric])
+
+
+def register(cls: M) -> M:
+    """Class decorator: add a metric class to the registry under its name and aliases."""
+    for key in (cls.name, *cls.aliases):
+        owner = _REGISTRY.get(key) or (_REGISTRY.get(_ALIASES[key]) if key in _ALIASES else None)
+        if owner is not None:
+            raise GainscopeError(f"metric name {key!r} is already registered by "
+                                 f"{owner.__module__}.{owner.__qualname__}")
+    _REGISTRY[cls.name] = cls
+    for alias in cls.aliases:
+        _ALIASES[alias] = cls.name
+    return cls
+
+
+def lookup(name: str) -> type[Metric]:
+    """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise."""
+    _load_builtin()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    if name in _ALIASES:
+        return _REGISTRY[_ALIASES[name]]
+    candidates = list(_REGISTRY) + list(_ALIASES)
+    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in candidates}
+        if name.lower() in lowered:
+            close = [lowered[name.lower()]]
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise UnknownMetricError(f"unknown metric {name!r}.{hint} Run `gainscope metrics` to list every metric.")
+
+
+def all_metric_classes() -> list[type[Metric]]:
+    """Every registered metric class, in registration order."""
+    _load_builtin()
+    return list(_REGISTRY.values())
+
+
+_loaded = False
+
+
+def _load_builtin() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from gainscope.metrics import families  # noqa: F401  (registers the built-in metrics)
+
+    try:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group="gainscope.metrics"):
+            ep.load()
+    except Exception as exc:  # a broken plugin must not break the built-in metrics
+        raise GainscopeError(f"a gainscope.metrics plugin failed to load: {exc}") from exc

@@ -1,0 +1,347 @@
+"""trec_eval's measure names, parameters, nicknames and output order, mapped onto gainscope metrics.
+
+``-m P.5,10`` becomes ``P@5`` and ``P@10`` printed as ``P_5`` and ``P_10``; ``-m official`` and
+``-m all_trec`` expand to trec_eval 10's sets; parameters follow trec_eval's parsing (cutoffs are sorted,
+truncated to integers where trec_eval uses ``atol``, and must be positive and distinct). Output follows
+trec_eval's own measure order, whatever the order of the request.
+
+Two trec_eval items are not numbers: ``runid`` (the run's tag, summary only) and ``relstring`` (per query,
+the grades of the first documents as characters: a digit per judged grade, ``>`` above 9, ``-`` not in the
+judgments, ``.`` a negative grade).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from gainscope.core.judged_run import JudgedRun
+from gainscope.errors import InvalidParameterError, MetricSyntaxError, UnknownMetricError
+from gainscope.metrics.base import GainMap, Metric
+from gainscope.metrics.families.average_precision import AP, GMAP, RR, BinG, Bpref, GMBpref, InfAP
+from gainscope.metrics.families.curves import ElevenPointAverage, IPrec
+from gainscope.metrics.families.graded import G, NDCG, NDCGRel, RBP, RBPResidual, Rndcg
+from gainscope.metrics.families.precision import Precision, Recall, RelativePrecision, RPrecision, Success, Unjudged
+from gainscope.metrics.families.sets import (NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, SetAP, SetF,
+                                             SetP, SetR, SetRelP, Utility)
+
+__all__ = ["NICKNAMES", "TrecItem", "is_trec_name", "relstrings", "trec_items", "trec_metrics", "trec_name_of"]
+
+_ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_P_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class TrecItem:
+    """One output line kind: trec_eval's printed name, the metric (None for runid/relstring), how it
+    prints (``float``, ``long``, ``string``) and whether it appears per query and in the summary."""
+
+    family: str
+    out_name: str
+    metric: Metric | None
+    kind: str = "float"
+    per_query: bool = True
+    summary: bool = True
+    param: float = 0.0  # relstring length
+
+
+@dataclass(frozen=True)
+class _Family:
+    params: str  # none | long_cutoffs | double_cutoffs | double_params | pairs
+    default: tuple[float, ...] | None
+    build: Callable[[tuple, str | None, dict], list[TrecItem]]  # type: ignore[type-arg]
+
+
+def _long_cutoffs(text: str, family: str) -> tuple[int, ...]:
+    values = sorted(_atol(x) for x in text.split(","))
+    if values[0] <= 0:
+        raise InvalidParameterError(f"trec_eval measure {family!r} needs positive cutoffs; got {text!r}")
+    if len(set(values)) != len(values):
+        raise InvalidParameterError(f"trec_eval measure {family!r} has duplicate cutoffs in {text!r}")
+    return tuple(values)
+
+
+def _double_cutoffs(text: str, family: str) -> tuple[float, ...]:
+    values = sorted(_atof(x) for x in text.split(","))
+    if len(set(values)) != len(values):
+        raise InvalidParameterError(f"trec_eval measure {family!r} has duplicate cutoffs in {text!r}")
+    return tuple(values)
+
+
+def _atol(text: str) -> int:
+    """C ``atol``: leading integer digits, 0 when there are none (``"23.4"`` -> 23)."""
+    s = text.strip()
+    sign = 1
+    if s[:1] in "+-" and s[:1]:
+        sign = -1 if s[0] == "-" else 1
+        s = s[1:]
+    digits = ""
+    for ch in s:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return sign * int(digits) if digits else 0
+
+
+def _atof(text: str) -> float:
+    """C ``atof`` on the longest numeric prefix (``".25"`` -> 0.25)."""
+    s = text.strip()
+    for end in range(len(s), 0, -1):
+        try:
+            return float(s[:end])
+        except ValueError:
+            continue
+    return 0.0
+
+
+def _pairs(text: str, family: str) -> list[tuple[str, float]]:
+    out = []
+    for part in text.split(","):
+        if "=" not in part:
+            raise MetricSyntaxError(f"trec_eval measure {family!r} expects name=value pairs; got {text!r}",
+                                    text=text, position=0)
+        name, value = part.split("=", 1)
+        out.append((name, _atof(value)))
+    return out
+
+
+def _gain_map(pairs: list[tuple[str, float]]) -> GainMap | None:
+    mapping: dict[int, float] = {}
+    for name, value in pairs:
+        stripped = name[1:] if name[:1] in "+-" else name
+        if stripped.isdigit():
+            mapping[int(name)] = value
+    return GainMap.of(mapping) if mapping else None
+
+
+def _fmt2(x: float) -> str:
+    return f"{x:3.2f}"
+
+
+def _build_family(name: str) -> _Family:  # noqa: C901 - one table, kept together for reading
+    def plain(metric: Metric, kind: str = "float", per_query: bool = True, summary: bool = True) -> _Family:
+        return _Family("none", None, lambda p, t, o: [TrecItem(name, name, metric, kind, per_query, summary)])
+
+    def cut_long(make: Callable[[int], Metric], default: tuple[int, ...]) -> _Family:
+        return _Family("long_cutoffs", default,
+                       lambda p, t, o: [TrecItem(name, f"{name}_{k}", make(int(k))) for k in p])
+
+    def cut_double(make: Callable[[float], Metric], default: tuple[float, ...]) -> _Family:
+        return _Family("double_cutoffs", default,
+                       lambda p, t, o: [TrecItem(name, f"{name}_{_fmt2(x)}", make(x)) for x in p])
+
+    def out_name(text: str | None) -> str:
+        return name if text is None else f"{name}_{text}"
+
+    rounding = "nearest"
+    table: dict[str, Callable[[], _Family]] = {
+        "runid": lambda: _Family("none", None, lambda p, t, o: [TrecItem(name, name, None, "string", False, True)]),
+        "num_q": lambda: plain(NumQ(), "long", per_query=False),
+        "num_ret": lambda: plain(NumRet(), "long"),
+        "num_rel": lambda: plain(NumRel(), "long"),
+        "num_rel_ret": lambda: plain(NumRelRet(), "long"),
+        "map": lambda: plain(AP()),
+        "gm_map": lambda: plain(GMAP(), per_query=False),
+        "Rprec": lambda: plain(RPrecision()),
+        "bpref": lambda: plain(Bpref()),
+        "recip_rank": lambda: plain(RR()),
+        "iprec_at_recall": lambda: _Family(
+            "double_cutoffs", _ELEVEN,
+            lambda p, t, o: [TrecItem(name, f"{name}_{_fmt2(x)}", IPrec(recall=x, rounding=o.get("rounding", rounding)))
+                             for x in p]),
+        "P": lambda: cut_long(lambda k: Precision(cutoff=k), _P_CUTS),
+        "relstring": lambda: _Family(
+            "double_params", (10.0,),
+            lambda p, t, o: [TrecItem(name, out_name(t), None, "string", True, False, param=p[0])]),
+        "recall": lambda: cut_long(lambda k: Recall(cutoff=k), _P_CUTS),
+        "infAP": lambda: plain(InfAP()),
+        "gm_bpref": lambda: plain(GMBpref(), per_query=False),
+        "Rprec_mult": lambda: cut_double(lambda x: RPrecision(mult=x),
+                                         (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+        "utility": lambda: _Family(
+            "double_params", (1.0, -1.0, 0.0, 0.0),
+            lambda p, t, o: [TrecItem(name, out_name(t), _utility(p, o))]),
+        "11pt_avg": lambda: _Family(
+            "double_params", _ELEVEN,
+            lambda p, t, o: [TrecItem(name, out_name(t), ElevenPointAverage(
+                levels=tuple(p), rounding=o.get("rounding", rounding)))]),
+        "binG": lambda: plain(BinG()),
+        "G": lambda: _Family("pairs", None, lambda p, t, o: [TrecItem(name, out_name(t), G(gain=_gain_or_linear(p)))]),
+        "ndcg": lambda: _Family("pairs", None,
+                                lambda p, t, o: [TrecItem(name, out_name(t), NDCG(gain=_gain_or_linear(p)))]),
+        "ndcg_rel": lambda: _Family("pairs", None,
+                                    lambda p, t, o: [TrecItem(name, out_name(t), NDCGRel(gain=_gain_or_linear(p)))]),
+        "Rndcg": lambda: _Family("pairs", None,
+                                 lambda p, t, o: [TrecItem(name, out_name(t), Rndcg(gain=_gain_or_linear(p)))]),
+        "ndcg_cut": lambda: cut_long(lambda k: NDCG(cutoff=k), _P_CUTS),
+        "map_cut": lambda: cut_long(lambda k: AP(cutoff=k), _P_CUTS),
+        "relative_P": lambda: cut_long(lambda k: RelativePrecision(cutoff=k), _P_CUTS),
+        "success": lambda: cut_long(lambda k: Success(cutoff=k), (1, 5, 10)),
+        "set_P": lambda: plain(SetP()),
+        "set_relative_P": lambda: plain(SetRelP()),
+        "set_recall": lambda: plain(SetR()),
+        "set_map": lambda: plain(SetAP()),
+        "set_F": lambda: _Family("double_params", (1.0,),
+                                 lambda p, t, o: [TrecItem(name, out_name(t), SetF(beta=p[0]))]),
+        "num_nonrel_judged_ret": lambda: plain(NumNonrelJudgedRet(), "long"),
+        "rbp": lambda: _Family("pairs", None, lambda p, t, o: [TrecItem(name, out_name(t), RBP(p=_rbp_p(p, name)))]),
+        "rbp_resid": lambda: _Family("pairs", None,
+                                     lambda p, t, o: [TrecItem(name, out_name(t), RBPResidual(p=_rbp_p(p, name)))]),
+        "unj": lambda: cut_long(lambda k: Unjudged(cutoff=k), (5, 10, 20)),
+    }
+    return table[name]()
+
+
+def _gain_or_linear(pairs: tuple) -> GainMap | str:  # type: ignore[type-arg]
+    gm = _gain_map(list(pairs)) if pairs else None
+    return gm if gm is not None else "linear"
+
+
+def _rbp_p(pairs: tuple, family: str) -> float:  # type: ignore[type-arg]
+    p = 0.9
+    for name, value in pairs:
+        if name == "p":
+            p = value
+        elif name.lstrip("+-").isdigit():
+            raise InvalidParameterError(f"trec_eval {family} with custom gains is not supported by gainscope; "
+                                        f"use RBP(rel=...) for binary gains")
+    return p
+
+
+def _utility(p: tuple, opts: dict) -> Utility:  # type: ignore[type-arg]
+    if len(p) != 4:
+        raise InvalidParameterError(f"trec_eval utility needs 4 coefficients; got {len(p)}")
+    return Utility(rel_ret=p[0], nonrel_ret=p[1], rel_nonret=p[2], nonrel_nonret=p[3],
+                   num_docs=int(opts.get("num_docs", 0)))
+
+
+#: trec_eval 10's measures in its output order (``te_trec_measures`` in measures.c), those gainscope has.
+ORDER: tuple[str, ...] = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
+    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj",
+)
+
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid",
+                 "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
+                 "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall",
+                 "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+}
+
+
+def _split(spec: str) -> tuple[str, str | None]:
+    name, dot, rest = spec.partition(".")
+    return name, (rest if dot else None)
+
+
+def is_trec_name(text: str) -> bool:
+    """True when ``text`` is a trec_eval measure spec (``map``, ``P.5,10``, ``all_trec``, ...)."""
+    if "(" in text or "@" in text:
+        return False
+    name, _ = _split(text)
+    return name in ORDER or name in NICKNAMES
+
+
+def trec_items(specs: Iterable[str], *, rounding: str = "nearest", num_docs: int = 0) -> list[TrecItem]:
+    """Expand trec_eval ``-m`` specs into output items, in trec_eval's order.
+
+    ``rounding`` is the recall-level rounding of ``iprec_at_recall`` and ``11pt_avg`` (``"legacy"`` for
+    trec_eval 9 / pytrec_eval); ``num_docs`` is trec_eval's ``-N`` (for ``utility``).
+    """
+    chosen: dict[str, str | None] = {}
+    for spec in specs:
+        name, text = _split(spec.strip())
+        if name in NICKNAMES:
+            if text is not None:
+                raise InvalidParameterError(f"the trec_eval measure set {name!r} takes no parameters")
+            for member in NICKNAMES[name]:
+                chosen.setdefault(member, None)
+        elif name in ORDER:
+            chosen[name] = text
+        else:
+            raise UnknownMetricError(f"unknown trec_eval measure {name!r}; trec_eval measures: "
+                                     f"{', '.join(ORDER)}; sets: {', '.join(NICKNAMES)}")
+    opts = {"rounding": rounding, "num_docs": num_docs}
+    items: list[TrecItem] = []
+    for name in ORDER:
+        if name not in chosen:
+            continue
+        fam = _build_family(name)
+        text = chosen[name]
+        params: tuple = ()  # type: ignore[type-arg]
+        if fam.params == "long_cutoffs":
+            params = _long_cutoffs(text, name) if text else fam.default  # type: ignore[assignment]
+            text = None
+        elif fam.params == "double_cutoffs":
+            params = _double_cutoffs(text, name) if text else fam.default  # type: ignore[assignment]
+            text = None
+        elif fam.params == "double_params":
+            params = tuple(_atof(x) for x in text.split(",")) if text else fam.default  # type: ignore[assignment]
+        elif fam.params == "pairs":
+            params = tuple(_pairs(text, name)) if text else ()
+        elif text:
+            raise InvalidParameterError(f"trec_eval measure {name!r} takes no parameters; got {text!r}")
+        items.extend(fam.build(params, text, opts))
+    return items
+
+
+def trec_metrics(specs: Iterable[str], **kwargs: object) -> list[tuple[str, Metric]]:
+    """``(trec_eval output name, metric)`` for the numeric items of trec_eval specs."""
+    return [(it.out_name, it.metric) for it in trec_items(specs, **kwargs) if it.metric is not None]  # type: ignore[arg-type]
+
+
+_REVERSE: dict[str, str] | None = None
+
+
+def trec_name_of(metric: Metric) -> str | None:
+    """trec_eval's printed name for a metric when trec_eval has it with default gains (``nDCG@10`` ->
+    ``ndcg_cut_10``), else None."""
+    global _REVERSE
+    if _REVERSE is None:
+        _REVERSE = {}
+        for it in trec_items(["all_trec"]):
+            if it.metric is not None:
+                _REVERSE.setdefault(str(it.metric), it.out_name)
+    key = str(metric)
+    if key in _REVERSE:
+        return _REVERSE[key]
+    cls = type(metric).name
+    cutoff = getattr(metric, "cutoff", None)
+    simple = {"P": "P", "R": "recall", "nDCG": "ndcg_cut", "AP": "map_cut", "RelP": "relative_P",
+              "Success": "success", "Unj": "unj"}
+    if cutoff is not None and cls in simple and str(type(metric)(cutoff=cutoff)) == key:  # type: ignore[call-arg]
+        return f"{simple[cls]}_{cutoff}"
+    return None
+
+
+def relstrings(jr: JudgedRun, length: float) -> dict[str, str]:
+    """trec_eval's ``relstring`` per query: the grades of the first ``length`` ranked documents."""
+    out: dict[str, str] = {}
+    n = int(length)
+    for i, q in enumerate(jr.query_ids):
+        if jr.missing[i]:
+            out[q] = ""
+            continue
+        grades = jr.grades[jr.query_slice(i)][: max(n, 0)]
+        chars = []
+        for g in grades:
+            if np.isnan(g):
+                chars.append("-")
+            elif g < 0:
+                chars.append(".")
+            elif g > 9:
+                chars.append(">")
+            else:
+                chars.append(str(int(math.floor(g))))
+        out[q] = "".join(chars)
+    return out

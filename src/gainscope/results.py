@@ -1,0 +1,153 @@
+"""Results: per-query values, aggregates, and the conventions that produced them.
+
+A :class:`Results` holds one run's values as a dense ``queries x metrics`` matrix (NaN where a value is
+undefined and the ``undefined`` policy is ``"skip"``), the aggregate of each metric (mean, sum or geometric
+mean, as the metric declares), the policies, the query coverage and the notes of the readers. It converts
+to polars, pandas, plain dicts and JSON; rendering lives in :mod:`gainscope.render`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gainscope.core.judged_run import Coverage
+from gainscope.core.policies import Policies
+from gainscope.errors import MetricError
+from gainscope.metrics.base import Metric
+
+__all__ = ["Results", "aggregate_values"]
+
+GEO_FLOOR = 1e-5
+
+
+def aggregate_values(values: np.ndarray, how: str) -> float:
+    """Aggregate one metric's per-query values (NaN values are left out)."""
+    v = values[~np.isnan(values)]
+    if len(v) == 0:
+        return math.nan
+    if how == "sum":
+        return float(v.sum())
+    if how == "gmean":
+        return float(np.exp(np.mean(np.log(np.maximum(v, GEO_FLOOR)))))
+    return float(v.mean())
+
+
+@dataclass(frozen=True, eq=False)
+class Results:
+    """The evaluation of one run. Index it by metric name for the aggregate: ``results["nDCG@10"]``."""
+
+    run_name: str
+    metrics: tuple[Metric, ...]
+    query_ids: tuple[str, ...]
+    values: np.ndarray
+    undefined: np.ndarray
+    policies: Policies
+    coverage: Coverage
+    notes: tuple[str, ...] = ()
+    #: string-valued per-query extras (trec_eval's relstring), by name then query id
+    extras: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ access
+    @property
+    def metric_names(self) -> list[str]:
+        """Canonical names of the metrics, in request order."""
+        return [str(m) for m in self.metrics]
+
+    def _column(self, metric: str | Metric) -> int:
+        key = str(metric)
+        names = self.metric_names
+        if key in names:
+            return names.index(key)
+        from gainscope.metrics.names import parse_metric
+
+        canonical = str(parse_metric(key)) if isinstance(metric, str) else key
+        if canonical in names:
+            return names.index(canonical)
+        raise MetricError(f"{key!r} is not among the evaluated metrics: {', '.join(names)}")
+
+    @property
+    def aggregates(self) -> dict[str, float]:
+        """``{metric name: aggregate value}`` in request order."""
+        return {str(m): aggregate_values(self.values[:, j], m.aggregate) for j, m in enumerate(self.metrics)}
+
+    def __getitem__(self, metric: str | Metric) -> float:
+        j = self._column(metric)
+        return aggregate_values(self.values[:, j], self.metrics[j].aggregate)
+
+    def per_query(self, metric: str | Metric) -> dict[str, float]:
+        """``{query id: value}`` for one metric (NaN = undefined and skipped)."""
+        j = self._column(metric)
+        return dict(zip(self.query_ids, self.values[:, j].tolist(), strict=True))
+
+    def conventions(self) -> dict[str, Any]:
+        """Everything that shaped the numbers: policies, coverage, reader notes."""
+        return {"policies": self.policies.as_dict(), "coverage": self.coverage.as_dict(),
+                "notes": list(self.notes)}
+
+    # ------------------------------------------------------------------ conversion
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: run, metrics, aggregates, per-query values (None = undefined) and conventions."""
+        per_query = {
+            q: {name: (None if math.isnan(v) else v) for name, v in zip(self.metric_names, row, strict=True)}
+            for q, row in zip(self.query_ids, self.values.tolist(), strict=True)
+        }
+        aggregates = {k: (None if math.isnan(v) else v) for k, v in self.aggregates.items()}
+        return {"run": self.run_name, "metrics": self.metric_names, "aggregates": aggregates,
+                "per_query": per_query, **self.conventions()}
+
+    def to_json(self, **kwargs: Any) -> str:
+        """JSON text of :meth:`to_dict`."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def to_polars(self, *, wide: bool = False) -> Any:
+        """Per-query values as a polars frame: long (``run, query_id, metric, value``) or wide."""
+        import polars as pl
+
+        if wide:
+            data: dict[str, Any] = {"query_id": list(self.query_ids)}
+            for j, name in enumerate(self.metric_names):
+                data[name] = self.values[:, j]
+            return pl.DataFrame(data).with_columns(pl.selectors.float().fill_nan(None))
+        nq, nm = self.values.shape
+        return pl.DataFrame({
+            "run": [self.run_name] * (nq * nm),
+            "query_id": np.repeat(np.array(self.query_ids, dtype=object), nm).tolist() if nq else [],
+            "metric": self.metric_names * nq,
+            "value": self.values.reshape(-1),
+        }, schema={"run": pl.String, "query_id": pl.String, "metric": pl.String,
+                   "value": pl.Float64}).with_columns(pl.col("value").fill_nan(None))
+
+    def to_pandas(self, *, wide: bool = False) -> Any:
+        """Per-query values as a pandas frame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            from gainscope.errors import MissingDependencyError
+
+            raise MissingDependencyError("to_pandas needs pandas; install it with: pip install pandas") from None
+        frame = self.to_polars(wide=wide)
+        return pd.DataFrame({c: frame[c].to_list() for c in frame.columns})
+
+    def summary_frame(self) -> Any:
+        """Aggregates as a one-row polars frame (``run`` + one column per metric)."""
+        import polars as pl
+
+        return pl.DataFrame({"run": [self.run_name], **{k: [v] for k, v in self.aggregates.items()}})
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v:.4f}" for k, v in list(self.aggregates.items())[:4])
+        more = "" if len(self.metrics) <= 4 else f", ... ({len(self.metrics)} metrics)"
+        return f"Results({self.run_name!r}, {len(self.query_ids)} queries: {shown}{more})"
+
+
+def stack(results: Sequence[Results]) -> Any:
+    """Aggregates of several runs as one polars frame, a row per run."""
+    import polars as pl
+
+    return pl.concat([r.summary_frame() for r in results], how="diagonal_relaxed")
