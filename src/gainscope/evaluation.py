@@ -107,6 +107,8 @@ def _warn_undefined(jr: JudgedRun, metrics: Sequence[Metric], undefined: np.ndar
 
 
 def _read_inputs(judgments: Any, run: Any) -> tuple[Judgments, Run]:
+    if isinstance(judgments, Judgments) and isinstance(run, Run):
+        return judgments, run
     from gainscope.io import read_judgments, read_run
 
     j = judgments if isinstance(judgments, Judgments) else read_judgments(judgments)
@@ -147,16 +149,15 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
 def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics: MetricsArg, *,
                   policies: Policies | None = None, **policy_kwargs: Any) -> list[Results]:
     """Evaluate several runs against the same judgments (read and prepared once)."""
-    from gainscope.io import read_judgments, read_run
-
     pol = _as_policies(policies, policy_kwargs)
     mets = resolve_metrics(metrics)
     for m in mets:
         m.check_policies(pol)
-    j = judgments if isinstance(judgments, Judgments) else read_judgments(judgments)
+    j, _ = _read_inputs(judgments, Run.from_dict({}, name="placeholder")) if not isinstance(judgments, Judgments) \
+        else (judgments, None)
     out = []
     for run in runs:
-        r = run if isinstance(run, Run) else read_run(run)
+        _, r = _read_inputs(j, run)
         out.append(compute(build_judged_run(j, r, pol), mets, notes=j.notes + r.notes))
     return out
 
@@ -171,4 +172,5 @@ def ranked_query(jr: JudgedRun, index: int) -> RankedQuery:
     return RankedQuery(
         query_id=jr.query_ids[index], grades=grades, judged=judged,
         doc_ids=tuple(jr.doc_ids[s.start:s.stop].to_list()), scores=tuple(jr.scores[s].tolist()),
-        tie_start=ties, max_grade=float(top) if top > 0 else 0.0)
+        tie_start=ties, max_grade=float(top) if top > 0 else 0.0,
+        judged_doc_ids=tuple(jr.judged_doc_ids[jr.judged_slice(index)].to_list()))

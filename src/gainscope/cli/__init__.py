@@ -1,0 +1,34 @@
+"""The ``gainscope`` command line: one module per command, all sharing :mod:`gainscope.cli.common`."""
+
+from __future__ import annotations
+
+import click
+
+from gainscope._version import __version__
+from gainscope.cli.evaluate import evaluate_cmd
+from gainscope.cli.explain import explain_cmd
+from gainscope.cli.metrics import metrics_cmd
+from gainscope.cli.validate import validate_cmd
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gainscope")
+def cli() -> None:
+    """gainscope: ranked-retrieval evaluation with declared definitions.
+
+    Numbers reproduce trec_eval by default; every convention that changes a number is an option and is
+    printed with the results.
+    """
+
+
+cli.add_command(evaluate_cmd)
+cli.add_command(explain_cmd)
+cli.add_command(metrics_cmd)
+cli.add_command(validate_cmd)
+
+
+def main() -> None:
+    """Entry point of the ``gainscope`` console script."""
+    cli(prog_name="gainscope")

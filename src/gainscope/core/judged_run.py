@@ -25,6 +25,7 @@ array               shape        content
 ``tie_start``       ``n``        True where a new group of equal scores starts (all True unless ties)
 ``judged_offsets``  ``nq + 1``   start of each query's judged grades
 ``judged_grades``   ``m``        every non-negative judged grade of the query, sorted descending
+``judged_doc_ids``  ``m``        the doc ids of those grades (for explanations)
 ``missing``         ``nq``       True for judged queries that have no ranking at all
 ==================  ===========  ====================================================================
 """
@@ -81,6 +82,7 @@ class JudgedRun:
     tie_start: np.ndarray
     judged_offsets: np.ndarray
     judged_grades: np.ndarray
+    judged_doc_ids: pl.Series
     missing: np.ndarray
     policies: Policies
     run_name: str = "run"
@@ -228,7 +230,7 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
     # ---- judged grades per query, descending (the material of ideal rankings and totals)
     jrows = (jframe.filter(pl.col("query_id").is_in(universe) & (pl.col("grade") >= 0))
              .with_columns(pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q"))
-             .sort(["_q", "grade"], descending=[False, True]))
+             .sort(["_q", "grade", "doc_id"], descending=[False, True, False]))
     jq = jrows["_q"].to_numpy()
     judged_offsets = np.zeros(nq + 1, dtype=np.int64)
     judged_offsets[1:] = np.cumsum(np.bincount(jq, minlength=nq))
@@ -240,6 +242,7 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
         scores=np.ascontiguousarray(scores), doc_ids=doc_ids, tie_start=tie_start,
         judged_offsets=judged_offsets,
         judged_grades=jrows["grade"].to_numpy().astype(np.float64, copy=False),
+        judged_doc_ids=jrows["doc_id"],
         missing=missing_mask, policies=policies, run_name=run.name, coverage=coverage)
 
 

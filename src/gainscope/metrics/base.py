@@ -59,6 +59,7 @@ class RankedQuery:
     scores: tuple[float, ...] = ()
     tie_start: tuple[bool, ...] = ()
     max_grade: float = 0.0  # the largest judged grade across all evaluated queries (ERR's default scale)
+    judged_doc_ids: tuple[str, ...] = ()  # doc ids of ``judged``, same order
 
 
 @dataclass(frozen=True)

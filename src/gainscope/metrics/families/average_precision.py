@@ -176,13 +176,14 @@ class RR(Metric):
             if self.cutoff is not None and i > self.cutoff:
                 break
             hit = _rel(g, level)
-            contrib = 1.0 / i if hit and not first else 0.0
-            steps.append(Step(i, doc, g, 1.0 if hit else 0.0, 1.0 / i, contrib, contrib or (1.0 / first if first else 0.0)))
-            if hit and not first:
+            steps.append(Step(i, doc, g, 1.0 if hit else 0.0, 1.0 / i, 1.0 / i if hit else 0.0,
+                              1.0 / i if hit else 0.0))
+            if hit:
                 first = i
                 break
-        return Explanation(str(self), q.query_id, tuple(steps), (), 1.0, float(first) if first else math.inf,
-                           1.0 / first if first else 0.0, "1 / rank of the first relevant document",
+        return Explanation(str(self), q.query_id, tuple(steps), (), 1.0 if first else 0.0,
+                           float(first) if first else 1.0, 1.0 / first if first else 0.0,
+                           "1 / rank of the first relevant document (0 when none)",
                            ("relevant", "1/rank", "contribution"))
 
 

@@ -195,15 +195,15 @@ class NDCG(Metric):
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         run = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff)
-        ideal_gains = self._ideal_gains(q)
         if self.ideal == "judged":
-            labels = tuple("(judged)" for _ in ideal_gains)
+            docs, grades = q.judged_doc_ids or tuple("?" for _ in q.judged), q.judged
         else:
-            ranked = sorted(((gain_value(g, self.gain, self.rel), d) for d, g in zip(q.doc_ids, q.grades, strict=True)),
-                            key=lambda t: -t[0])
-            labels = tuple(d for g, d in ranked if g > 0)
-        ideal = _gain_steps(q, ideal_gains, self.cutoff, doc_ids=labels,
-                            grades=tuple(None for _ in ideal_gains))
+            docs, grades = q.doc_ids, q.grades
+        ranked = sorted(((gain_value(g, self.gain, self.rel), d, g) for d, g in zip(docs, grades, strict=True)),
+                        key=lambda t: -t[0])
+        ranked = [t for t in ranked if t[0] > 0]
+        ideal = _gain_steps(q, [t[0] for t in ranked], self.cutoff, doc_ids=tuple(t[1] for t in ranked),
+                            grades=tuple(t[2] for t in ranked))
         dcg = run[-1].total if run else 0.0
         idcg = ideal[-1].total if ideal else 0.0
         notes = (f"gain={self.gain if isinstance(self.gain, str) else 'map'}; ideal from "

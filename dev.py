@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Set up a virtual environment and run the project's jobs, with nothing but Python 3.11+ installed.
+
+    python3 dev.py demo     # set up .venv, evaluate the bundled example runs, explain one value
+    python3 dev.py test     # set up .venv with the test extras, run the whole test suite
+    python3 dev.py bench    # set up .venv with the benchmark peers, run the benchmark (bench/README.md)
+
+Extra arguments after ``test`` go to pytest. The environment is reinstalled only when pyproject.toml
+changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def _run(*cmd: str | Path) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    done = subprocess.run([str(c) for c in cmd], cwd=ROOT)
+    if done.returncode:
+        sys.exit(done.returncode)
+
+
+def ensure_env(extras: str) -> None:
+    """Create .venv and install the package (editable) with ``extras`` unless already done."""
+    if sys.version_info < (3, 11):
+        sys.exit(f"gainscope needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+    if not PY.exists():
+        print(f"creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()[:16]
+    stamp = VENV / f".installed-{digest}"
+    if stamp.exists():
+        return
+    target = f".[{extras}]" if extras else "."
+    _run(PY, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", target)
+    for old in VENV.glob(".installed-*"):
+        old.unlink()
+    stamp.touch()
+
+
+def demo() -> None:
+    ensure_env("")
+    gs = BIN / "gainscope"
+    _run(gs, "evaluate", "examples/qrels.txt", "examples/bm25.run", "examples/hybrid.run",
+         "-m", "nDCG@10 nDCG(gain=exponential)@10 AP RR P@5 R@10 Judged@10")
+    _run(gs, "explain", "examples/qrels.txt", "examples/bm25.run", "--query", "MQ003", "-m", "nDCG@5")
+    _run(gs, "evaluate", "examples/dataset.json", "examples/agent_run.jsonl", "-m", "nDCG@5 RR AP P@5", "-q")
+
+
+def test(args: list[str]) -> None:
+    ensure_env("test")
+    _run(PY, "-m", "pytest", *(args or ["-q"]))
+
+
+def bench(args: list[str]) -> None:
+    ensure_env("test,bench")
+    _run(PY, "bench/run.py", *args)
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in ("demo", "test", "bench"):
+        sys.exit(__doc__)
+    job, rest = sys.argv[1], sys.argv[2:]
+    if job == "demo":
+        demo()
+    elif job == "test":
+        test(rest)
+    else:
+        bench(rest)
+
+
+if __name__ == "__main__":
+    main()

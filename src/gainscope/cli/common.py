@@ -1,0 +1,175 @@
+"""What every command shares: error handling with exit codes, warnings on stderr, the policy and reader
+options.
+
+Exit codes: 0 ok, 1 a gate failed, 2 usage (unknown metric, bad option or policy), 3 invalid input data,
+4 an external or I/O failure (a missing optional dependency, an unreadable file).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from gainscope.errors import (GainscopeError, InputError, MetricError, MissingDependencyError, PolicyError)
+
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "guarded", "policy_options", "reader_options", "split_metrics"]
+
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+EXIT_IO = 4
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _exit_code(exc: BaseException) -> int:
+    if isinstance(exc, (MetricError, PolicyError)):
+        return EXIT_USAGE
+    if isinstance(exc, MissingDependencyError):
+        return EXIT_IO
+    if isinstance(exc, InputError):
+        return EXIT_INPUT
+    if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
+        return EXIT_IO
+    return EXIT_INPUT
+
+
+def guarded(fn: F) -> F:
+    """Run a command: warnings go to stderr as ``warning: ...``, our errors become one line and an exit
+    code, never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = fn(*args, **kwargs)
+            except (GainscopeError, OSError) as exc:
+                _flush(caught)
+                message = str(exc) if isinstance(exc, GainscopeError) else f"{exc.strerror}: {exc.filename}"
+                click.echo(f"error: {message}", err=True)
+                sys.exit(_exit_code(exc))
+        _flush(caught)
+        return result
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _flush(caught: list[warnings.WarningMessage]) -> None:
+    seen: set[str] = set()
+    for w in caught:
+        text = str(w.message)
+        if text not in seen:
+            seen.add(text)
+            click.echo(f"warning: {text}", err=True)
+
+
+def split_metrics(values: tuple[str, ...]) -> list[str]:
+    """Metric arguments: several per ``-m`` separated by spaces (outside brackets), or one per ``-m``."""
+    out: list[str] = []
+    for value in values:
+        depth = 0
+        current = ""
+        for ch in value:
+            if ch in "({":
+                depth += 1
+            elif ch in ")}":
+                depth -= 1
+            if ch.isspace() and depth == 0:
+                if current:
+                    out.append(current)
+                current = ""
+            else:
+                current += ch
+        if current:
+            out.append(current)
+    return out
+
+
+def policy_options(fn: F) -> F:
+    """The evaluation policies as options (trec_eval's short flags where it has them)."""
+    options = [
+        click.option("-c", "--complete", is_flag=True,
+                     help="Average over every judged query, scoring missing ones 0 (trec_eval -c). The default."),
+        click.option("--skip-missing", is_flag=True,
+                     help="Leave judged queries without a ranking out instead of scoring them 0."),
+        click.option("-l", "--relevance-level", type=float, default=1.0, show_default=True,
+                     help="Minimum grade counted as relevant by binary metrics (trec_eval -l)."),
+        click.option("-M", "--depth", type=click.IntRange(min=1), default=None,
+                     help="Keep only the first N documents of each ranking (trec_eval -M)."),
+        click.option("-J", "--judged-only", is_flag=True,
+                     help="Drop unjudged documents before scoring (trec_eval -J)."),
+        click.option("--ties", type=click.Choice(["trec_eval", "rank", "average"]), default="trec_eval",
+                     show_default=True, help="Order of tied scores: doc id descending as trec_eval, the order "
+                     "given (rank column), or averaged gains."),
+        click.option("--negative-grades", type=click.Choice(["unjudged", "nonrelevant"]), default="unjudged",
+                     show_default=True, help="What a negative grade means."),
+        click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+                     help="Undefined values (no relevant document): 0 in the mean, or left out."),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def policies_from(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Pop the policy options from a command's kwargs into Policies keyword arguments."""
+    complete = kwargs.pop("complete")
+    skip = kwargs.pop("skip_missing")
+    if complete and skip:
+        raise click.UsageError("-c/--complete and --skip-missing contradict each other")
+    return {
+        "missing_queries": "skip" if skip else "zero",
+        "relevance_level": kwargs.pop("relevance_level"),
+        "depth": kwargs.pop("depth"),
+        "judged_only": kwargs.pop("judged_only"),
+        "ties": kwargs.pop("ties"),
+        "negative_grades": kwargs.pop("negative_grades"),
+        "undefined": kwargs.pop("undefined"),
+    }
+
+
+def reader_options(fn: F) -> F:
+    """How judgments and runs are read."""
+    options = [
+        click.option("--judgments-format", default=None,
+                     help="Force the judgments format (trec, qrels3, jsonl, json, csv, tsv, beir, parquet)."),
+        click.option("--run-format", default=None,
+                     help="Force the run format (trec, msmarco, jsonl, json, csv, tsv, parquet)."),
+        click.option("--on-duplicate", type=click.Choice(["error", "first", "max"]), default="error",
+                     show_default=True, help="A doc repeated within a query of a run."),
+        click.option("--on-conflict", type=click.Choice(["error", "max", "min", "first", "last"]), default="error",
+                     show_default=True, help="A doc judged twice with different grades."),
+        click.option("--float-grades", is_flag=True, help="Accept fractional grades (never truncated)."),
+        click.option("--nan-score", default="error", show_default=True,
+                     help="What a NaN score becomes: 'error', or a number such as -inf."),
+        click.option("--normalize-ids", type=click.Choice(["NFC"]), default=None,
+                     help="Normalise ids to Unicode NFC before matching."),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """Read judgments and runs with the reader options popped from ``kwargs``."""
+    from gainscope.io import read_judgments, read_run
+
+    nan = kwargs.pop("nan_score")
+    nan_score: str | float = nan
+    if nan != "error":
+        try:
+            nan_score = float(nan)
+        except ValueError:
+            raise click.BadParameter(f"expected 'error' or a number; got {nan!r}", param_hint="--nan-score") from None
+    norm = kwargs.pop("normalize_ids")
+    j = read_judgments(judgments, format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
+                       float_grades=kwargs.pop("float_grades"), normalize_ids=norm)
+    run_format = kwargs.pop("run_format")
+    on_dup = kwargs.pop("on_duplicate")
+    rs = [read_run(r, format=run_format, on_duplicate=on_dup, nan_score=nan_score, normalize_ids=norm) for r in runs]
+    return j, rs

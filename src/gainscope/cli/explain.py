@@ -1,0 +1,47 @@
+"""``gainscope explain JUDGMENTS RUN --query ID -m METRIC``: a metric's value position by position."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from gainscope.cli.common import guarded, policies_from, policy_options, read_inputs, reader_options, split_metrics
+
+
+@click.command("explain")
+@click.argument("judgments")
+@click.argument("run")
+@click.option("--query", "query_id", required=True, help="The query to explain.")
+@click.option("-m", "--metric", "metrics", multiple=True, required=True,
+              help="Metric(s) to explain, e.g. nDCG@5 or 'nDCG(gain=exponential, ideal=retrieved)@3'.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True)
+@policy_options
+@reader_options
+@guarded
+def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...], fmt: str, **kwargs: Any) -> None:
+    """Explain METRIC for one query: rank, doc id, grade, gain, discount, contribution and running total,
+    for the run and the ideal ranking, then the division that gives the value."""
+    from gainscope.core.policies import Policies
+    from gainscope.explain import explain, explanation_frame
+    from gainscope.render.explain import render_explanation
+
+    policies = Policies.from_kwargs(**policies_from(kwargs))
+    judg, (run_obj,) = read_inputs(judgments, (run,), kwargs)
+    parts = []
+    for name in split_metrics(metrics):
+        e = explain(judg, run_obj, query_id, name, policies=policies)
+        if fmt == "table":
+            parts.append(render_explanation(e))
+        elif fmt == "csv":
+            frame = explanation_frame(e)
+            parts.append(frame.with_columns().write_csv())
+        else:
+            frame = explanation_frame(e)
+            parts.append(json.dumps({"metric": e.metric, "query_id": e.query_id, "value": e.value,
+                                     "numerator": e.numerator, "denominator": e.denominator,
+                                     "formula": e.formula, "notes": list(e.notes),
+                                     "steps": frame.to_dicts()}, indent=2) + "\n")
+    click.echo("\n".join(parts), nl=False)

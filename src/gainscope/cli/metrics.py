@@ -1,0 +1,36 @@
+"""``gainscope metrics [NAME]``: list every metric, or describe one (formula, conventions, reference)."""
+
+from __future__ import annotations
+
+import click
+
+from gainscope.cli.common import guarded
+
+
+@click.command("metrics")
+@click.argument("name", required=False)
+@guarded
+def metrics_cmd(name: str | None) -> None:
+    """List the metrics, or describe NAME (e.g. nDCG, 'P(rel=2)@5', ndcg_cut.10)."""
+    from gainscope.evaluation import resolve_metrics
+    from gainscope.render.metrics import describe_metric, list_metrics
+
+    if name is None:
+        click.echo(list_metrics(), nl=False)
+        return
+    from gainscope.metrics.registry import lookup
+
+    try:
+        found = resolve_metrics(name)
+    except Exception:
+        cls = lookup(name)  # a bare name whose parameters are required (P, R, IPrec) still describes
+        click.echo(_describe_class(cls), nl=False)
+        return
+    for m in found[:1]:
+        click.echo(describe_metric(m), nl=False)
+
+
+def _describe_class(cls: type) -> str:
+    import inspect
+
+    return f"{cls.name}  —  {cls.summary}\n\n{inspect.cleandoc(cls.__doc__ or '')}\n"  # type: ignore[attr-defined]

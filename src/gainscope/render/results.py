@@ -1,0 +1,127 @@
+"""Results rendered as a text table, markdown, CSV, JSON or JSONL. Every human-readable format ends with
+the conventions that produced the numbers; machine formats carry them as data (JSON) or leave them to
+stderr (CSV, JSONL).
+
+Layouts: the summary has a row per metric and a column per run (it stays readable for ``all_trec``); the
+per-query view has a row per query and a column per metric, one block per run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+
+from gainscope.render.text import fmt_number, text_table
+from gainscope.results import Results
+
+__all__ = ["FORMATS", "conventions_lines", "render_results"]
+
+FORMATS = ("table", "markdown", "csv", "json", "jsonl", "trec_eval")
+
+
+def _val(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def conventions_lines(results: Sequence[Results]) -> list[str]:
+    """Human-readable lines: policies, query coverage and reader notes, under a ``conventions`` title."""
+    first = results[0]
+    pairs = list(first.policies.describe())
+    for r in results:
+        cov = r.coverage
+        prefix = f"{r.run_name}: " if len(results) > 1 else ""
+        plural = "query" if cov.evaluated_queries == 1 else "queries"
+        text = (f"{prefix}{cov.evaluated_queries} {plural} evaluated ({cov.judged_queries} judged, "
+                f"{cov.ranked_queries} ranked")
+        if cov.missing:
+            text += f", {len(cov.missing)} judged without ranking"
+        if cov.ignored:
+            text += f", {len(cov.ignored)} ranked without judgments ignored"
+        if cov.tied_groups:
+            text += f", {cov.tied_groups} tied score groups"
+        pairs.append(("queries", text + ")"))
+        pairs.extend(("note", f"{prefix}{n}") for n in r.notes)
+    width = max(len(k) for k, _ in pairs)
+    return ["conventions:"] + [f"  {k.ljust(width)}  {v}" for k, v in pairs]
+
+
+def _summary_table(results: Sequence[Results], markdown: bool) -> str:
+    names = results[0].metric_names
+    header = ["metric", *[r.run_name for r in results]]
+    rows = [[name, *[fmt_number(r.aggregates[name]) for r in results]] for name in names]
+    if markdown:
+        return _markdown(header, rows)
+    return text_table(header, rows)
+
+
+def _per_query_table(r: Results, markdown: bool) -> str:
+    header = ["query", *r.metric_names]
+    rows = [[q, *[fmt_number(v) for v in r.values[i]]] for i, q in enumerate(r.query_ids)]
+    agg = r.aggregates
+    rows.append(["all", *[fmt_number(agg[n]) for n in r.metric_names]])
+    if markdown:
+        return _markdown(header, rows)
+    return text_table(header, rows)
+
+
+def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def esc(s: str) -> str:
+        return s.replace("|", "\\|")
+
+    out = ["| " + " | ".join(esc(h) for h in header) + " |",
+           "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def render_results(results: Sequence[Results], fmt: str, *, per_query: bool = False) -> str:
+    """Render one or more runs' results in ``fmt`` (one of FORMATS except ``trec_eval``)."""
+    if fmt in ("table", "markdown"):
+        md = fmt == "markdown"
+        blocks = []
+        if per_query:
+            for r in results:
+                title = f"run {r.run_name}" if not md else f"### {r.run_name}"
+                blocks.append(title + "\n" + _per_query_table(r, md))
+        else:
+            blocks.append(_summary_table(results, md))
+        conv = conventions_lines(results)
+        if md:
+            blocks.append("**conventions**\n\n" + "\n".join(f"- {c.strip()}" for c in conv[1:]))
+        else:
+            blocks.append("\n".join(conv))
+        return "\n\n".join(blocks) + "\n"
+    if fmt == "json":
+        payload = [r.to_dict() for r in results]
+        if not per_query:
+            for p in payload:
+                p.pop("per_query")
+        return json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n"
+    if fmt == "jsonl":
+        lines = []
+        for r in results:
+            if per_query:
+                for i, q in enumerate(r.query_ids):
+                    for j, name in enumerate(r.metric_names):
+                        lines.append(json.dumps({"run": r.run_name, "query_id": q, "metric": name,
+                                                 "value": _val(float(r.values[i, j]))}))
+            for name, v in r.aggregates.items():
+                lines.append(json.dumps({"run": r.run_name, "query_id": "all", "metric": name, "value": _val(v)}))
+        return "\n".join(lines) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["run", "query_id", "metric", "value"])
+        for r in results:
+            if per_query:
+                for i, q in enumerate(r.query_ids):
+                    for j, name in enumerate(r.metric_names):
+                        v = r.values[i, j]
+                        w.writerow([r.run_name, q, name, "" if math.isnan(v) else repr(float(v))])
+            for name, v in r.aggregates.items():
+                w.writerow([r.run_name, "all", name, "" if math.isnan(v) else repr(float(v))])
+        return buf.getvalue()
+    raise ValueError(f"unknown format {fmt!r}")

@@ -1,0 +1,76 @@
+"""Live parity with pytrec_eval (trec_eval 9's C code, from PyPI) at full precision, on random judged runs
+with score ties, graded and negative labels, queries without relevant documents, unjudged documents.
+
+pytrec_eval is a trec_eval 9 engine: recall levels of iprec_at_recall/11pt_avg are rounded the legacy way,
+so gainscope runs with ``rounding="legacy"`` here; pytrec_eval has no rbp and no unj (trec_eval 10 only).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from gainscope.core.judged_run import build_judged_run
+from gainscope.core.judgments import Judgments
+from gainscope.core.policies import Policies
+from gainscope.core.run import Run
+from gainscope.evaluation import compute
+from gainscope.metrics.trec_eval import trec_items
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+pytestmark = pytest.mark.parity
+
+
+def _random_data(seed: int) -> tuple[dict, dict]:
+    rng = random.Random(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(30):
+        qid = f"q{q}"
+        docs = [f"d{rng.randint(0, 60)}" for _ in range(rng.randint(1, 40))]
+        qrels[qid] = {d: rng.choice([-1, 0, 0, 0, 1, 1, 2, 3, 4]) for d in docs}
+        ranked = {f"d{rng.randint(0, 80)}" for _ in range(rng.randint(1, 60))}
+        # coarse scores: many ties, broken by doc id descending in both tools
+        run[qid] = {d: float(rng.randint(0, 8)) for d in ranked}
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("level", [1, 2])
+def test_every_shared_measure_matches(seed: int, level: int) -> None:
+    qrels, run = _random_data(seed)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, pytrec_eval.supported_measures, relevance_level=level)
+    expected = evaluator.evaluate(run)
+    items = [it for it in trec_items(["all_trec"], rounding="legacy") if it.metric is not None]
+    metrics = list({str(it.metric): it.metric for it in items}.values())
+    jr = build_judged_run(Judgments.from_dict(qrels), Run.from_dict(run), Policies(relevance_level=level))
+    with pytest.warns():  # undefined values (queries without relevant documents) are announced
+        results = compute(jr, metrics)
+    names = results.metric_names
+    compared = 0
+    for it in items:
+        if it.family in ("gm_map", "gm_bpref"):
+            continue  # pytrec_eval reports log values per query for these
+        j = names.index(str(it.metric))
+        for i, qid in enumerate(results.query_ids):
+            if it.out_name not in expected[qid]:
+                continue
+            compared += 1
+            got, want = results.values[i, j], expected[qid][it.out_name]
+            assert got == pytest.approx(want, rel=1e-12, abs=1e-12), (it.out_name, qid, got, want)
+    assert compared > 2500
+
+
+def test_gm_map_matches_pytrec_eval_aggregate() -> None:
+    qrels, run = _random_data(5)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"gm_map", "gm_bpref"})
+    per_query = evaluator.evaluate(run)
+    for measure, ours in (("gm_map", "GMAP"), ("gm_bpref", "GMBpref")):
+        want = pytrec_eval.compute_aggregated_measure(measure, [v[measure] for v in per_query.values()])
+        jr = build_judged_run(Judgments.from_dict(qrels), Run.from_dict(run), Policies())
+        with pytest.warns():
+            results = compute(jr, [trec_items([measure])[0].metric])
+        assert results[ours] == pytest.approx(want, rel=1e-12)
+        assert np.isfinite(results[ours])
