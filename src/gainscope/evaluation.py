@@ -106,14 +106,24 @@ def _warn_undefined(jr: JudgedRun, metrics: Sequence[Metric], undefined: np.ndar
             "of the mean."), stacklevel=3)
 
 
-def _read_inputs(judgments: Any, run: Any) -> tuple[Judgments, Run]:
-    if isinstance(judgments, Judgments) and isinstance(run, Run):
-        return judgments, run
-    from gainscope.io import read_judgments, read_run
+def _as_judgments(judgments: Any) -> Judgments:
+    if isinstance(judgments, Judgments):
+        return judgments
+    from gainscope.io import read_judgments
 
-    j = judgments if isinstance(judgments, Judgments) else read_judgments(judgments)
-    r = run if isinstance(run, Run) else read_run(run)
-    return j, r
+    return read_judgments(judgments)
+
+
+def _as_run(run: Any) -> Run:
+    if isinstance(run, Run):
+        return run
+    from gainscope.io import read_run
+
+    return read_run(run)
+
+
+def _read_inputs(judgments: Any, run: Any) -> tuple[Judgments, Run]:
+    return _as_judgments(judgments), _as_run(run)
 
 
 def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
@@ -153,11 +163,10 @@ def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics
     mets = resolve_metrics(metrics)
     for m in mets:
         m.check_policies(pol)
-    j, _ = _read_inputs(judgments, Run.from_dict({}, name="placeholder")) if not isinstance(judgments, Judgments) \
-        else (judgments, None)
+    j = _as_judgments(judgments)
     out = []
     for run in runs:
-        _, r = _read_inputs(j, run)
+        r = _as_run(run)
         out.append(compute(build_judged_run(j, r, pol), mets, notes=j.notes + r.notes))
     return out
 
