@@ -177,9 +177,13 @@ def ranked_query(jr: JudgedRun, index: int) -> RankedQuery:
     grades = tuple(None if np.isnan(g) else float(g) for g in jr.grades[s])
     judged = tuple(float(g) for g in jr.judged_grades[jr.judged_slice(index)])
     ties = tuple(bool(t) for t in jr.tie_start[s]) if jr.policies.ties == "average" else ()
+    tail: tuple[float | None, ...] = ()
+    if ties and len(jr.tail_grades) and s.stop > s.start:
+        last_group = int(np.count_nonzero(jr.tie_start[: s.stop])) - 1
+        tail = tuple(None if np.isnan(g) else float(g) for g in jr.tail_grades[jr.tail_group == last_group])
     top = jr.judged_grades.max() if len(jr.judged_grades) else 0.0
     return RankedQuery(
         query_id=jr.query_ids[index], grades=grades, judged=judged,
         doc_ids=tuple(jr.doc_ids[s.start:s.stop].to_list()), scores=tuple(jr.scores[s].tolist()),
         tie_start=ties, max_grade=float(top) if top > 0 else 0.0,
-        judged_doc_ids=tuple(jr.judged_doc_ids[jr.judged_slice(index)].to_list()))
+        judged_doc_ids=tuple(jr.judged_doc_ids[jr.judged_slice(index)].to_list()), tail=tail)

@@ -8,6 +8,7 @@ so gainscope runs with ``rounding="legacy"`` here; pytrec_eval has no rbp and no
 from __future__ import annotations
 
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from gainscope.core.judged_run import build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
+from gainscope.errors import InputWarning, UndefinedMetricWarning
 from gainscope.evaluation import compute
 from gainscope.metrics.trec_eval import trec_items
 
@@ -45,8 +47,10 @@ def test_every_shared_measure_matches(seed: int, level: int) -> None:
     expected = evaluator.evaluate(run)
     items = [it for it in trec_items(["all_trec"], rounding="legacy") if it.metric is not None]
     metrics = list({str(it.metric): it.metric for it in items}.values())
-    jr = build_judged_run(Judgments.from_dict(qrels), Run.from_dict(run), Policies(relevance_level=level))
-    with pytest.warns():  # undefined values (queries without relevant documents) are announced
+    with pytest.warns(InputWarning, match="equal scores"):  # ties are announced, then broken as trec_eval
+        jr = build_judged_run(Judgments.from_dict(qrels), Run.from_dict(run), Policies(relevance_level=level))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)  # queries without relevant documents
         results = compute(jr, metrics)
     names = results.metric_names
     compared = 0
@@ -69,8 +73,10 @@ def test_gm_map_matches_pytrec_eval_aggregate() -> None:
     per_query = evaluator.evaluate(run)
     for measure, ours in (("gm_map", "GMAP"), ("gm_bpref", "GMBpref")):
         want = pytrec_eval.compute_aggregated_measure(measure, [v[measure] for v in per_query.values()])
-        jr = build_judged_run(Judgments.from_dict(qrels), Run.from_dict(run), Policies())
-        with pytest.warns():
+        with pytest.warns(InputWarning):
+            jr = build_judged_run(Judgments.from_dict(qrels), Run.from_dict(run), Policies())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
             results = compute(jr, [trec_items([measure])[0].metric])
         assert results[ours] == pytest.approx(want, rel=1e-12)
         assert np.isfinite(results[ours])

@@ -23,6 +23,9 @@ array               shape        content
 ``scores``          ``n``        its score (NaN when the run has no scores)
 ``doc_ids``         ``n``        its doc id (a polars string Series, for explanations only)
 ``tie_start``       ``n``        True where a new group of equal scores starts (all True unless ties)
+``tail_grades``     ``t``        under ``ties="average"`` with a depth: grades of the tied documents cut
+                                 off by the depth, whose group still has kept documents
+``tail_group``      ``t``        the tie group (counted over kept documents) each of them belongs to
 ``judged_offsets``  ``nq + 1``   start of each query's judged grades
 ``judged_grades``   ``m``        every non-negative judged grade of the query, sorted descending
 ``judged_doc_ids``  ``m``        the doc ids of those grades (for explanations)
@@ -80,6 +83,8 @@ class JudgedRun:
     scores: np.ndarray
     doc_ids: pl.Series
     tie_start: np.ndarray
+    tail_grades: np.ndarray
+    tail_group: np.ndarray
     judged_offsets: np.ndarray
     judged_grades: np.ndarray
     judged_doc_ids: pl.Series
@@ -209,13 +214,33 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
             stacklevel=2)
     _warn_rank_contradicts_scores(rows, q, scores, policies)
 
-    keep = np.ones(len(q), dtype=bool)
+    grades = rows["grade"].to_numpy().astype(np.float64, copy=False)
+    candidate = np.ones(len(q), dtype=bool)
+    if policies.judged_only:
+        candidate &= grades >= 0  # NaN (not judged) and negative (pooled, unjudged) are dropped
+    within_depth = np.ones(len(q), dtype=bool)
     if policies.depth is not None:
         start = np.searchsorted(q, q, side="left")
-        keep &= (np.arange(len(q)) - start) < policies.depth
-    grades = rows["grade"].to_numpy().astype(np.float64, copy=False)
-    if policies.judged_only:
-        keep &= grades >= 0  # NaN (not judged) and negative (pooled, unjudged) are dropped
+        within_depth = (np.arange(len(q)) - start) < policies.depth  # -M counts before -J, as trec_eval
+    keep = candidate & within_depth
+    tail_grades = np.zeros(0)
+    tail_group = np.zeros(0, dtype=np.int64)
+    if policies.ties == "average" and order_by_scores and not candidate.all():
+        tie_start = _tie_groups(q[candidate], scores[candidate], True)[0]
+        full = np.ones(len(q), dtype=bool)
+        full[candidate] = tie_start
+        tie_start = full
+    if policies.ties == "average" and order_by_scores and not within_depth.all():
+        # a depth cut through a group of tied documents: the kept positions still carry the mean over the
+        # whole group (the expected gain over orders of the tied documents), so keep the cut members' grades
+        cand = np.flatnonzero(candidate)
+        group = np.cumsum(tie_start[cand]) - 1
+        kept_group = np.zeros(int(group[-1]) + 1 if len(group) else 0, dtype=bool)
+        kept_group[group[within_depth[cand]]] = True
+        tail = (~within_depth[cand]) & kept_group[group]
+        renumber = np.cumsum(kept_group) - 1
+        tail_grades = grades[cand[tail]]
+        tail_group = renumber[group[tail]]
     if not keep.all():
         q, scores, grades, tie_start = q[keep], scores[keep], grades[keep], tie_start[keep]
         doc_ids = rows["doc_id"].filter(pl.Series(keep))
@@ -240,6 +265,7 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
     return JudgedRun(
         query_ids=tuple(universe), offsets=offsets, grades=np.ascontiguousarray(grades),
         scores=np.ascontiguousarray(scores), doc_ids=doc_ids, tie_start=tie_start,
+        tail_grades=tail_grades, tail_group=tail_group,
         judged_offsets=judged_offsets,
         judged_grades=jrows["grade"].to_numpy().astype(np.float64, copy=False),
         judged_doc_ids=jrows["doc_id"],

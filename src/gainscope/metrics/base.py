@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from gainscope.core.policies import Policies
     from gainscope.metrics.context import Context
 
-__all__ = ["Metric", "RankedQuery", "Step", "Explanation", "param"]
+__all__ = ["Explanation", "Metric", "RankedQuery", "Step", "param", "tie_averaged"]
 
 Aggregate = Literal["mean", "sum", "gmean"]
 
@@ -60,6 +60,26 @@ class RankedQuery:
     tie_start: tuple[bool, ...] = ()
     max_grade: float = 0.0  # the largest judged grade across all evaluated queries (ERR's default scale)
     judged_doc_ids: tuple[str, ...] = ()  # doc ids of ``judged``, same order
+    tail: tuple[float | None, ...] = ()  # ties="average" with a depth: grades of tied documents cut off
+
+
+def tie_averaged(values: list[float], tie_start: tuple[bool, ...], tail: list[float] | tuple[float, ...] = ()) -> list[float]:
+    """Replace each value by the mean of its group of tied scores (``tie_start`` marks group starts; an
+    empty ``tie_start`` means no averaging). ``tail`` are the values of tied documents that a depth cut
+    removed from the last group: they count in its mean. The plain twin of ``Context.tie_average``."""
+    if not tie_start:
+        return list(values)
+    out: list[float] = []
+    i = 0
+    while i < len(values):
+        j = i + 1
+        while j < len(values) and not tie_start[j]:
+            j += 1
+        members = list(values[i:j]) + (list(tail) if j == len(values) else [])
+        mean = sum(members) / len(members)
+        out.extend([mean] * (j - i))
+        i = j
+    return out
 
 
 @dataclass(frozen=True)

@@ -128,14 +128,35 @@ class Context:
         before = np.concatenate(([0], c))[self.jr.offsets[:-1]]
         return c - np.repeat(before, self.lengths)
 
-    def tie_average(self, values: np.ndarray) -> np.ndarray:
-        """Under ``ties="average"``, replace each value by the mean over its group of tied scores."""
+    def tie_average(self, values: np.ndarray, tail: np.ndarray | None = None) -> np.ndarray:
+        """Under ``ties="average"``, replace each value by the mean over its group of tied scores.
+
+        ``tail`` holds the same per-document values for the tied documents that a depth cut removed
+        (``jr.tail_grades``): they still count in their group's mean.
+        """
         if self.policies.ties != "average":
             return values
-        group = np.cumsum(self.jr.tie_start) - 1
-        sums = np.bincount(group, weights=values)
-        counts = np.bincount(group)
+        group = self.tie_group
+        size = int(group[-1]) + 1 if len(group) else 0
+        sums = np.bincount(group, weights=values, minlength=size)
+        counts = np.bincount(group, minlength=size).astype(np.float64)
+        if tail is not None and len(tail):
+            sums += np.bincount(self.jr.tail_group, weights=tail, minlength=size)
+            counts += np.bincount(self.jr.tail_group, minlength=size)
         return (sums / counts)[group]
+
+    @cached_property
+    def tie_group(self) -> np.ndarray:
+        """Index of the tie group of every ranked document."""
+        return np.cumsum(self.jr.tie_start) - 1
+
+    @cached_property
+    def tail_segment(self) -> np.ndarray:
+        """Query index of every depth-cut tied document (``jr.tail_grades``)."""
+        if not len(self.jr.tail_group):
+            return np.zeros(0, dtype=np.int64)
+        first = np.flatnonzero(self.jr.tie_start)
+        return self.segment[first[self.jr.tail_group]]
 
     # ------------------------------------------------------------------ ideal rankings
     def ideal_gains(self, key: Hashable, gain: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

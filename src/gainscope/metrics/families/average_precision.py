@@ -272,7 +272,8 @@ class Bpref(Metric):
 class GMBpref(Bpref):
     """Bpref averaged over queries with a geometric mean (floor 1e-5), as trec_eval's ``gm_bpref``.
 
-    Per-query values are plain bpref. Reference: trec_eval ``m_gm_bpref.c``.
+    Formula: ``GMBpref = exp(mean_q log(max(bpref_q, 1e-5)))``; per-query values are plain bpref.
+    Reference: trec_eval ``m_gm_bpref.c``. trec_eval name: ``gm_bpref``.
     """
 
     name: ClassVar[str] = "GMBpref"

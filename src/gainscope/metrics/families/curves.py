@@ -79,8 +79,9 @@ def _iprec_ref(q: RankedQuery, level: float, r: float, rounding: str) -> float:
 class IPrec(Metric):
     """Interpolated precision at a recall level (the points of the standard recall-precision graph).
 
-    See the module docstring for the definition and the rounding conventions. Always defined (0 when the
-    recall level is not reached).
+    Formula: with ``c = round(r * R)``, ``IPrec@r = max_{i >= rank of the c-th relevant} P@i`` (the best
+    precision at any rank when c = 0; 0 when fewer than c relevant documents are retrieved). See the module
+    docstring for the rounding conventions. Always defined.
     Reference: trec_eval ``m_iprec_at_recall.c``. trec_eval name: ``iprec_at_recall.r``.
     """
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from gainscope.core.policies import Policies
 from gainscope.errors import InvalidParameterError
-from gainscope.metrics.base import Explanation, GainMap, Metric, RankedQuery, Step, param
+from gainscope.metrics.base import Explanation, GainMap, Metric, RankedQuery, Step, param, tie_averaged
 from gainscope.metrics.context import Context
 from gainscope.metrics.gains import gain_array, gain_value
 from gainscope.metrics.registry import register
@@ -42,7 +42,8 @@ def _ranked_gains(ctx: Context, gain: Any, rel: float | None) -> np.ndarray:
 
 def _dcg_to(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
     def values() -> np.ndarray:
-        return ctx.tie_average(_ranked_gains(ctx, gain, rel)) * _discounts(ctx.position)
+        return ctx.tie_average(_ranked_gains(ctx, gain, rel),
+                               gain_array(ctx.jr.tail_grades, gain, rel)) * _discounts(ctx.position)
     csum = ctx.cumsum(("dcg", gain, rel, ctx.policies.ties), values)
     return ctx.sum_to(csum, cutoff)
 
@@ -66,20 +67,8 @@ def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: float | None, cutoff: int
 
 
 def _ref_gains(q: RankedQuery, gain: Any, rel: float | None) -> list[float]:
-    gains = [gain_value(g, gain, rel) for g in q.grades]
-    if q.tie_start and not all(q.tie_start):
-        # tie-averaged gains (only used under ties="average", where tie_start marks the groups)
-        out: list[float] = []
-        i = 0
-        while i < len(gains):
-            j = i + 1
-            while j < len(gains) and not q.tie_start[j]:
-                j += 1
-            mean = sum(gains[i:j]) / (j - i)
-            out.extend([mean] * (j - i))
-            i = j
-        return out
-    return gains
+    return tie_averaged([gain_value(g, gain, rel) for g in q.grades], q.tie_start,
+                        [gain_value(g, gain, rel) for g in q.tail])
 
 
 def _ref_dcg(gains: list[float], cutoff: int | None) -> float:
@@ -289,25 +278,28 @@ class ERR(Metric):
                            ("p(stop)", "reach/rank", "contribution"))
 
 
-def _rbp_gains_array(ctx: Context, rel: float | None) -> np.ndarray:
+def _rbp_gains_array(ctx: Context, rel: float | None, grades: np.ndarray | None = None,
+                     segment: np.ndarray | None = None) -> np.ndarray:
     """trec_eval's RBP gains: grade / (largest judged grade of the query) when that exceeds 1, else grade."""
-    grades = ctx.jr.grades
+    grades = ctx.jr.grades if grades is None else grades
+    segment = ctx.segment if segment is None else segment
     if rel is not None:
         return (grades >= rel).astype(np.float64)
     qmax = np.zeros(ctx.nq)
     jg = ctx.jr.judged_grades
     if len(jg):
         np.maximum.at(qmax, ctx.jr.judged_segment, jg)
-    scale = np.where(qmax > 1.0, qmax, 1.0)[ctx.segment]
+    scale = np.where(qmax > 1.0, qmax, 1.0)[segment]
     return np.where(grades > 0, grades, 0.0) / scale
 
 
-def _rbp_gains_ref(q: RankedQuery, rel: float | None) -> list[float]:
+def _rbp_gains_ref(q: RankedQuery, rel: float | None, grades: tuple[float | None, ...] | None = None) -> list[float]:
+    grades = q.grades if grades is None else grades
     if rel is not None:
-        return [1.0 if g is not None and not math.isnan(g) and g >= rel else 0.0 for g in q.grades]
+        return [1.0 if g is not None and not math.isnan(g) and g >= rel else 0.0 for g in grades]
     qmax = max(q.judged, default=0.0)
     scale = qmax if qmax > 1.0 else 1.0
-    return [(g / scale) if g is not None and not math.isnan(g) and g > 0 else 0.0 for g in q.grades]
+    return [(g / scale) if g is not None and not math.isnan(g) and g > 0 else 0.0 for g in grades]
 
 
 @register
@@ -334,39 +326,26 @@ class RBP(Metric):
     rel: float | None = param(None, kind="float", ge=0, doc="binary gains (grade >= rel); None = graded")
 
     def compute(self, ctx: Context) -> np.ndarray:
-        gains = ctx.tie_average(_rbp_gains_array(ctx, self.rel))
+        gains = ctx.tie_average(_rbp_gains_array(ctx, self.rel),
+                                _rbp_gains_array(ctx, self.rel, ctx.jr.tail_grades, ctx.tail_segment))
         weights = self.p ** (ctx.position - 1).astype(np.float64)
         return (1.0 - self.p) * ctx.per_query_sum(gains * weights)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        gains = _rbp_gains_ref(q, self.rel)
-        if q.tie_start and not all(q.tie_start):
-            gains = _average_ties(gains, q.tie_start)
+        gains = tie_averaged(_rbp_gains_ref(q, self.rel), q.tie_start, _rbp_gains_ref(q, self.rel, q.tail))
         return (1.0 - self.p) * sum(g * self.p ** i for i, g in enumerate(gains))
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         steps = []
         total = 0.0
-        for i, (doc, g, gain) in enumerate(zip(q.doc_ids, q.grades, _rbp_gains_ref(q, self.rel), strict=True), start=1):
+        gains = tie_averaged(_rbp_gains_ref(q, self.rel), q.tie_start, _rbp_gains_ref(q, self.rel, q.tail))
+        for i, (doc, g, gain) in enumerate(zip(q.doc_ids, q.grades, gains, strict=True), start=1):
             w = (1.0 - self.p) * self.p ** (i - 1)
             total += gain * w
             steps.append(Step(i, doc, g, gain, w, gain * w, total))
         return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
                            f"sum of gain * (1 - p) * p^(rank - 1), p = {self.p}",
                            ("gain", "(1-p)p^(i-1)", "contribution"))
-
-
-def _average_ties(values: list[float], tie_start: tuple[bool, ...]) -> list[float]:
-    out: list[float] = []
-    i = 0
-    while i < len(values):
-        j = i + 1
-        while j < len(values) and not tie_start[j]:
-            j += 1
-        mean = sum(values[i:j]) / (j - i)
-        out.extend([mean] * (j - i))
-        i = j
-    return out
 
 
 @register
@@ -534,7 +513,8 @@ class Rndcg(Metric):
 
     With b_1 < b_2 < ... the ideal positions where one gain level ends (the last is the number P of
     documents with positive gain), the value is the mean of ``DCG@min(b, n) / IDCG@b`` over those
-    boundaries, plus ``DCG@n / IDCG@P`` when the ranking is longer than P (n documents retrieved).
+    boundaries, plus ``DCG@n / IDCG@P`` when the ranking holds more than P + 1 documents (n retrieved;
+    trec_eval's loop consumes position P + 1 without counting it, and gainscope reproduces that).
     Undefined when the query has no relevant document.
     Reference: trec_eval ``m_Rndcg.c``. trec_eval name: ``Rndcg``.
     """
@@ -584,7 +564,7 @@ def _rndcg(judged: list[float], gain: Any, dcg_at: Any, n: int) -> float:
     for b in bounds:
         total += dcg_at(min(b, n)) / idcg_prefix[b]
         count += 1
-    if n > len(ideal):
+    if n > len(ideal) + 1:  # trec_eval's loop has already consumed position P + 1 when it gets here
         total += dcg_at(n) / idcg_prefix[len(ideal)]
         count += 1
     return total / count

@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
-from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param
+from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param, tie_averaged
 from gainscope.metrics.context import Context
 from gainscope.metrics.registry import register
 
@@ -43,19 +43,30 @@ def _nan_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 def _rel_count_to(ctx: Context, level: float, k: int | np.ndarray | None) -> np.ndarray:
     """Relevant documents among the first k of each query (tie-averaged when ties='average')."""
     if ctx.policies.ties == "average":
-        csum = ctx.cumsum(("rel_avg", level), lambda: ctx.tie_average(ctx.relevant(level).astype(np.float64)))
+        csum = ctx.cumsum(("rel_avg", level), lambda: ctx.tie_average(
+            ctx.relevant(level).astype(np.float64), (ctx.jr.tail_grades >= level).astype(np.float64)))
     else:
         csum = ctx.cumsum(("rel", level), lambda: ctx.relevant(level))
     return ctx.sum_to(csum, k)
 
 
+def _hits(q: RankedQuery, level: float) -> list[float]:
+    """Relevance indicator per rank (tie-averaged under ties='average')."""
+    return tie_averaged([1.0 if _rel(g, level) else 0.0 for g in q.grades], q.tie_start,
+                        [1.0 if _rel(g, level) else 0.0 for g in q.tail])
+
+
+def _judged_flags(q: RankedQuery, judged: bool) -> list[float]:
+    return tie_averaged([1.0 if _is_judged(g) == judged else 0.0 for g in q.grades], q.tie_start,
+                        [1.0 if _is_judged(g) == judged else 0.0 for g in q.tail])
+
+
 def _binary_steps(q: RankedQuery, level: float, k: int | None) -> tuple[list[Step], float]:
     steps = []
     total = 0.0
-    for i, (doc, g) in enumerate(zip(q.doc_ids, q.grades, strict=True), start=1):
+    for i, (doc, g, hit) in enumerate(zip(q.doc_ids, q.grades, _hits(q, level), strict=True), start=1):
         if k is not None and i > k:
             break
-        hit = 1.0 if _rel(g, level) else 0.0
         total += hit
         steps.append(Step(i, doc, g, hit, 1.0, hit, total))
     return steps, total
@@ -91,8 +102,7 @@ class Precision(Metric):
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         assert self.cutoff is not None
-        level = self.level(policies)
-        return sum(_rel(g, level) for g in q.grades[: self.cutoff]) / self.cutoff
+        return sum(_hits(q, self.level(policies))[: self.cutoff]) / self.cutoff
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         assert self.cutoff is not None
@@ -130,7 +140,7 @@ class Recall(Metric):
         r = sum(g >= level for g in q.judged)
         if r == 0:
             return math.nan
-        return sum(_rel(g, level) for g in q.grades[: self.cutoff]) / r
+        return sum(_hits(q, level)[: self.cutoff]) / r
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         level = self.level(policies)
@@ -197,7 +207,7 @@ class RelativePrecision(Metric):
         r = sum(g >= level for g in q.judged)
         if r == 0:
             return math.nan
-        return sum(_rel(g, level) for g in q.grades[: self.cutoff]) / min(self.cutoff, r)
+        return sum(_hits(q, level)[: self.cutoff]) / min(self.cutoff, r)
 
 
 @register
@@ -214,7 +224,7 @@ class RPrecision(Metric):
     """
 
     name: ClassVar[str] = "Rprec"
-    aliases: ClassVar[tuple[str, ...]] = ("R-prec", "RPrec")
+    aliases: ClassVar[tuple[str, ...]] = ("RPrec", "R_prec")
     summary: ClassVar[str] = "precision after R documents (R = number of relevant)"
     linear_in_gains: ClassVar[bool] = True
     normalized: ClassVar[bool] = True
@@ -244,7 +254,7 @@ class RPrecision(Metric):
         c = int(math.floor(self.mult * r + 0.9)) if self.mult != 1.0 else r
         if c == 0:
             return 0.0
-        return sum(_rel(g, level) for g in q.grades[:c]) / c
+        return sum(_hits(q, level)[:c]) / c
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         level = self.level(policies)
@@ -275,14 +285,16 @@ class Judged(Metric):
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
 
     def compute(self, ctx: Context) -> np.ndarray:
-        csum = ctx.cumsum("judged", lambda: ctx.judged)
+        csum = ctx.cumsum(("judged", ctx.policies.ties),
+                          lambda: ctx.tie_average(ctx.judged.astype(np.float64),
+                                                  (ctx.jr.tail_grades >= 0).astype(np.float64)))
         return _nan_div(ctx.sum_to(csum, self.cutoff), np.minimum(ctx.lengths, self.cutoff).astype(np.float64))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        top = q.grades[: self.cutoff]
+        top = _judged_flags(q, True)[: self.cutoff]
         if not top:
             return math.nan
-        return sum(_is_judged(g) for g in top) / len(top)
+        return sum(top) / len(top)
 
 
 @register
@@ -304,9 +316,11 @@ class Unjudged(Metric):
 
     def compute(self, ctx: Context) -> np.ndarray:
         assert self.cutoff is not None
-        csum = ctx.cumsum("unjudged", lambda: ~ctx.judged)
+        csum = ctx.cumsum(("unjudged", ctx.policies.ties),
+                          lambda: ctx.tie_average((~ctx.judged).astype(np.float64),
+                                                  (~(ctx.jr.tail_grades >= 0)).astype(np.float64)))
         return ctx.sum_to(csum, self.cutoff) / self.cutoff
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         assert self.cutoff is not None
-        return sum(not _is_judged(g) for g in q.grades[: self.cutoff]) / self.cutoff
+        return sum(_judged_flags(q, False)[: self.cutoff]) / self.cutoff

@@ -189,7 +189,11 @@ class _Count(_SetMetric):
 @register
 @dataclass(frozen=True)
 class NumQ(_Count):
-    """Number of queries evaluated (1 per query; summed). trec_eval name: ``num_q``."""
+    """Number of queries evaluated: 1 per query, summed over queries.
+
+    Formula: ``NumQ = |{evaluated queries}|`` (with ``missing_queries="zero"`` every judged query counts,
+    as trec_eval ``-c``). Reference: trec_eval ``m_num_q.c``. trec_eval name: ``num_q``.
+    """
 
     name: ClassVar[str] = "NumQ"
     summary: ClassVar[str] = "number of queries"
@@ -203,7 +207,11 @@ class NumQ(_Count):
 @register
 @dataclass(frozen=True)
 class NumRet(_Count):
-    """Number of documents retrieved (after the depth limit). trec_eval name: ``num_ret``."""
+    """Number of documents retrieved, after the depth limit and judged-only filtering.
+
+    Formula: ``NumRet = n``; summed over queries. Reference: trec_eval ``m_num_ret.c``. trec_eval name:
+    ``num_ret``.
+    """
 
     name: ClassVar[str] = "NumRet"
     summary: ClassVar[str] = "documents retrieved"
@@ -216,7 +224,11 @@ class NumRet(_Count):
 @register
 @dataclass(frozen=True)
 class NumRel(_Count):
-    """Number of judged relevant documents, retrieved or not. trec_eval name: ``num_rel``."""
+    """Number of judged relevant documents, retrieved or not.
+
+    Formula: ``NumRel = R = |{judged d : grade_d >= rel}|``; summed over queries. A judged query without a
+    ranking keeps its R. Reference: trec_eval ``m_num_rel.c``. trec_eval name: ``num_rel``.
+    """
 
     name: ClassVar[str] = "NumRel"
     summary: ClassVar[str] = "relevant documents in the judgments"
@@ -231,7 +243,11 @@ class NumRel(_Count):
 @register
 @dataclass(frozen=True)
 class NumRelRet(_Count):
-    """Number of relevant documents retrieved. trec_eval name: ``num_rel_ret``."""
+    """Number of relevant documents retrieved.
+
+    Formula: ``NumRelRet = rr = sum_i rel_i``; summed over queries. Reference: trec_eval ``m_num_rel_ret.c``.
+    trec_eval name: ``num_rel_ret``.
+    """
 
     name: ClassVar[str] = "NumRelRet"
     summary: ClassVar[str] = "relevant documents retrieved"
@@ -247,7 +263,8 @@ class NumRelRet(_Count):
 class NumNonrelJudgedRet(_Count):
     """Number of retrieved documents judged non-relevant (judged, below the relevance threshold).
 
-    trec_eval name: ``num_nonrel_judged_ret``.
+    Formula: ``|{i : 0 <= grade_i < rel}|``; unjudged documents are not counted. Summed over queries.
+    Reference: trec_eval ``m_num_nonrel_judged_ret.c``. trec_eval name: ``num_nonrel_judged_ret``.
     """
 
     name: ClassVar[str] = "NumNonrelJudgedRet"

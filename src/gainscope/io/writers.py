@@ -1,0 +1,177 @@
+"""Writing Judgments and Runs: TREC, MS MARCO, BEIR, JSONL, JSON, CSV, TSV and Parquet.
+
+The format comes from ``format=`` or from the extension (``.gz`` looked through): ``.jsonl``/``.ndjson``
+→ JSON Lines, ``.json`` → a JSON array, ``.csv``, ``.tsv``, ``.parquet``/``.pq``; anything else → TREC.
+A ``.gz`` name compresses text formats with gzip. Everything written reads back to the same data.
+
+* TREC qrels: ``query_id 0 doc_id grade``, single spaces, one line per judgment, trailing newline.
+  ``qrels3``: ``query_id doc_id grade``. ``beir``: TSV with the header ``query-id corpus-id score``.
+* TREC runs: ``query_id Q0 doc_id rank score tag``. Queries keep their first-appearance order; within a
+  query, rows are written in trec_eval's order (score descending, then doc id descending, bytewise) and
+  the rank column is renumbered 1, 2, ... to match. A run without scores is written in its rank order
+  (input order for ties) with descending whole-number scores ``n, n-1, ..., 1``, so that trec_eval
+  keeps that order. The tag is ``tag=``, else the run's name. ``msmarco``: ``query_id doc_id rank``.
+* Ids that TREC cannot hold (empty, containing whitespace, or a query id starting with ``#``, which
+  would read back as a comment) are refused with a message suggesting another format.
+* JSONL/JSON: long records ``{"query_id", "doc_id", "relevance"}`` (plus provenance columns) and
+  ``{"query_id", "doc_id", "score", "rank"}``; infinite scores are written as ``Infinity``.
+* CSV/TSV/Parquet: the same columns with a header. A run's ``score`` or ``rank`` column is left out
+  when it holds no values.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from gainscope.core.judgments import Judgments
+from gainscope.core.run import Run
+from gainscope.errors import InputError, UnknownFormatError
+
+__all__ = ["WRITE_FORMATS", "write_judgments", "write_run"]
+
+WRITE_FORMATS: dict[str, tuple[str, ...]] = {
+    "judgments": ("trec", "qrels3", "beir", "jsonl", "json", "csv", "tsv", "parquet"),
+    "run": ("trec", "msmarco", "jsonl", "json", "csv", "tsv", "parquet"),
+}
+_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
+               ".parquet": "parquet", ".pq": "parquet"}
+_WS = r"[ \t\n\r\x0B\x0C]"
+
+
+def _format(path: str | os.PathLike[str], fmt: str | None, kind: str) -> str:
+    valid = WRITE_FORMATS[kind]
+    if fmt is not None and fmt != "auto":
+        if fmt.lower() not in valid:
+            raise UnknownFormatError(f"unknown format {fmt!r} for writing {kind}; valid formats: "
+                                     f"{', '.join(valid)} (or None to use the file extension)")
+        return fmt.lower()
+    name = Path(os.fspath(path)).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return _EXTENSIONS.get(Path(name).suffix, "trec")
+
+
+def _is_gzip(path: str | os.PathLike[str]) -> bool:
+    return os.fspath(path).lower().endswith(".gz")
+
+
+def _save(data: bytes, path: str | os.PathLike[str]) -> None:
+    if _is_gzip(path):
+        data = gzip.compress(data)
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+# ---------------------------------------------------------------------- TREC-style lines
+def _check_trec_ids(frame: pl.DataFrame, fmt: str) -> None:
+    """Refuse ids that a whitespace-separated file cannot hold."""
+    for col, label in (("query_id", "query id"), ("doc_id", "doc id")):
+        bad = frame.filter(pl.col(col).str.contains(_WS) | (pl.col(col) == ""))
+        if bad.height:
+            raise InputError(f"cannot write {fmt} format: {label} {bad[col][0]!r} is empty or contains "
+                             f"whitespace; write JSONL, CSV or Parquet instead (format='jsonl')")
+    bad = frame.filter(pl.col("query_id").str.starts_with("#"))
+    if bad.height:
+        raise InputError(f"cannot write {fmt} format: query id {bad['query_id'][0]!r} starts with '#' and "
+                         f"would read back as a comment line; write JSONL, CSV or Parquet instead "
+                         f"(format='jsonl')")
+
+
+def _lines(frame: pl.DataFrame, columns: list[pl.Expr], separator: str = " ") -> bytes:
+    text = frame.select(pl.concat_str(columns, separator=separator).alias("line"))["line"]
+    if text.len() == 0:
+        return b""
+    return ("\n".join(text.to_list()) + "\n").encode("utf-8")
+
+
+def _number_text(column: str) -> pl.Expr:
+    """Numbers as text that reads back exactly (shortest round-trip form, ``inf``/``-inf``)."""
+    return pl.col(column).cast(pl.String)
+
+
+# ---------------------------------------------------------------------- judgments
+def write_judgments(judgments: Judgments, path: str | os.PathLike[str], *, format: str | None = None) -> None:
+    """Write ``judgments`` to ``path`` in ``format`` (default: from the extension, else TREC qrels)."""
+    fmt = _format(path, format, "judgments")
+    frame = judgments.frame
+    if fmt in ("trec", "qrels3", "beir"):
+        _check_trec_ids(frame, fmt)
+    if fmt == "trec":
+        _save(_lines(frame, [pl.col("query_id"), pl.lit("0"), pl.col("doc_id"), _number_text("grade")]), path)
+    elif fmt == "qrels3":
+        _save(_lines(frame, [pl.col("query_id"), pl.col("doc_id"), _number_text("grade")]), path)
+    elif fmt == "beir":
+        body = _lines(frame, [pl.col("query_id"), pl.col("doc_id"), _number_text("grade")], "\t")
+        _save(b"query-id\tcorpus-id\tscore\n" + body, path)
+    else:
+        _write_table(frame.rename({"grade": "relevance"}), path, fmt)
+
+
+# ---------------------------------------------------------------------- runs
+def trec_order(run: Run) -> pl.DataFrame:
+    """The run's rows in trec_eval order with ``rank`` renumbered 1..n per query (see module docs)."""
+    frame = run.frame.with_row_index("_i").with_columns(pl.col("_i").min().over("query_id").alias("_q"))
+    if run.has_scores:
+        frame = frame.sort(["_q", "score", "doc_id"], descending=[False, True, True], nulls_last=True)
+    else:
+        frame = frame.sort(["_q", "rank", "_i"], nulls_last=True)
+    frame = frame.with_columns((pl.int_range(pl.len()).over("query_id") + 1).alias("rank"))
+    if not run.has_scores:
+        size = pl.len().over("query_id")
+        frame = frame.with_columns((size - pl.col("rank") + 1).cast(pl.Float64).alias("score"))
+    return frame.drop("_i", "_q")
+
+
+def write_run(run: Run, path: str | os.PathLike[str], *, format: str | None = None,
+              tag: str | None = None) -> None:
+    """Write ``run`` to ``path`` in ``format`` (default: from the extension, else a TREC run)."""
+    fmt = _format(path, format, "run")
+    if fmt in ("trec", "msmarco"):
+        _check_trec_ids(run.frame, fmt)
+        ordered = trec_order(run)
+    if fmt == "trec":
+        name = tag if tag is not None else run.name
+        if not name or any(ch.isspace() for ch in name):
+            raise InputError(f"the run tag must be a non-empty word without whitespace; got {name!r} "
+                             f"(pass tag=)")
+        score = _number_text("score") if run.has_scores else pl.col("score").cast(pl.Int64).cast(pl.String)
+        columns = [pl.col("query_id"), pl.lit("Q0"), pl.col("doc_id"), pl.col("rank").cast(pl.String), score,
+                   pl.lit(name)]
+        _save(_lines(ordered, columns), path)
+    elif fmt == "msmarco":
+        columns = [pl.col("query_id"), pl.col("doc_id"), pl.col("rank").cast(pl.String)]
+        _save(_lines(ordered, columns, "\t"), path)
+    else:
+        drop = [c for c, present in (("score", run.has_scores), ("rank", run.has_ranks)) if not present]
+        _write_table(run.frame.drop(drop), path, fmt)
+
+
+# ---------------------------------------------------------------------- tables and JSON
+def _write_table(frame: pl.DataFrame, path: str | os.PathLike[str], fmt: str) -> None:
+    if fmt == "parquet":
+        frame.write_parquet(os.fspath(path))
+    elif fmt in ("csv", "tsv"):
+        buffer = io.BytesIO()
+        frame.write_csv(buffer, separator="," if fmt == "csv" else "\t")
+        _save(buffer.getvalue(), path)
+    elif fmt == "jsonl":
+        _save("".join(_json(row) + "\n" for row in frame.iter_rows(named=True)).encode("utf-8"), path)
+    else:
+        rows = ",\n".join(_json(row) for row in frame.iter_rows(named=True))
+        _save(("[\n" + rows + "\n]\n" if rows else "[]\n").encode("utf-8"), path)
+
+
+def _json(row: dict[str, Any]) -> str:
+    clean = {k: v for k, v in row.items() if v is not None}
+    for key, value in clean.items():
+        if isinstance(value, float) and math.isnan(value):
+            raise InputError(f"cannot write NaN in {key!r} as JSON")
+    return json.dumps(clean, ensure_ascii=False)
