@@ -49,7 +49,7 @@ def explain(judgments: Judgments | Any, run: Run | Any, query_id: str, metric: s
     if jr.missing[index]:
         explanation = Explanation(explanation.metric, explanation.query_id, (), explanation.ideal, 0.0,
                                   explanation.denominator, 0.0, explanation.formula, explanation.columns,
-                                  explanation.notes + ("the run has no ranking for this query: it scores 0",))
+                                  (*explanation.notes, "the run has no ranking for this query: it scores 0"))
     return explanation
 
 

@@ -14,8 +14,14 @@ from gainscope.core.judged_run import build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import (InconsistentInputError, InputError, InputWarning, PolicyError, QueryCoverageWarning,
-                              UndefinedMetricWarning)
+from gainscope.errors import (
+    InconsistentInputError,
+    InputError,
+    InputWarning,
+    PolicyError,
+    QueryCoverageWarning,
+    UndefinedMetricWarning,
+)
 
 
 def _jr(qrels, run, **pol):

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from gainscope.errors import (GainscopeError, InputError, MetricError, MissingDependencyError, PolicyError)
+from gainscope.errors import GainscopeError, InputError, MetricError, MissingDependencyError, PolicyError
 
 __all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "guarded", "policy_options", "reader_options", "split_metrics"]
 

@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import guarded, policies_from, policy_options, read_inputs, reader_options, split_metrics
+from gainscope.cli.common import (
+    guarded,
+    policies_from,
+    policy_options,
+    read_inputs,
+    reader_options,
+    split_metrics,
+)
 
 DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 

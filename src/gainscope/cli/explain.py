@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import guarded, policies_from, policy_options, read_inputs, reader_options, split_metrics
+from gainscope.cli.common import (
+    guarded,
+    policies_from,
+    policy_options,
+    read_inputs,
+    reader_options,
+    split_metrics,
+)
 
 
 @click.command("explain")

@@ -18,7 +18,7 @@ def validate_cmd(files: tuple[str, ...]) -> None:
     issues = validate_files(list(files))
     errors = 0
     for issue in issues:
-        where = issue.path + (f":{issue.line}" if issue.line else "")
+        where = (issue.path or "-") + (f":{issue.line}" if issue.line else "")
         click.echo(f"{issue.severity:<7} {where}: [{issue.code}] {issue.message}")
         errors += issue.severity == "error"
     counts = {s: sum(i.severity == s for i in issues) for s in ("error", "warning", "info")}

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from gainscope.errors import PolicyError
 
-__all__ = ["Negatives", "Policies", "Ties", "Undefined", "Missing"]
+__all__ = ["Missing", "Negatives", "Policies", "Ties", "Undefined"]
 
 Ties = Literal["trec_eval", "rank", "average"]
 Missing = Literal["zero", "skip"]
@@ -80,6 +80,11 @@ class Policies:
         level = self.relevance_level
         if isinstance(level, bool) or not isinstance(level, (int, float)) or not level >= 0:
             raise PolicyError(f"the 'relevance_level' policy must be a number >= 0; got {level!r}.")
+        if self.ties == "average" and self.depth is not None and self.judged_only:
+            raise PolicyError(
+                "ties='average' cannot be combined with both depth and judged_only: the depth cuts groups of "
+                "tied documents before unjudged ones are dropped, so no expected value over their orders is "
+                "defined; drop one of depth, judged_only, or use ties='trec_eval'")
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> Policies:

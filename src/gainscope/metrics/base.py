@@ -63,7 +63,8 @@ class RankedQuery:
     tail: tuple[float | None, ...] = ()  # ties="average" with a depth: grades of tied documents cut off
 
 
-def tie_averaged(values: list[float], tie_start: tuple[bool, ...], tail: list[float] | tuple[float, ...] = ()) -> list[float]:
+def tie_averaged(values: list[float], tie_start: tuple[bool, ...],
+                 tail: list[float] | tuple[float, ...] = ()) -> list[float]:
     """Replace each value by the mean of its group of tied scores (``tie_start`` marks group starts; an
     empty ``tie_start`` means no averaging). ``tail`` are the values of tied documents that a depth cut
     removed from the last group: they count in its mean. The plain twin of ``Context.tie_average``."""
@@ -123,6 +124,9 @@ class Metric:
     #: True when the value is a sum of per-position terms that depend only on the gain at that position,
     #: which makes ``ties="average"`` exact (the expected value over orders of tied documents).
     linear_in_gains: ClassVar[bool] = False
+    #: True when the value ignores the order of the ranking (set measures, counts): any ties policy gives the
+    #: same value as long as no depth cuts the ranking.
+    order_independent: ClassVar[bool] = False
     #: True when the ideal ranking scores 1.0 (for contract tests).
     normalized: ClassVar[bool] = False
     #: True when the metric only looks at the top ``cutoff`` documents.
@@ -149,7 +153,8 @@ class Metric:
 
     def check_policies(self, policies: Policies) -> None:
         """Raise PolicyError when this metric cannot honour ``policies``."""
-        if policies.ties == "average" and not self.linear_in_gains:
+        if policies.ties == "average" and not self.linear_in_gains \
+                and not (self.order_independent and policies.depth is None):
             raise PolicyError(
                 f"{self} does not support ties='average': its value is not a sum of per-position gains, so "
                 "averaging tied gains would not give its expected value; use ties='trec_eval' or ties='rank'")
@@ -163,12 +168,12 @@ class Metric:
     @classmethod
     def params(cls) -> list[Any]:
         """The declared parameters (dataclass fields with their metadata)."""
-        return list(fields(cls))  # type: ignore[arg-type]
+        return list(fields(cls))
 
     @classmethod
     def at_param(cls) -> str | None:
         """Name of the parameter that ``@value`` sets, if any."""
-        for f in fields(cls):  # type: ignore[arg-type]
+        for f in fields(cls):
             if f.metadata.get("at"):
                 return f.name
         return None
@@ -230,6 +235,10 @@ class GainMap:
                 raise InvalidParameterError(f"a gain map must map numeric grades to numeric gains; got {k!r}: {v!r}")
             if not (math.isfinite(k) and math.isfinite(v)):
                 raise InvalidParameterError(f"a gain map needs finite numbers; got {k!r}: {v!r}")
+            if k < 0:
+                raise InvalidParameterError(
+                    f"a gain map may only list grades >= 0; got {k!r}: {v!r} (a negative grade means 'pooled but "
+                    "unjudged' and never carries gain)")
             key = int(k) if float(k).is_integer() else float(k)
             pairs.append((key, float(v)))
         return cls(tuple(sorted(pairs)))
@@ -308,7 +317,7 @@ def _check_param(metric: Metric, name: str, value: Any, meta: Mapping[str, Any])
 
 
 def _default_of(cls: type, name: str) -> Any:
-    for f in fields(cls):  # type: ignore[arg-type]
+    for f in fields(cls):
         if f.name == name:
             return f.default
     return MISSING

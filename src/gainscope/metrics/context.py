@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -17,6 +17,8 @@ from gainscope.core.judged_run import JudgedRun
 from gainscope.core.policies import Policies
 
 __all__ = ["Context"]
+
+T = TypeVar("T")
 
 
 class Context:
@@ -27,11 +29,11 @@ class Context:
         self.policies: Policies = jr.policies
         self._cache: dict[Hashable, Any] = {}
 
-    def cached(self, key: Hashable, make: Callable[[], Any]) -> Any:
+    def cached(self, key: Hashable, make: Callable[[], T]) -> T:
         """Memoise ``make()`` under ``key`` for the life of this context."""
         if key not in self._cache:
             self._cache[key] = make()
-        return self._cache[key]
+        return cast(T, self._cache[key])
 
     # ------------------------------------------------------------------ shapes
     @property

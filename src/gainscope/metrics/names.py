@@ -167,7 +167,7 @@ def parse_metric(text: str) -> Metric:
         raise MetricSyntaxError(f"a metric name must be a string; got {text!r}", text=repr(text), position=0)
     name, params, at_value, has_at = _Parser(text).metric()
     cls = lookup(name)
-    known = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    known = [f.name for f in fields(cls)]
     at_name = cls.at_param()
     kwargs = dict(params)
     if has_at:

@@ -23,10 +23,28 @@ from gainscope.errors import InvalidParameterError, MetricSyntaxError, UnknownMe
 from gainscope.metrics.base import GainMap, Metric
 from gainscope.metrics.families.average_precision import AP, GMAP, RR, BinG, Bpref, GMBpref, InfAP
 from gainscope.metrics.families.curves import ElevenPointAverage, IPrec
-from gainscope.metrics.families.graded import G, NDCG, NDCGRel, RBP, RBPResidual, Rndcg
-from gainscope.metrics.families.precision import Precision, Recall, RelativePrecision, RPrecision, Success, Unjudged
-from gainscope.metrics.families.sets import (NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, SetAP, SetF,
-                                             SetP, SetR, SetRelP, Utility)
+from gainscope.metrics.families.graded import NDCG, RBP, G, NDCGRel, RBPResidual, Rndcg
+from gainscope.metrics.families.precision import (
+    Precision,
+    Recall,
+    RelativePrecision,
+    RPrecision,
+    Success,
+    Unjudged,
+)
+from gainscope.metrics.families.sets import (
+    NumNonrelJudgedRet,
+    NumQ,
+    NumRel,
+    NumRelRet,
+    NumRet,
+    SetAP,
+    SetF,
+    SetP,
+    SetR,
+    SetRelP,
+    Utility,
+)
 
 __all__ = ["NICKNAMES", "TrecItem", "is_trec_name", "relstrings", "trec_items", "trec_metrics", "trec_name_of"]
 
@@ -121,7 +139,7 @@ def _fmt2(x: float) -> str:
     return f"{x:3.2f}"
 
 
-def _build_family(name: str) -> _Family:  # noqa: C901 - one table, kept together for reading
+def _build_family(name: str) -> _Family:
     def plain(metric: Metric, kind: str = "float", per_query: bool = True, summary: bool = True) -> _Family:
         return _Family("none", None, lambda p, t, o: [TrecItem(name, name, metric, kind, per_query, summary)])
 
@@ -342,6 +360,6 @@ def relstrings(jr: JudgedRun, length: float) -> dict[str, str]:
             elif g > 9:
                 chars.append(">")
             else:
-                chars.append(str(int(math.floor(g))))
+                chars.append(str(math.floor(g)))
         out[q] = "".join(chars)
     return out

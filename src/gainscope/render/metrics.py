@@ -18,7 +18,7 @@ def list_metrics() -> str:
     """One row per registered metric: name, parameters, what it measures."""
     rows = []
     for cls in all_metric_classes():
-        params = ", ".join(("@" if f.metadata.get("at") else "") + f.name for f in fields(cls))  # type: ignore[arg-type]
+        params = ", ".join(("@" if f.metadata.get("at") else "") + f.name for f in fields(cls))
         rows.append([cls.name, params, cls.summary])
     return (text_table(["metric", "parameters", "what it measures"], rows, align=["l", "l", "l"])
             + "\n\nRun `gainscope metrics NAME` for the formula, conventions and reference of one metric.\n"
@@ -35,7 +35,7 @@ def describe_metric(metric: Metric) -> str:
     lines.append(inspect.cleandoc(cls.__doc__ or ""))
     lines.append("")
     rows = []
-    for f in fields(cls):  # type: ignore[arg-type]
+    for f in fields(cls):
         default = f.default
         current = getattr(metric, f.name)
         rows.append([("@" if f.metadata.get("at") else "") + f.name, format_value(current),

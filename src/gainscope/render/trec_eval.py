@@ -15,7 +15,7 @@ __all__ = ["render_trec_eval"]
 
 def _value(item: TrecItem, v: float) -> str:
     if item.kind == "long":
-        return str(int(round(v)))
+        return str(round(v))
     return f"{v:6.4f}"
 
 

@@ -20,7 +20,7 @@ from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param
 from gainscope.metrics.context import Context
 from gainscope.metrics.registry import register
 
-__all__ = ["AP", "GMAP", "Bpref", "GMBpref", "InfAP", "RR", "BinG"]
+__all__ = ["AP", "GMAP", "RR", "BinG", "Bpref", "GMBpref", "InfAP"]
 
 _REL = "minimum grade counted as relevant; None uses the evaluation's relevance level (default 1)"
 #: trec_eval's floor for geometric means (MIN_GEO_MEAN): a query with value 0 contributes log(1e-5).
@@ -47,7 +47,7 @@ def _ap_terms(ctx: Context, level: float, cutoff: int | None) -> np.ndarray:
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AP(Metric):
     """Average precision: the mean, over the relevant documents, of the precision at their rank.
 
@@ -112,7 +112,7 @@ class AP(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class GMAP(AP):
     """Geometric mean average precision: AP per query, averaged over queries with a geometric mean.
 
@@ -128,7 +128,7 @@ class GMAP(AP):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RR(Metric):
     """Reciprocal rank of the first relevant document (0 when none is retrieved in the first k).
 
@@ -214,7 +214,7 @@ def _bpref_reference(q: RankedQuery, level: float) -> float:
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Bpref(Metric):
     """Binary preference: how often relevant documents are ranked above judged non-relevant ones.
 
@@ -268,7 +268,7 @@ class Bpref(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class GMBpref(Bpref):
     """Bpref averaged over queries with a geometric mean (floor 1e-5), as trec_eval's ``gm_bpref``.
 
@@ -283,7 +283,7 @@ class GMBpref(Bpref):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class InfAP(Metric):
     """Inferred average precision, for judgments made on a random sample of the pool.
 
@@ -350,7 +350,7 @@ class InfAP(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BinG(Metric):
     """binG: a binary gain measure from trec_eval, each relevant document discounted by the number of
     non-relevant documents ranked above it.

@@ -75,7 +75,7 @@ def _iprec_ref(q: RankedQuery, level: float, r: float, rounding: str) -> float:
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class IPrec(Metric):
     """Interpolated precision at a recall level (the points of the standard recall-precision graph).
 
@@ -107,7 +107,7 @@ _ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ElevenPointAverage(Metric):
     """Interpolated precision averaged over recall levels (by default the 11 levels 0, 0.1, ..., 1).
 

@@ -21,7 +21,7 @@ from gainscope.metrics.context import Context
 from gainscope.metrics.gains import gain_array, gain_value
 from gainscope.metrics.registry import register
 
-__all__ = ["DCG", "ERR", "G", "NDCG", "NDCGRel", "RBP", "RBPResidual", "Rndcg"]
+__all__ = ["DCG", "ERR", "NDCG", "RBP", "G", "NDCGRel", "RBPResidual", "Rndcg"]
 
 _GAIN_DOC = ("'linear' (gain = grade), 'exponential' (2^grade - 1), or a {grade: gain} map (other grades "
              "keep gain = grade, as trec_eval's ndcg.GRADE=GAIN)")
@@ -72,11 +72,11 @@ def _ref_gains(q: RankedQuery, gain: Any, rel: float | None) -> list[float]:
 
 
 def _ref_dcg(gains: list[float], cutoff: int | None) -> float:
-    return sum(g / math.log2(i + 1) for i, g in enumerate(gains[:cutoff], start=1) if g != 0)
+    return float(sum(g / math.log2(i + 1) for i, g in enumerate(gains[:cutoff], start=1) if g != 0))
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DCG(Metric):
     """Discounted cumulative gain: gains of the first k documents, each divided by log2(rank + 1).
 
@@ -125,7 +125,7 @@ def _gain_steps(q: RankedQuery, gains: list[float], cutoff: int | None,
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NDCG(Metric):
     """Normalised discounted cumulative gain: DCG@k divided by the DCG@k of the ideal ranking.
 
@@ -184,6 +184,8 @@ class NDCG(Metric):
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         run = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff)
+        docs: tuple[str, ...]
+        grades: tuple[float | None, ...]
         if self.ideal == "judged":
             docs, grades = q.judged_doc_ids or tuple("?" for _ in q.judged), q.judged
         else:
@@ -202,7 +204,7 @@ class NDCG(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ERR(Metric):
     """Expected reciprocal rank: the expected 1/rank at which a cascading user stops, satisfied.
 
@@ -303,7 +305,7 @@ def _rbp_gains_ref(q: RankedQuery, rel: float | None, grades: tuple[float | None
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RBP(Metric):
     """Rank-biased precision: the expected rate of gain of a user who goes on to the next document with
     probability p.
@@ -349,7 +351,7 @@ class RBP(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RBPResidual(Metric):
     """The residual of RBP: how much RBP could still rise if every unjudged document had full gain.
 
@@ -403,7 +405,7 @@ def _ideal_sequence(judged: list[float], gain: Any) -> list[float]:
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class G(Metric):
     """G: trec_eval's experimental cumulative-gain measure with a cost-based discount (Buckley).
 
@@ -453,7 +455,7 @@ class G(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NDCGRel(Metric):
     """ndcg_rel: trec_eval's nDCG averaged over the ranks of the relevant retrieved documents (Buckley).
 
@@ -507,7 +509,7 @@ class NDCGRel(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Rndcg(Metric):
     """Rndcg: trec_eval's nDCG averaged over the ranks where the ideal gain changes level (Buckley).
 
@@ -532,7 +534,7 @@ class Rndcg(Metric):
         dcg_csum = ctx.cumsum(("dcg_plain", self.gain), lambda: gains * _discounts(ctx.position))
         r = ctx.num_rel(self.level(ctx.policies))
         jr = ctx.jr
-        for qi in np.flatnonzero(r > 0):
+        for qi in np.flatnonzero(r > 0).tolist():
             judged = jr.judged_grades[jr.judged_slice(qi)].tolist()
             s, n = int(jr.offsets[qi]), int(jr.lengths[qi])
             out[qi] = _rndcg(judged, self.gain, lambda k, s=s: float(dcg_csum[s + k] - dcg_csum[s]), n)

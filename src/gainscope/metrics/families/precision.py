@@ -73,7 +73,7 @@ def _binary_steps(q: RankedQuery, level: float, k: int | None) -> tuple[list[Ste
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Precision(Metric):
     """Precision at k: the fraction of the first k documents that are relevant.
 
@@ -112,7 +112,7 @@ class Precision(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Recall(Metric):
     """Recall at k: the fraction of the relevant documents found in the first k.
 
@@ -152,7 +152,7 @@ class Recall(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Success(Metric):
     """Success at k: 1 when at least one relevant document is among the first k, else 0.
 
@@ -177,7 +177,7 @@ class Success(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RelativePrecision(Metric):
     """Relative precision at k: relevant documents in the first k divided by min(k, R).
 
@@ -211,7 +211,7 @@ class RelativePrecision(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RPrecision(Metric):
     """R-precision: precision after R documents, where R is the number of relevant documents.
 
@@ -251,7 +251,7 @@ class RPrecision(Metric):
         r = sum(g >= level for g in q.judged)
         if r == 0:
             return math.nan
-        c = int(math.floor(self.mult * r + 0.9)) if self.mult != 1.0 else r
+        c = math.floor(self.mult * r + 0.9) if self.mult != 1.0 else r
         if c == 0:
             return 0.0
         return sum(_hits(q, level)[:c]) / c
@@ -259,7 +259,7 @@ class RPrecision(Metric):
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         level = self.level(policies)
         r = sum(g >= level for g in q.judged)
-        c = int(math.floor(self.mult * r + 0.9)) if self.mult != 1.0 else r
+        c = math.floor(self.mult * r + 0.9) if self.mult != 1.0 else r
         steps, total = _binary_steps(q, level, c)
         return Explanation(str(self), q.query_id, tuple(steps), (), total, float(c),
                            (total / c if c else 0.0) if r else math.nan,
@@ -267,7 +267,7 @@ class RPrecision(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Judged(Metric):
     """Judged at k: the fraction of the first k retrieved documents that have a judgment.
 
@@ -288,6 +288,7 @@ class Judged(Metric):
         csum = ctx.cumsum(("judged", ctx.policies.ties),
                           lambda: ctx.tie_average(ctx.judged.astype(np.float64),
                                                   (ctx.jr.tail_grades >= 0).astype(np.float64)))
+        assert self.cutoff is not None  # required parameter, checked at construction
         return _nan_div(ctx.sum_to(csum, self.cutoff), np.minimum(ctx.lengths, self.cutoff).astype(np.float64))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
@@ -298,7 +299,7 @@ class Judged(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Unjudged(Metric):
     """Unjudged at k (trec_eval ``unj.k``): the number of unjudged documents in the first k, divided by k.
 

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
-from gainscope.metrics.base import Metric, RankedQuery, param
+from gainscope.metrics.base import Metric, RankedQuery, param, tie_averaged
 from gainscope.metrics.context import Context
 from gainscope.metrics.registry import register
 
@@ -25,13 +25,23 @@ _REL = "minimum grade counted as relevant; None uses the evaluation's relevance 
 
 
 def _counts(ctx: Context, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """n, rr and R per query; rr is the expected count over orders of tied documents under
+    ties="average" (it only differs when a depth cuts a group of tied documents)."""
     n = ctx.lengths.astype(np.float64)
-    rr = ctx.cached(("rel_ret", level), lambda: ctx.per_query_sum(ctx.relevant(level).astype(np.float64)))
+
+    def rel_ret() -> np.ndarray:
+        rel = ctx.relevant(level).astype(np.float64)
+        return ctx.per_query_sum(ctx.tie_average(rel, (ctx.jr.tail_grades >= level).astype(np.float64)))
+    rr = ctx.cached(("rel_ret", level, ctx.policies.ties), rel_ret)
     return n, rr, ctx.num_rel(level)
 
 
-def _ref_counts(q: RankedQuery, level: float) -> tuple[int, int, int]:
-    rr = sum(g is not None and not math.isnan(g) and g >= level for g in q.grades)
+def _is_rel(g: float | None, level: float) -> float:
+    return 1.0 if g is not None and not math.isnan(g) and g >= level else 0.0
+
+
+def _ref_counts(q: RankedQuery, level: float) -> tuple[int, float, int]:
+    rr = sum(tie_averaged([_is_rel(g, level) for g in q.grades], q.tie_start, [_is_rel(g, level) for g in q.tail]))
     return len(q.grades), rr, sum(g >= level for g in q.judged)
 
 
@@ -44,6 +54,9 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 class _SetMetric(Metric):
     uses_relevance_level: ClassVar[bool] = True
+    order_independent: ClassVar[bool] = True
+    #: linear in the relevance indicators (so exact under ties="average" even with a depth)
+    linear_in_gains: ClassVar[bool] = True
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -57,7 +70,7 @@ class _SetMetric(Metric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SetP(_SetMetric):
     """Set precision: relevant retrieved / retrieved, ``rr / n``. Undefined when nothing is retrieved.
 
@@ -75,7 +88,7 @@ class SetP(_SetMetric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SetR(_SetMetric):
     """Set recall: relevant retrieved / relevant, ``rr / R``. Undefined when R = 0.
 
@@ -92,7 +105,7 @@ class SetR(_SetMetric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SetRelP(_SetMetric):
     """Set relative precision: ``rr / min(n, R)``. Undefined when n = 0 or R = 0.
 
@@ -109,7 +122,7 @@ class SetRelP(_SetMetric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SetAP(_SetMetric):
     """Set average precision (set precision times set recall): ``rr^2 / (n * R)``. Undefined when n or R
     is 0.
@@ -117,6 +130,7 @@ class SetAP(_SetMetric):
     Reference: trec_eval ``m_set_map.c``. trec_eval name: ``set_map``.
     """
 
+    linear_in_gains: ClassVar[bool] = False
     name: ClassVar[str] = "SetAP"
     summary: ClassVar[str] = "set precision x set recall"
 
@@ -127,7 +141,7 @@ class SetAP(_SetMetric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SetF(_SetMetric):
     """Set F-measure: ``(beta + 1) * P * R / (beta * P + R)`` with set precision P and set recall R;
     0 when nothing relevant is retrieved, undefined when n = 0 or R = 0.
@@ -138,6 +152,7 @@ class SetF(_SetMetric):
     ``set_F``.
     """
 
+    linear_in_gains: ClassVar[bool] = False
     name: ClassVar[str] = "SetF"
     summary: ClassVar[str] = "weighted harmonic mean of set precision and recall"
 
@@ -156,7 +171,7 @@ class SetF(_SetMetric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Utility(_SetMetric):
     """Linear set utility: ``a * rr + b * (n - rr) + c * (R - rr) + d * (D + rr - n - R)``, where D is
     the number of documents in the collection. Defaults a=1, b=-1, c=0, d=0 (trec_eval's). Not bounded.
@@ -187,7 +202,7 @@ class _Count(_SetMetric):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NumQ(_Count):
     """Number of queries evaluated: 1 per query, summed over queries.
 
@@ -205,7 +220,7 @@ class NumQ(_Count):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NumRet(_Count):
     """Number of documents retrieved, after the depth limit and judged-only filtering.
 
@@ -222,7 +237,7 @@ class NumRet(_Count):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NumRel(_Count):
     """Number of judged relevant documents, retrieved or not.
 
@@ -241,7 +256,7 @@ class NumRel(_Count):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NumRelRet(_Count):
     """Number of relevant documents retrieved.
 
@@ -259,7 +274,7 @@ class NumRelRet(_Count):
 
 
 @register
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NumNonrelJudgedRet(_Count):
     """Number of retrieved documents judged non-relevant (judged, below the relevance threshold).
 
@@ -273,8 +288,13 @@ class NumNonrelJudgedRet(_Count):
     rel: float | None = param(None, kind="float", ge=0, doc=_REL)
 
     def compute(self, ctx: Context) -> np.ndarray:
-        return ctx.per_query_sum(ctx.nonrelevant_judged(self.level(ctx.policies)).astype(np.float64))
+        level = self.level(ctx.policies)
+        tail = ((ctx.jr.tail_grades >= 0) & (ctx.jr.tail_grades < level)).astype(np.float64)
+        return ctx.per_query_sum(ctx.tie_average(ctx.nonrelevant_judged(level).astype(np.float64), tail))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         level = self.level(policies)
-        return float(sum(g is not None and not math.isnan(g) and 0 <= g < level for g in q.grades))
+
+        def nonrel(g: float | None) -> float:
+            return 1.0 if g is not None and not math.isnan(g) and 0 <= g < level else 0.0
+        return float(sum(tie_averaged([nonrel(g) for g in q.grades], q.tie_start, [nonrel(g) for g in q.tail])))

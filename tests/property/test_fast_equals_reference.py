@@ -1,0 +1,195 @@
+"""Every metric's vectorised kernel equals its plain per-query reference, on random data, for random valid
+parameters, under every evaluation policy the metric supports.
+
+The data (``gainscope.testing.strategies``) has ties, negative and float grades, unjudged retrieved and
+unretrieved judged documents, queries without relevant documents, judged queries missing from the run and
+run-only queries. NaN (undefined) must be NaN on both sides; other values agree to 1e-12.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from gainscope.core.judged_run import build_judged_run
+from gainscope.core.judgments import Judgments
+from gainscope.core.policies import Policies
+from gainscope.core.run import Run
+from gainscope.errors import InputWarning, GainscopeWarning, InvalidParameterError, PolicyError
+from gainscope.evaluation import compute, evaluate, ranked_query
+from gainscope.metrics import all_metric_classes, parse_metric
+from gainscope.metrics.context import Context
+from gainscope.testing import strategies as gst
+
+CLASSES = all_metric_classes()
+SETTINGS = settings(max_examples=30, derandomize=True, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _judged_run(judgments, run, policies):
+    with warnings.catch_warnings():  # coverage and tie warnings are expected on this data
+        warnings.simplefilter("ignore", GainscopeWarning)
+        return build_judged_run(judgments, run, policies)
+
+
+def _fast(metric, jr):
+    return np.asarray(metric.compute(Context(jr)), dtype=np.float64)
+
+
+def _reference(metric, jr):
+    return np.array([metric.reference(ranked_query(jr, i), jr.policies) for i in range(jr.num_queries)],
+                    dtype=np.float64)
+
+
+def _assert_same(metric, jr):
+    """compute == reference, or both raise InvalidParameterError (ERR with a grade above max_grade)."""
+    try:
+        fast = _fast(metric, jr)
+    except InvalidParameterError:
+        with pytest.raises(InvalidParameterError):
+            _reference(metric, jr)
+        return
+    ref = []
+    for i in range(jr.num_queries):
+        try:
+            ref.append(metric.reference(ranked_query(jr, i), jr.policies))
+        except InvalidParameterError as exc:  # only for a query whose own grades exceed max_grade
+            raise AssertionError(
+                f"{metric}: reference raised for query {jr.query_ids[i]!r} but compute did not") from exc
+    ref = np.array(ref, dtype=np.float64)
+    assert fast.shape == (jr.num_queries,)
+    np.testing.assert_array_equal(np.isnan(fast), np.isnan(ref),
+                                  err_msg=f"{metric} under {jr.policies}: NaN pattern differs")
+    ok = ~np.isnan(ref)
+    np.testing.assert_allclose(fast[ok], ref[ok], rtol=1e-12, atol=1e-12,
+                               err_msg=f"{metric} under {jr.policies}, queries {jr.query_ids}")
+
+
+def _supports(metric, policies):
+    return policies.ties != "average" or type(metric).linear_in_gains
+
+
+def _checkable(metric, policies):
+    """Policies under which compute and reference can be compared for this metric (ties="average" only for
+    metrics linear in gains; the others reject it, see test_average_ties_rejected_for_nonlinear_metrics)."""
+    if not _supports(metric, policies):
+        return Policies(**{**policies.as_dict(), "ties": "rank"})
+    return policies
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.name)
+@SETTINGS
+@given(data=st.data())
+def test_fast_equals_reference(cls, data):
+    metric = data.draw(gst.metrics_of(cls), label="metric")
+    judgments, run = data.draw(gst.judgments_and_runs(), label="data")
+    policies = _checkable(metric, data.draw(gst.policies(), label="policies"))
+    _assert_same(metric, _judged_run(judgments, run, policies))
+
+
+# every policy combination (undefined= does not reach the kernels: see tests/unit/metrics/test_policy_effects.py)
+_COMBOS = list(itertools.product(("trec_eval", "rank", "average"), ("zero", "skip"), (None, 3), (False, True),
+                                 (1, 2), ("unjudged", "nonrelevant")))
+
+
+@pytest.mark.slow
+@settings(max_examples=6, derandomize=True, deadline=None, database=None,
+          phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: ~100 evaluations per example
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=gst.judgments_and_runs(max_queries=4, max_docs=8))
+def test_every_policy_combination_default_metrics(data):
+    judgments, run = data
+    metrics = [cls() for cls in CLASSES if not any(f.metadata.get("required") for f in cls.params())]
+    metrics += [parse_metric(x) for x in (
+        "P@3", "R@3", "Success@2", "RelP@3", "Judged@3", "Unj@3", "IPrec@0.5", "nDCG@3",
+        "nDCG(gain=exponential, ideal=retrieved)@4", "AP@4", "RR@2", "ERR@3", "DCG@2", "Rprec(mult=2)")]
+    for ties, missing, depth, judged_only, level, negatives in _COMBOS:
+        try:
+            policies = Policies(ties=ties, missing_queries=missing, depth=depth, judged_only=judged_only,
+                                relevance_level=level, negative_grades=negatives)
+        except PolicyError:
+            # the one combination without a defined expected value over tie orders
+            assert ties == "average" and depth is not None and judged_only
+            continue
+        jr = _judged_run(judgments, run, policies)
+        for m in metrics:
+            if _checkable(m, policies) is policies:
+                _assert_same(m, jr)
+
+
+@pytest.mark.parametrize("cls", [c for c in CLASSES if not c.linear_in_gains and not c.order_independent],
+                         ids=lambda c: c.name)
+def test_average_ties_rejected_for_nonlinear_metrics(cls):
+    metric = _default_instance(cls)
+    policies = Policies(ties="average")
+    with pytest.raises(PolicyError, match="does not support ties='average'"):
+        metric.check_policies(policies)
+    j = Judgments.from_dict({"q": {"a": 1, "b": 0}})
+    r = Run.from_dict({"q": {"a": 1.0, "b": 0.5}})
+    with pytest.raises(PolicyError, match=re.escape(f"{metric} does not support ties='average'")):
+        evaluate(j, r, [metric], ties="average")
+    with pytest.raises(PolicyError):
+        compute(build_judged_run(j, r, policies), [metric])
+
+
+@pytest.mark.parametrize("cls", [c for c in CLASSES if c.linear_in_gains], ids=lambda c: c.name)
+def test_average_ties_accepted_for_linear_metrics(cls):
+    metric = _default_instance(cls)
+    metric.check_policies(Policies(ties="average"))  # does not raise
+    j = Judgments.from_dict({"q": {"a": 1, "b": 0}})
+    res = evaluate(j, Run.from_dict({"q": {"a": 1.0, "b": 0.5}}), [metric], ties="average")
+    assert res.policies.ties == "average"
+
+
+def _default_instance(cls):
+    """The class with its defaults, and a small value for parameters that have none (cutoff, recall)."""
+    kwargs = {}
+    for f in cls.params():
+        if f.metadata.get("required"):
+            kwargs[f.name] = 0.5 if f.metadata.get("kind") == "float" else 3
+    return cls(**kwargs)
+
+
+@pytest.mark.parametrize(("metric", "expected"), [
+    # a (grade 1) and u (unjudged) tie at the top, b (grade 0) follows; R = 1. With ties="average" the
+    # relevant count at rank 1 is its expectation over the two orders of the tie: 1/2.
+    ("P@1", 0.5),       # 0.5 / 1
+    ("R@1", 0.5),       # 0.5 / R=1
+    ("RelP@1", 0.5),    # 0.5 / min(1, 1)
+    ("Rprec", 0.5),     # c = R = 1: 0.5 / 1
+    ("Judged@1", 0.5),  # judged-ness of rank 1 is a (yes) or u (no) with equal chance
+    ("Unj@1", 0.5),
+    ("P@2", 0.5),       # the whole tie is inside the cutoff: 1/2 whatever the order
+    ("Judged@3", 2 / 3),
+])
+def test_reference_and_compute_average_ties(metric, expected):
+    m = parse_metric(metric)
+    j = Judgments.from_dict({"q": {"a": 1, "b": 0}})
+    for order in (["a", "u", "b"], ["u", "a", "b"]):
+        jr = build_judged_run(j, Run.from_dict({"q": dict(zip(order, [1.0, 1.0, 0.5], strict=True))}),
+                              Policies(ties="average"))
+        assert _fast(m, jr).tolist() == [pytest.approx(expected)]
+        assert _reference(m, jr).tolist() == [pytest.approx(expected)]
+
+
+@pytest.mark.parametrize("cls", [c for c in CLASSES if not c.linear_in_gains and c.order_independent],
+                         ids=lambda c: c.name)
+def test_order_independent_nonlinear_metrics_accept_average_ties_without_depth(cls):
+    """SetAP and SetF ignore the order of the ranking: averaging ties changes nothing unless a depth cuts a
+    group of tied documents, where their non-linear value has no exact expected value."""
+    metric = _default_instance(cls)
+    metric.check_policies(Policies(ties="average"))
+    with pytest.raises(PolicyError, match="does not support ties='average'"):
+        metric.check_policies(Policies(ties="average", depth=5))
+    j = Judgments.from_dict({"q": {"a": 1, "b": 0}})
+    r = Run.from_dict({"q": {"a": 1.0, "b": 1.0, "c": 0.5}})
+    averaged = evaluate(j, r, [metric], ties="average")[str(metric)]
+    with pytest.warns(InputWarning):
+        plain = evaluate(j, r, [metric])[str(metric)]
+    assert averaged == plain

@@ -1,0 +1,195 @@
+"""Hand arithmetic for the graded metrics: DCG, nDCG (each convention parameter), ERR, RBP, RBPResid and
+trec_eval's G, ndcg_rel and Rndcg.
+
+Running example: judged {a: 2, b: 0, c: 1, d: 1}, run [a, b, c] (d is relevant but never retrieved).
+Ranked grades [2, 0, 1]; judged positive grades {2, 1, 1}. 1/log2(3) = 0.63093, 1/log2(4) = 0.5.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gainscope import Judgments, Run, evaluate
+from gainscope.errors import InvalidParameterError, UndefinedMetricWarning
+
+QRELS = {"q": {"a": 2, "b": 0, "c": 1, "d": 1}}
+RUN = {"q": ["a", "b", "c"]}
+L3 = 1 / math.log2(3)  # discount of rank 2
+
+
+def value(metric: str, qrels=QRELS, run=RUN, query: str = "q", **policies) -> float:
+    res = evaluate(Judgments.from_dict(qrels), Run.from_dict(run), [metric], **policies)
+    return res.per_query(metric)[query]
+
+
+# ---------------------------------------------------------------------------------------------- DCG
+@pytest.mark.parametrize(("metric", "expected"), [
+    ("DCG", 2 + 0 + 0.5),               # 2/log2(2) + 0/log2(3) + 1/log2(4) = 2.5
+    ("DCG@1", 2.0),
+    ("DCG@2", 2.0),
+    ("DCG(gain=exponential)", 3.5),     # (2^2-1)/1 + 0 + (2^1-1)/2 = 3 + 0.5
+    ("DCG(rel=2)", 2.0),                # grade 1 below rel=2 -> gain 0
+])
+def test_dcg(metric, expected):
+    assert value(metric) == pytest.approx(expected, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- nDCG
+@pytest.mark.parametrize(("metric", "expected"), [
+    # DCG = 2.5; IDCG over all judged {2, 1, 1} = 2 + 1/log2(3) + 1/log2(4) = 3.1309; nDCG = 0.7985
+    ("nDCG", 2.5 / (2 + L3 + 0.5)),
+    ("nDCG@10", 2.5 / (2 + L3 + 0.5)),   # the cutoff beyond both lists changes nothing
+    ("ndcg", 2.5 / (2 + L3 + 0.5)),      # alias
+    # @2: DCG@2 = 2; IDCG@2 = 2 + 1/log2(3) = 2.6309; 0.7602
+    ("nDCG@2", 2 / (2 + L3)),
+    # exponential gains 3, 0, 1: DCG = 3 + 0.5 = 3.5; IDCG = 3 + 1/log2(3) + 0.5 = 4.1309; 0.8473
+    ("nDCG(gain=exponential)", 3.5 / (3 + L3 + 0.5)),
+    # map {1: 1, 2: 5}: gains 5, 0, 1: DCG = 5.5; IDCG = 5 + 0.6309 + 0.5 = 6.1309; 0.8971
+    ("nDCG(gain={1: 1, 2: 5})", 5.5 / (5 + L3 + 0.5)),
+    # a map that does not list grade 1 keeps gain = grade for it (as trec_eval ndcg.2=5)
+    ("nDCG(gain={2: 5})", 5.5 / (5 + L3 + 0.5)),
+    # ideal from the retrieved grades only [2, 1, 0] (d is ignored): IDCG = 2 + 0.6309 = 2.6309; 0.9502
+    ("nDCG(ideal=retrieved)", 2.5 / (2 + L3)),
+    ("nDCG(ideal=retrieved)@2", 2 / (2 + L3)),
+    # rel=2: grades below 2 get no gain, in the run and in the ideal: DCG = 2, IDCG = 2 -> 1
+    ("nDCG(rel=2)", 1.0),
+])
+def test_ndcg(metric, expected):
+    assert value(metric) == pytest.approx(expected, abs=1e-12)
+
+
+def test_ndcg_rounded_values_from_the_brief():
+    assert value("nDCG") == pytest.approx(0.7985, abs=5e-5)
+    assert value("nDCG(gain=exponential)") == pytest.approx(0.8473, abs=5e-5)
+    assert value("nDCG(ideal=retrieved)") == pytest.approx(0.9502, abs=5e-5)
+
+
+def test_ndcg_without_cutoff_is_not_ndcg_cut_at_run_length():
+    # run [b, a] (2 documents) against judged {a: 2, b: 0, c: 1, d: 1}:
+    # nDCG (no cutoff): DCG = 0 + 2/log2(3) = 1.2619; IDCG over all judged = 3.1309 -> 0.4030
+    # nDCG@2: IDCG@2 = 2 + 1/log2(3) = 2.6309 -> 0.4796
+    run = {"q": ["b", "a"]}
+    assert value("nDCG", run=run) == pytest.approx(2 * L3 / (2 + L3 + 0.5), abs=1e-12)
+    assert value("nDCG@2", run=run) == pytest.approx(2 * L3 / (2 + L3), abs=1e-12)
+
+
+def test_ndcg_unjudged_documents_have_no_gain():
+    # [u, a, c]: DCG = 0 + 2/log2(3) + 1/log2(4) = 1.7619; IDCG = 3.1309 -> 0.5627
+    assert value("nDCG", run={"q": ["u", "a", "c"]}) == pytest.approx((2 * L3 + 0.5) / (2 + L3 + 0.5))
+
+
+def test_ndcg_undefined_without_positive_gain():
+    with pytest.warns(UndefinedMetricWarning, match="nDCG@5 is undefined"):
+        assert value("nDCG@5", {"q": {"a": 0}}, {"q": ["a"]}) == 0.0
+    assert math.isnan(value("nDCG@5", {"q": {"a": 0}}, {"q": ["a"]}, undefined="skip"))
+
+
+def test_ndcg_ignores_the_relevance_level_policy():
+    # trec_eval ignores -l for nDCG: the same value at relevance_level 1 and 2
+    assert value("nDCG", relevance_level=2) == value("nDCG") == pytest.approx(2.5 / (2 + L3 + 0.5))
+
+
+# ---------------------------------------------------------------------------------------------- ERR
+def test_err_scale_is_the_largest_judged_grade():
+    # max_grade None: scale = 2 (largest judged grade); p = (2^g - 1) / 2^2: a 3/4, b 0, c 1/4
+    # ERR = 1/1 * 3/4 + 1/2 * 0 * (1 - 3/4) + 1/3 * 1/4 * (1 - 3/4)(1 - 0) = 0.75 + 0.0208 = 0.7708
+    assert value("ERR") == pytest.approx(0.75 + (1 / 3) * 0.25 * 0.25, abs=1e-12)
+    assert value("ERR@1") == pytest.approx(0.75, abs=1e-12)
+
+
+def test_err_with_max_grade():
+    # max_grade=4: p = (2^g - 1) / 16: a 3/16 = 0.1875, c 1/16 = 0.0625
+    # ERR = 0.1875 + 1/3 * 0.0625 * (1 - 0.1875) = 0.1875 + 0.016927 = 0.2044
+    assert value("ERR(max_grade=4)") == pytest.approx(0.1875 + (1 / 3) * 0.0625 * 0.8125, abs=1e-12)
+
+
+def test_err_default_scale_spans_all_evaluated_queries():
+    # another query judged a grade 4: the scale becomes 4 for q as well -> the max_grade=4 value above
+    qrels = {**QRELS, "q2": {"z": 4}}
+    run = {**RUN, "q2": ["z"]}
+    res = evaluate(Judgments.from_dict(qrels), Run.from_dict(run), ["ERR"])
+    assert res.per_query("ERR")["q"] == pytest.approx(0.1875 + (1 / 3) * 0.0625 * 0.8125, abs=1e-12)
+    # q2: p = 15/16 at rank 1
+    assert res.per_query("ERR")["q2"] == pytest.approx(15 / 16)
+    assert any("largest judged grade, 4" in n for n in res.notes)
+
+
+def test_err_grade_above_max_grade_is_an_error():
+    with pytest.raises(InvalidParameterError) as err:
+        value("ERR(max_grade=1)")
+    assert str(err.value) == ("ERR(max_grade=1) has max_grade=1 but a document has grade 2; raise max_grade "
+                              "to the top of your grading scale")
+
+
+def test_err_without_relevant_is_zero():
+    assert value("ERR", {"q": {"a": 0}}, {"q": ["a"]}) == 0.0
+
+
+# ---------------------------------------------------------------------------------------------- RBP
+def test_rbp_default_persistence_is_0_9():
+    # binary grades (largest judged grade 1 -> gains = grades): [1, 0, 1]
+    # RBP = (1 - 0.9) * (1 + 0 * 0.9 + 1 * 0.81) = 0.181
+    qrels = {"q": {"a": 1, "b": 0, "c": 1}}
+    assert value("RBP", qrels) == pytest.approx(0.181, abs=1e-12)
+    # p = 0.5: 0.5 * (1 + 0.25) = 0.625
+    assert value("RBP(p=0.5)", qrels) == pytest.approx(0.625, abs=1e-12)
+
+
+def test_rbp_graded_gains_are_divided_by_the_largest_judged_grade():
+    # judged {a: 2, b: 0, c: 1, d: 4}: the query's largest grade is 4 -> gains a 2/4, c 1/4
+    # RBP = 0.1 * (0.5 + 0.81 * 0.25) = 0.07025
+    qrels = {"q": {"a": 2, "b": 0, "c": 1, "d": 4}}
+    assert value("RBP", qrels) == pytest.approx(0.07025, abs=1e-12)
+    # rel=2: binary gains grade >= 2: a -> 1, c -> 0: RBP = 0.1 * 1 = 0.1
+    assert value("RBP(rel=2)", qrels) == pytest.approx(0.1, abs=1e-12)
+
+
+def test_rbp_residual():
+    # run [a, u, c], u unjudged at rank 2: resid = p^n + (1 - p) * p^(2-1) = 0.9^3 + 0.1 * 0.9 = 0.819
+    qrels = {"q": {"a": 1, "c": 1}}
+    assert value("RBPResid", qrels, {"q": ["a", "u", "c"]}) == pytest.approx(0.819, abs=1e-12)
+    # every ranked document judged: 0 (trec_eval leaves out the p^n tail then)
+    assert value("RBPResid", qrels, {"q": ["a", "c"]}) == 0.0
+    # p = 0.5: 0.5^3 + 0.5 * 0.5 = 0.375
+    assert value("RBPResid(p=0.5)", qrels, {"q": ["a", "u", "c"]}) == pytest.approx(0.375, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------------------- G, ndcg_rel, Rndcg
+def test_g():
+    # judged {a: 2, b: 0, c: 1}: ideal gains [2, 1]. Run [b, a, c]; S = run gain so far, C = sum of
+    # max(ideal gain at j, 1) so far:
+    #   b: gain 0, C = 2 (no term)
+    #   a: gain 2, S = 2, C = 3 -> 2 / log2(2 + 3 - 2) = 2/log2(3) = 1.2619
+    #   c: gain 1, S = 3, C = 4 -> 1 / log2(2 + 4 - 3) = 1/log2(3) = 0.6309
+    # G = (1.2619 + 0.6309) / (2 + 1) = 0.6309
+    qrels = {"q": {"a": 2, "b": 0, "c": 1}}
+    assert value("G", qrels, {"q": ["b", "a", "c"]}) == pytest.approx(3 * L3 / 3, abs=1e-12)
+    # the ideal run [a, c, b]: 2/log2(2) + 1/log2(2 + 3 - 3) = 3 -> 3/3 = 1
+    assert value("G", qrels, {"q": ["a", "c", "b"]}) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_ndcg_rel():
+    # ideal [2, 1, 1]: IDCG@1 = 2, IDCG@3 = 3.1309. Run [a, b, c]:
+    #   a (gain 2): DCG@1 / IDCG@1 = 2/2 = 1
+    #   c (gain 1): DCG@3 / IDCG@3 = 2.5 / 3.1309 = 0.7985
+    #   d is relevant but not retrieved: adds (P - P_ret) * DCG / IDCG = 1 * 0.7985
+    # ndcg_rel = (1 + 0.7985 + 0.7985) / P=3 = 0.8657
+    expected = (1 + 2 * 2.5 / (2 + L3 + 0.5)) / 3
+    assert value("ndcg_rel") == pytest.approx(expected, abs=1e-12)
+    assert value("ndcg_rel") == pytest.approx(0.8657, abs=5e-5)
+
+
+def test_rndcg():
+    # ideal levels: gain 2 x1 then gain 1 x2 -> boundaries at ideal positions 1 and 3 (P = 3); n = 3
+    #   b = 1: DCG@1 / IDCG@1 = 2/2 = 1;  b = 3: DCG@3 / IDCG@3 = 2.5/3.1309 = 0.7985
+    # Rndcg = (1 + 0.7985) / 2 = 0.8992
+    assert value("Rndcg") == pytest.approx((1 + 2.5 / (2 + L3 + 0.5)) / 2, abs=1e-12)
+    # a ranking longer than P adds DCG@n / IDCG@P, but only from n = P + 2 on: trec_eval's loop has already
+    # consumed position P + 1 when it gets there. n = 4 = P + 1: unchanged, 0.8992;
+    # n = 5: (1 + 0.7985 + 2.5/3.1309) / 3 = 0.8657
+    assert value("Rndcg", run={"q": ["a", "b", "c", "u"]}) == pytest.approx((1 + 2.5 / (2 + L3 + 0.5)) / 2,
+                                                                             abs=1e-12)
+    longer = value("Rndcg", run={"q": ["a", "b", "c", "u", "v"]})
+    assert longer == pytest.approx((1 + 2 * 2.5 / (2 + L3 + 0.5)) / 3, abs=1e-12)

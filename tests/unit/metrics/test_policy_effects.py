@@ -1,0 +1,198 @@
+"""Each evaluation policy, shown on the smallest input where it changes a number, with the arithmetic.
+
+ties (trec_eval bytewise doc id order, rank, average), missing_queries, depth, judged_only,
+relevance_level, negative_grades, undefined.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gainscope import Judgments, Run, evaluate
+from gainscope.errors import InputWarning, PolicyError, QueryCoverageWarning, UndefinedMetricWarning
+
+L3 = 1 / math.log2(3)
+
+
+def evaluate_dicts(qrels, run, metrics, **policies):
+    return evaluate(Judgments.from_dict(qrels), Run.from_dict(run), metrics, **policies)
+
+
+# ---------------------------------------------------------------------------------------------- ties
+def test_trec_eval_ties_break_by_doc_id_descending_bytewise():
+    # "10" and "9" tie. Numerically 10 > 9, but bytewise "9" (0x39) > "10" (0x31 ...): "9" comes first.
+    run = {"q": {"10": 1.0, "9": 1.0}}
+    with pytest.warns(InputWarning, match="1 group"):
+        res = evaluate_dicts({"q": {"9": 1, "10": 0}}, run, ["P@1", "RR"])
+    assert res["P@1"] == 1.0 and res["RR"] == 1.0
+    with pytest.warns(InputWarning):
+        res = evaluate_dicts({"q": {"9": 0, "10": 1}}, run, ["P@1", "RR"])
+    assert res["P@1"] == 0.0 and res["RR"] == 0.5
+
+
+@pytest.mark.parametrize(("first", "second"),
+                         [("9", "10"), ("99", "100"), ("a", "Z"), ("é", "z"), ("b", "a")])
+def test_trec_eval_tie_order_examples(first, second):
+    # the relevant document is `first` when it sorts first (bytewise descending), whatever the input order
+    for order in ((first, second), (second, first)):
+        with pytest.warns(InputWarning):
+            res = evaluate_dicts({"q": {first: 1, second: 0}}, {"q": {d: 0.5 for d in order}}, ["RR"])
+        assert res["RR"] == 1.0
+
+
+def test_trec_eval_tie_order_can_decide_ndcg():
+    # trec_eval issue #22: the only relevant document ties with another one.
+    # relevant "b" (bytewise > "a") goes first: nDCG = 1; relevant "a" goes second: nDCG = 1/log2(3) = 0.6309
+    run = {"q": {"a": 1.0, "b": 1.0}}
+    with pytest.warns(InputWarning):
+        assert evaluate_dicts({"q": {"b": 1}}, run, ["nDCG"])["nDCG"] == 1.0
+    with pytest.warns(InputWarning):
+        assert evaluate_dicts({"q": {"a": 1}}, run, ["nDCG"])["nDCG"] == pytest.approx(L3)
+
+
+def test_rank_ties_keep_the_order_given():
+    # ties="rank": input order, no tie warning: "10" first -> P@1 = 0 when "9" is the relevant one
+    res = evaluate_dicts({"q": {"9": 1, "10": 0}}, {"q": {"10": 1.0, "9": 1.0}}, ["P@1"], ties="rank")
+    assert res["P@1"] == 0.0
+    # even against the scores: [a (score 1), b (score 2)] stays in that order
+    res = evaluate_dicts({"q": {"a": 0, "b": 1}}, {"q": {"a": 1.0, "b": 2.0}}, ["RR"], ties="rank")
+    assert res["RR"] == 0.5
+    res = evaluate_dicts({"q": {"a": 0, "b": 1}}, {"q": {"a": 1.0, "b": 2.0}}, ["RR"])
+    assert res["RR"] == 1.0  # trec_eval orders by score: b first
+
+
+def test_average_ties_ndcg_is_the_tie_averaged_value():
+    # judged {a: 2, b: 0, c: 1}; scores a = b = 1.0 (tied), c = 0.5. The tie shares its mean gain (2+0)/2 = 1
+    # at ranks 1 and 2 (McSherry & Najork 2008; scikit-learn's ndcg_score([[2, 0, 1]], [[1, 1, .5]])):
+    # DCG = 1/log2(2) + 1/log2(3) + 1/log2(4) = 2.1309; IDCG = 2 + 1/log2(3) = 2.6309; nDCG = 0.8100
+    qrels = {"q": {"a": 2, "b": 0, "c": 1}}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 0.5}}
+    res = evaluate_dicts(qrels, run, ["nDCG", "DCG", "DCG@1", "P@1"], ties="average")
+    assert res["DCG"] == pytest.approx(1 + L3 + 0.5, abs=1e-12)
+    assert res["nDCG"] == pytest.approx((1 + L3 + 0.5) / (2 + L3), abs=1e-12)
+    assert res["nDCG"] == pytest.approx(0.8100, abs=5e-5)
+    assert res["DCG@1"] == pytest.approx(1.0)  # mean gain of the tie
+    assert res["P@1"] == pytest.approx(0.5)    # expected precision: a or b first with equal chance
+    # the value is the mean over both orders of the tie: (nDCG[a, b, c] + nDCG[b, a, c]) / 2
+    a_first = (2 + 0.5) / (2 + L3)
+    b_first = (2 * L3 + 0.5) / (2 + L3)
+    assert res["nDCG"] == pytest.approx((a_first + b_first) / 2, abs=1e-12)
+
+
+def test_average_ties_rejected_for_rr():
+    with pytest.raises(PolicyError, match="RR does not support ties='average'"):
+        evaluate_dicts({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["RR"], ties="average")
+
+
+# -------------------------------------------------------------------------------------------- missing_queries
+def test_missing_queries_zero_or_skip():
+    # q2 is judged but the run has no ranking for it
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": ["a"]}
+    with pytest.warns(QueryCoverageWarning, match="scored 0"):
+        res = evaluate_dicts(qrels, run, ["P@1", "NumQ"])
+    assert res.per_query("P@1") == {"q1": 1.0, "q2": 0.0}
+    assert res["P@1"] == 0.5 and res["NumQ"] == 2  # (1 + 0) / 2, as trec_eval -c
+    with pytest.warns(QueryCoverageWarning, match="left out"):
+        res = evaluate_dicts(qrels, run, ["P@1", "NumQ"], missing_queries="skip")
+    assert res.per_query("P@1") == {"q1": 1.0}
+    assert res["P@1"] == 1.0 and res["NumQ"] == 1
+
+
+def test_run_only_queries_are_ignored():
+    with pytest.warns(QueryCoverageWarning, match="no judgments and is ignored: zz"):
+        res = evaluate_dicts({"q1": {"a": 1}}, {"q1": ["a"], "zz": ["a"]}, ["P@1"])
+    assert res.query_ids == ("q1",)
+
+
+# ---------------------------------------------------------------------------------------------- depth
+def test_depth_cuts_each_ranking_after_ordering():
+    # scores b 3 > c 2 > a 1; depth=1 keeps b (the highest score), not a (the first given)
+    qrels = {"q": {"a": 1, "b": 0, "c": 1}}
+    run = {"q": {"a": 1.0, "b": 3.0, "c": 2.0}}
+    assert evaluate_dicts(qrels, run, ["NumRet", "P@3"])["P@3"] == pytest.approx(2 / 3)  # [b, c, a]
+    res = evaluate_dicts(qrels, run, ["NumRet", "P@3", "RR"], depth=1)
+    assert res["NumRet"] == 1
+    assert res["P@3"] == 0.0   # only b left: 0/3
+    assert res["RR"] == 0.0
+    res = evaluate_dicts(qrels, run, ["P@3", "AP"], depth=2)
+    assert res["P@3"] == pytest.approx(1 / 3)  # [b, c]: 1/3
+    assert res["AP"] == pytest.approx((1 / 2) / 2)  # c at rank 2 -> 1/2; R = 2
+
+
+# ---------------------------------------------------------------------------------------------- judged_only
+def test_judged_only_drops_unjudged_documents():
+    # run [u, a, v, b] with a: 1, b: 0: as given, P@1 = 0, RR = 1/2; judged only: [a, b] -> P@1 = 1, RR = 1
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": ["u", "a", "v", "b"]}
+    res = evaluate_dicts(qrels, run, ["P@1", "RR", "Judged@2", "NumRet"])
+    assert (res["P@1"], res["RR"], res["Judged@2"], res["NumRet"]) == (0.0, 0.5, 0.5, 4)
+    res = evaluate_dicts(qrels, run, ["P@1", "RR", "Judged@2", "NumRet"], judged_only=True)
+    assert (res["P@1"], res["RR"], res["Judged@2"], res["NumRet"]) == (1.0, 1.0, 1.0, 2)
+
+
+def test_depth_applies_before_judged_only():
+    # trec_eval applies -M before -J: depth 2 keeps [u, a], judged_only then keeps [a]
+    res = evaluate_dicts({"q": {"a": 1, "b": 0}}, {"q": ["u", "a", "v", "b"]}, ["NumRet"], depth=2,
+                         judged_only=True)
+    assert res["NumRet"] == 1
+
+
+# -------------------------------------------------------------------------------------------- relevance_level
+def test_relevance_level_for_binary_metrics():
+    # a: 1, b: 2, run [a, b]
+    qrels = {"q": {"a": 1, "b": 2}}
+    run = {"q": ["a", "b"]}
+    metrics = ["P@1", "RR", "AP", "NumRel", "nDCG", "P(rel=1)@1"]
+    one = evaluate_dicts(qrels, run, metrics)
+    two = evaluate_dicts(qrels, run, metrics, relevance_level=2)
+    # level 1: both relevant. level 2: only b (rank 2): P@1 = 0, RR = 1/2, AP = (1/2)/1, NumRel = 1
+    assert [one[m] for m in metrics[:4]] == [1.0, 1.0, 1.0, 2]
+    assert [two[m] for m in metrics[:4]] == [0.0, 0.5, 0.5, 1]
+    # nDCG ignores the level (trec_eval): DCG = 1 + 2/log2(3) = 2.2619, IDCG = 2 + 1/log2(3) = 2.6309
+    # -> 0.8597
+    assert one["nDCG"] == two["nDCG"] == pytest.approx((1 + 2 * L3) / (2 + L3), abs=1e-12)
+    # a metric's own rel wins over the evaluation's level
+    assert two["P(rel=1)@1"] == 1.0
+
+
+def test_relevance_level_zero_makes_grade_zero_relevant():
+    res = evaluate_dicts({"q": {"a": 0, "b": 1}}, {"q": ["a", "b"]}, ["P@1", "NumRel"], relevance_level=0)
+    assert res["P@1"] == 1.0 and res["NumRel"] == 2
+
+
+# -------------------------------------------------------------------------------------------- negative_grades
+def test_negative_grades_unjudged_or_nonrelevant():
+    # n: -1, a: 1, b: 0; run [n, a, b]
+    qrels = {"q": {"a": 1, "n": -1, "b": 0}}
+    run = {"q": ["n", "a", "b"]}
+    metrics = ["Bpref", "Unj@3", "NumNonrelJudgedRet", "P@1", "nDCG"]
+    unjudged = evaluate_dicts(qrels, run, metrics)
+    nonrel = evaluate_dicts(qrels, run, metrics, negative_grades="nonrelevant")
+    # "unjudged" (trec_eval): bpref skips n -> a has no judged non-relevant above: 1; Unj@3 = 1/3;
+    # 1 judged non-relevant retrieved (b)
+    assert [unjudged[m] for m in metrics[:3]] == [1.0, pytest.approx(1 / 3), 1]
+    # "nonrelevant" (ranx): n is judged grade 0 -> N = 2, a has n above: 1 - min(1, 1)/min(2, 1) = 0;
+    # Unj@3 = 0; 2 judged non-relevant retrieved (n, b)
+    assert [nonrel[m] for m in metrics[:3]] == [0.0, 0.0, 2]
+    # neither is relevant nor gains anything: P@1 = 0, nDCG = (1/log2(3)) / 1 either way
+    assert unjudged["P@1"] == nonrel["P@1"] == 0.0
+    assert unjudged["nDCG"] == nonrel["nDCG"] == pytest.approx(L3)
+
+
+# ---------------------------------------------------------------------------------------------- undefined
+def test_undefined_zero_warns_and_skip_leaves_out():
+    # q2 has no relevant document: AP and nDCG are 0/0 there
+    qrels = {"q1": {"a": 1}, "q2": {"b": 0}}
+    run = {"q1": ["a"], "q2": ["b"]}
+    with pytest.warns(UndefinedMetricWarning, match=r"AP, nDCG are undefined for 1 query .*: q2"):
+        res = evaluate_dicts(qrels, run, ["AP", "nDCG", "P@1"])
+    assert res.per_query("AP") == {"q1": 1.0, "q2": 0.0}
+    assert res["AP"] == 0.5 and res["nDCG"] == 0.5 and res["P@1"] == 0.5
+    assert res.undefined.tolist() == [[False, False, False], [True, True, False]]
+    res = evaluate_dicts(qrels, run, ["AP", "nDCG", "P@1"], undefined="skip")  # no warning
+    assert math.isnan(res.per_query("AP")["q2"])
+    assert res["AP"] == 1.0 and res["nDCG"] == 1.0  # mean over q1 only
+    assert res["P@1"] == 0.5                        # P@1 is defined for both
