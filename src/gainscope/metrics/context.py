@@ -16,9 +16,17 @@ import numpy as np
 from gainscope.core.judged_run import JudgedRun
 from gainscope.core.policies import Policies
 
-__all__ = ["Context"]
+__all__ = ["Context", "ratio"]
 
 T = TypeVar("T")
+
+
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` per query, NaN (undefined) where ``den`` is 0."""
+    out = np.full(len(num), np.nan)
+    ok = den > 0
+    out[ok] = num[ok] / den[ok]
+    return out
 
 
 class Context:

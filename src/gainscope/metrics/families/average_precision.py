@@ -17,7 +17,7 @@ import numpy as np
 
 from gainscope.core.policies import Policies
 from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param
-from gainscope.metrics.context import Context
+from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.registry import register
 
 __all__ = ["AP", "GMAP", "RR", "BinG", "Bpref", "GMBpref", "InfAP"]
@@ -72,11 +72,7 @@ class AP(Metric):
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
         r = ctx.num_rel(level)
-        total = ctx.per_query_sum(_ap_terms(ctx, level, self.cutoff))
-        out = np.full(ctx.nq, np.nan)
-        ok = r > 0
-        out[ok] = total[ok] / r[ok]
-        return out
+        return ratio(ctx.per_query_sum(_ap_terms(ctx, level, self.cutoff)), r)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         level = self.level(policies)
@@ -236,11 +232,7 @@ class Bpref(Metric):
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
         r = ctx.num_rel(level)
-        total = ctx.per_query_sum(_bpref_terms(ctx, level))
-        out = np.full(ctx.nq, np.nan)
-        ok = r > 0
-        out[ok] = total[ok] / r[ok]
-        return out
+        return ratio(ctx.per_query_sum(_bpref_terms(ctx, level)), r)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         return _bpref_reference(q, self.level(policies))
@@ -318,12 +310,7 @@ class InfAP(Metric):
             term = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r_before + n_before + u_before) / j)
                     * ((r_before + INFAP_EPSILON) / (r_before + n_before + 2 * INFAP_EPSILON)))
         term = np.where(j == 0, 1.0, term)
-        total = ctx.per_query_sum(np.where(rel, term, 0.0))
-        r = ctx.num_rel(level)
-        out = np.full(ctx.nq, np.nan)
-        ok = r > 0
-        out[ok] = total[ok] / r[ok]
-        return out
+        return ratio(ctx.per_query_sum(np.where(rel, term, 0.0)), ctx.num_rel(level))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         level = self.level(policies)
@@ -373,12 +360,7 @@ class BinG(Metric):
         found = ctx.within_segment_count(rel)
         above_nonrel = ctx.position - found
         term = np.where(rel, 1.0 / np.log2(2.0 + above_nonrel), 0.0)
-        total = ctx.per_query_sum(term)
-        r = ctx.num_rel(level)
-        out = np.full(ctx.nq, np.nan)
-        ok = r > 0
-        out[ok] = total[ok] / r[ok]
-        return out
+        return ratio(ctx.per_query_sum(term), ctx.num_rel(level))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         level = self.level(policies)

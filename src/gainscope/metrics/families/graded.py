@@ -17,7 +17,7 @@ import numpy as np
 from gainscope.core.policies import Policies
 from gainscope.errors import InvalidParameterError
 from gainscope.metrics.base import Explanation, GainMap, Metric, RankedQuery, Step, param, tie_averaged
-from gainscope.metrics.context import Context
+from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.gains import gain_array, gain_value
 from gainscope.metrics.registry import register
 
@@ -64,6 +64,17 @@ def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: float | None, cutoff: int
         return np.cumsum(np.concatenate(([0.0], g[order] * _discounts(ctx.position))))
     csum = ctx.cached(("idcg_retrieved", gain, rel), make)
     return ctx.sum_to(csum, cutoff)
+
+
+def _ideal_by_position(ctx: Context, gain: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For trec_eval's G and ndcg_rel: the ideal gains (descending, per query), their offsets, and the
+    ideal gain at every ranked position (0 beyond the end of the ideal list)."""
+    ideal, offsets = ctx.ideal_gains(_gain_key(gain, None), lambda g: gain_array(g, gain))
+    pos0 = ctx.position - 1
+    inside = pos0 < np.diff(offsets)[ctx.segment]
+    at = np.zeros(len(pos0))
+    at[inside] = ideal[(offsets[:-1][ctx.segment] + pos0)[inside]]
+    return ideal, offsets, at
 
 
 def _ref_gains(q: RankedQuery, gain: Any, rel: float | None) -> list[float]:
@@ -166,10 +177,7 @@ class NDCG(Metric):
             idcg = _ideal_dcg_judged(ctx, self.gain, self.rel, self.cutoff)
         else:
             idcg = _ideal_dcg_retrieved(ctx, self.gain, self.rel, self.cutoff)
-        out = np.full(ctx.nq, np.nan)
-        ok = idcg > 0
-        out[ok] = dcg[ok] / idcg[ok]
-        return out
+        return ratio(dcg, idcg)
 
     def _ideal_gains(self, q: RankedQuery) -> list[float]:
         source = q.judged if self.ideal == "judged" else [g for g in q.grades]
@@ -422,23 +430,13 @@ class G(Metric):
 
     def compute(self, ctx: Context) -> np.ndarray:
         gains = _ranked_gains(ctx, self.gain, None)
-        ideal, offsets = ctx.ideal_gains(_gain_key(self.gain, None), lambda g: gain_array(g, self.gain))
-        ilen = np.diff(offsets)
-        # ideal gain at each ranked position (0 beyond the ideal list)
-        pos0 = ctx.position - 1
-        inside = pos0 < ilen[ctx.segment]
-        ideal_at = np.zeros(len(gains))
-        ideal_at[inside] = ideal[(offsets[:-1][ctx.segment] + pos0)[inside]]
+        ideal, offsets, ideal_at = _ideal_by_position(ctx, self.gain)
         cost = ctx.within_segment_cumsum(np.maximum(ideal_at, 1.0))
         got = ctx.within_segment_cumsum(gains)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(gains != 0, gains / np.log2(2.0 + cost - got), 0.0)
-        total = ctx.per_query_sum(terms)
-        ideal_total = np.bincount(np.repeat(np.arange(ctx.nq), ilen), weights=ideal, minlength=ctx.nq)
-        out = np.full(ctx.nq, np.nan)
-        ok = ideal_total > 0
-        out[ok] = total[ok] / ideal_total[ok]
-        return out
+        ideal_total = np.bincount(np.repeat(np.arange(ctx.nq), np.diff(offsets)), weights=ideal, minlength=ctx.nq)
+        return ratio(ctx.per_query_sum(terms), ideal_total)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         ideal = _ideal_sequence(list(q.judged), self.gain)
@@ -475,6 +473,7 @@ class NDCGRel(Metric):
         gains = _ranked_gains(ctx, self.gain, None)
         ideal, offsets = ctx.ideal_gains(_gain_key(self.gain, None), lambda g: gain_array(g, self.gain))
         ilen = np.diff(offsets)
+        # ideal DCG up to each ranked position (constant after the ideal list ends)
         ipos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], ilen)
         icsum = np.concatenate(([0.0], np.cumsum(ideal * _discounts(ipos))))
         upto = np.minimum(ctx.position, ilen[ctx.segment])

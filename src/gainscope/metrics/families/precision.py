@@ -17,7 +17,7 @@ import numpy as np
 
 from gainscope.core.policies import Policies
 from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param, tie_averaged
-from gainscope.metrics.context import Context
+from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.registry import register
 
 __all__ = ["Judged", "Precision", "RPrecision", "Recall", "RelativePrecision", "Success", "Unjudged"]
@@ -31,13 +31,6 @@ def _rel(g: float | None, level: float) -> bool:
 
 def _is_judged(g: float | None) -> bool:
     return g is not None and not math.isnan(g) and g >= 0
-
-
-def _nan_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.full(len(num), np.nan)
-    ok = den > 0
-    out[ok] = num[ok] / den[ok]
-    return out
 
 
 def _rel_count_to(ctx: Context, level: float, k: int | np.ndarray | None) -> np.ndarray:
@@ -133,7 +126,7 @@ class Recall(Metric):
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
-        return _nan_div(_rel_count_to(ctx, level, self.cutoff), ctx.num_rel(level))
+        return ratio(_rel_count_to(ctx, level, self.cutoff), ctx.num_rel(level))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         level = self.level(policies)
@@ -198,7 +191,7 @@ class RelativePrecision(Metric):
     def compute(self, ctx: Context) -> np.ndarray:
         assert self.cutoff is not None
         level = self.level(ctx.policies)
-        return _nan_div(_rel_count_to(ctx, level, self.cutoff),
+        return ratio(_rel_count_to(ctx, level, self.cutoff),
                         np.minimum(ctx.num_rel(level), self.cutoff))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
@@ -241,7 +234,7 @@ class RPrecision(Metric):
         r = ctx.num_rel(level)
         depth = self._depth(r).astype(np.int64)
         hits = _rel_count_to(ctx, level, depth)
-        out = _nan_div(hits, depth.astype(np.float64))
+        out = ratio(hits, depth.astype(np.float64))
         out[(r > 0) & (depth == 0)] = 0.0
         out[r == 0] = np.nan
         return out
@@ -289,7 +282,7 @@ class Judged(Metric):
                           lambda: ctx.tie_average(ctx.judged.astype(np.float64),
                                                   (ctx.jr.tail_grades >= 0).astype(np.float64)))
         assert self.cutoff is not None  # required parameter, checked at construction
-        return _nan_div(ctx.sum_to(csum, self.cutoff), np.minimum(ctx.lengths, self.cutoff).astype(np.float64))
+        return ratio(ctx.sum_to(csum, self.cutoff), np.minimum(ctx.lengths, self.cutoff).astype(np.float64))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         top = _judged_flags(q, True)[: self.cutoff]

@@ -15,7 +15,7 @@ import numpy as np
 
 from gainscope.core.policies import Policies
 from gainscope.metrics.base import Metric, RankedQuery, param, tie_averaged
-from gainscope.metrics.context import Context
+from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.registry import register
 
 __all__ = ["NumNonrelJudgedRet", "NumQ", "NumRel", "NumRelRet", "NumRet", "SetAP", "SetF", "SetP",
@@ -43,13 +43,6 @@ def _is_rel(g: float | None, level: float) -> float:
 def _ref_counts(q: RankedQuery, level: float) -> tuple[int, float, int]:
     rr = sum(tie_averaged([_is_rel(g, level) for g in q.grades], q.tie_start, [_is_rel(g, level) for g in q.tail]))
     return len(q.grades), rr, sum(g >= level for g in q.judged)
-
-
-def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.full(len(a), np.nan)
-    ok = b > 0
-    out[ok] = a[ok] / b[ok]
-    return out
 
 
 class _SetMetric(Metric):
@@ -84,7 +77,7 @@ class SetP(_SetMetric):
     rel: float | None = param(None, kind="float", ge=0, doc=_REL)
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return _div(rr, n)
+        return ratio(rr, n)
 
 
 @register
@@ -101,7 +94,7 @@ class SetR(_SetMetric):
     rel: float | None = param(None, kind="float", ge=0, doc=_REL)
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return _div(rr, r)
+        return ratio(rr, r)
 
 
 @register
@@ -118,7 +111,7 @@ class SetRelP(_SetMetric):
     rel: float | None = param(None, kind="float", ge=0, doc=_REL)
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return _div(rr, np.minimum(n, r))
+        return ratio(rr, np.minimum(n, r))
 
 
 @register
@@ -137,7 +130,7 @@ class SetAP(_SetMetric):
     rel: float | None = param(None, kind="float", ge=0, doc=_REL)
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return _div(rr * rr, n * r)
+        return ratio(rr * rr, n * r)
 
 
 @register
