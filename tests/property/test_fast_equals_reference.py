@@ -21,7 +21,7 @@ from gainscope.core.judged_run import build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import InputWarning, GainscopeWarning, InvalidParameterError, PolicyError
+from gainscope.errors import GainscopeWarning, InputWarning, InvalidParameterError, PolicyError
 from gainscope.evaluation import compute, evaluate, ranked_query
 from gainscope.metrics import all_metric_classes, parse_metric
 from gainscope.metrics.context import Context
