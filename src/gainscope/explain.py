@@ -45,7 +45,8 @@ def explain(judgments: Judgments | Any, run: Run | Any, query_id: str, metric: s
     if explanation is None:
         value = compute(jr, [m], warn=False).values[index, 0]
         raise MetricError(f"{m} has no position-by-position explanation (its value for {query_id!r} is "
-                          f"{value:.4f}); explain works for nDCG, DCG, AP, RR, P, R, Rprec, bpref, ERR and RBP")
+                          f"{value:.4f}); explain works for nDCG, DCG, AP, RR, P, R, RelP, Rprec, Success, "
+                          "Judged, Unj, bpref, ERR and RBP")
     if jr.missing[index]:
         explanation = Explanation(explanation.metric, explanation.query_id, (), explanation.ideal, 0.0,
                                   explanation.denominator, 0.0, explanation.formula, explanation.columns,

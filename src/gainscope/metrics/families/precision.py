@@ -54,10 +54,12 @@ def _judged_flags(q: RankedQuery, judged: bool) -> list[float]:
                         [1.0 if _is_judged(g) == judged else 0.0 for g in q.tail])
 
 
-def _binary_steps(q: RankedQuery, level: float, k: int | None) -> tuple[list[Step], float]:
+def _binary_steps(q: RankedQuery, level: float, k: int | None,
+                  flags: list[float] | None = None) -> tuple[list[Step], float]:
     steps = []
     total = 0.0
-    for i, (doc, g, hit) in enumerate(zip(q.doc_ids, q.grades, _hits(q, level), strict=True), start=1):
+    flags = _hits(q, level) if flags is None else flags
+    for i, (doc, g, hit) in enumerate(zip(q.doc_ids, q.grades, flags, strict=True), start=1):
         if k is not None and i > k:
             break
         total += hit
@@ -168,6 +170,12 @@ class Success(Metric):
         level = self.level(policies)
         return 1.0 if any(_rel(g, level) for g in q.grades[: self.cutoff]) else 0.0
 
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        steps, total = _binary_steps(q, self.level(policies), self.cutoff)
+        found = 1.0 if total > 0 else 0.0
+        return Explanation(str(self), q.query_id, tuple(steps), (), found, 1.0, found,
+                           "1 if a relevant document is in the top k", ("relevant", "weight", "counted"))
+
 
 @register
 @dataclass(frozen=True, repr=False)
@@ -201,6 +209,16 @@ class RelativePrecision(Metric):
         if r == 0:
             return math.nan
         return sum(_hits(q, level)[: self.cutoff]) / min(self.cutoff, r)
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        assert self.cutoff is not None
+        level = self.level(policies)
+        r = sum(g >= level for g in q.judged)
+        steps, total = _binary_steps(q, level, self.cutoff)
+        den = float(min(self.cutoff, r))
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, den,
+                           total / den if den else math.nan, f"relevant in top k / min(k, R), R = {r}",
+                           ("relevant", "weight", "counted"))
 
 
 @register
@@ -290,6 +308,13 @@ class Judged(Metric):
             return math.nan
         return sum(top) / len(top)
 
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        steps, total = _binary_steps(q, 0.0, self.cutoff, _judged_flags(q, True))
+        den = float(len(steps))
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, den,
+                           total / den if den else math.nan, "judged in top k / min(k, retrieved)",
+                           ("judged", "weight", "counted"))
+
 
 @register
 @dataclass(frozen=True, repr=False)
@@ -318,3 +343,9 @@ class Unjudged(Metric):
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         assert self.cutoff is not None
         return sum(_judged_flags(q, False)[: self.cutoff]) / self.cutoff
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        assert self.cutoff is not None
+        steps, total = _binary_steps(q, 0.0, self.cutoff, _judged_flags(q, False))
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, float(self.cutoff),
+                           total / self.cutoff, "unjudged in top k / k", ("unjudged", "weight", "counted"))

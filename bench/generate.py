@@ -1,0 +1,88 @@
+"""Synthetic TREC judgments and runs for the benchmark, reproducible from a fixed seed.
+
+Sizes: S = 1,000 queries x 100 documents, M = 10,000 x 1,000 (10 million run lines), L = 100,000 x 1,000
+(100 million lines). Each query has about 50 judged documents (grades 0-4, every grade present), 60% of
+them retrieved; scores depend on the grade plus noise and are rounded to 3 decimals, so tied scores occur
+in every query. Run files are sorted by query, then by score descending, as search engines write them.
+
+    python bench/generate.py S M [L] --out bench/data [--seed 13]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+SIZES = {"S": (1_000, 100), "M": (10_000, 1_000), "L": (100_000, 1_000)}
+JUDGED = 50
+CORPUS = 50_000_000
+BLOCK = 2_000  # queries generated and written per block (bounded memory for L)
+
+
+def _block(rng: np.random.Generator, q0: int, nq: int, nd: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    n = nq * nd
+    qidx = np.repeat(np.arange(q0, q0 + nq), nd)
+    # distinct documents per query: a random offset plus a random stride keeps them unique without sorting
+    base = rng.integers(0, CORPUS, size=nq)
+    stride = rng.integers(1, 97, size=nq) * 2 + 1
+    local = np.tile(np.arange(nd), nq)
+    docs = (base[qidx - q0] + local * stride[qidx - q0]) % CORPUS
+    # judged among the retrieved: ~60% of JUDGED, biased to the top of the ranking
+    n_ret_judged = min(nd, int(JUDGED * 0.6))
+    grades_ret = np.full(n, -1, dtype=np.int64)
+    pick = np.minimum(rng.exponential(nd / 4, size=(nq, n_ret_judged)).astype(np.int64), nd - 1)
+    flat = (np.arange(nq)[:, None] * nd + pick).ravel()
+    grades_ret[flat] = rng.choice(5, size=flat.size, p=[0.45, 0.2, 0.15, 0.12, 0.08])
+    # every grade present in every query: force grades 0..4 on the first five picks
+    grades_ret[np.arange(nq) * nd + np.minimum(np.arange(5)[:, None] * 3, nd - 1)] = np.arange(5)[:, None]
+    noise = rng.normal(0.0, 1.2, size=n)
+    score = np.round(np.where(grades_ret > 0, grades_ret * 0.6, 0.0) + noise + 10.0, 3)
+    run = pl.DataFrame({"q": qidx, "doc": docs, "score": score, "grade": grades_ret})
+    run = run.sort(["q", "score"], descending=[False, True])
+    run = run.with_columns((pl.int_range(pl.len()).over("q") + 1).alias("rank"))
+    judged_ret = run.filter(pl.col("grade") >= 0).select("q", "doc", "grade")
+    # judged but not retrieved
+    n_extra = JUDGED - n_ret_judged
+    eq = np.repeat(np.arange(q0, q0 + nq), n_extra)
+    edoc = (rng.integers(0, CORPUS, size=eq.size) | (1 << 40))  # outside the run's id range: never retrieved
+    egrade = rng.choice(5, size=eq.size, p=[0.5, 0.2, 0.15, 0.1, 0.05])
+    extra = pl.DataFrame({"q": eq, "doc": edoc, "grade": egrade})
+    qrels = pl.concat([judged_ret, extra]).unique(["q", "doc"], keep="first").sort(["q", "doc"])
+    return run, qrels
+
+
+def generate(size: str, out: Path, seed: int = 13) -> tuple[Path, Path]:
+    """Write ``{size}.qrels`` and ``{size}.run`` into ``out``; returns their paths."""
+    nq, nd = SIZES[size]
+    out.mkdir(parents=True, exist_ok=True)
+    qpath, rpath = out / f"{size}.qrels", out / f"{size}.run"
+    rng = np.random.default_rng([seed, ord(size)])
+    with open(qpath, "wb") as qf, open(rpath, "wb") as rf:
+        for q0 in range(0, nq, BLOCK):
+            run, qrels = _block(rng, q0, min(BLOCK, nq - q0), nd)
+            rf.write(run.select(
+                pl.format("q{} Q0 D{} {} {} bench", "q", "doc", "rank", pl.col("score").round(3).cast(pl.String))
+            ).to_series().str.join("\n").item().encode() + b"\n")
+            qf.write(qrels.select(pl.format("q{} 0 D{} {}", "q", "doc", "grade")).to_series()
+                     .str.join("\n").item().encode() + b"\n")
+    return qpath, rpath
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sizes", nargs="+", choices=sorted(SIZES))
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
+    ap.add_argument("--seed", type=int, default=13)
+    args = ap.parse_args()
+    for size in args.sizes:
+        t = time.perf_counter()
+        q, r = generate(size, args.out, args.seed)
+        print(f"{size}: {r} ({r.stat().st_size / 1e6:.0f} MB), {q} in {time.perf_counter() - t:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
