@@ -16,9 +16,32 @@ import numpy as np
 from gainscope.core.judged_run import JudgedRun
 from gainscope.core.policies import Policies
 
-__all__ = ["Context", "ratio"]
+__all__ = ["Context", "ratio", "segmented_cumsum"]
 
 T = TypeVar("T")
+
+
+def segmented_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Running sums restarted at each segment ``offsets[i]:offsets[i+1]``, each accumulated in order."""
+    n = len(values)
+    out = np.empty(n, dtype=np.float64)
+    if n == 0:
+        return out
+    lengths = np.diff(offsets)
+    width = int(lengths.max())
+    nseg = len(lengths)
+    if nseg * width <= 4 * n + 1024:
+        pos = np.arange(n) - np.repeat(offsets[:-1], lengths)
+        seg = np.repeat(np.arange(nseg), lengths)
+        dense = np.zeros((nseg, width))
+        dense[seg, pos] = values
+        np.cumsum(dense, axis=1, out=dense)
+        out[:] = dense[seg, pos]
+        return out
+    for i in np.flatnonzero(lengths).tolist():
+        a, b = int(offsets[i]), int(offsets[i + 1])
+        np.cumsum(values[a:b], out=out[a:b])
+    return out
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -108,29 +131,27 @@ class Context:
         """Sum of per-document values within each query."""
         return np.bincount(self.segment, weights=values, minlength=self.nq)
 
-    # ------------------------------------------------------------------ prefix sums
-    def cumsum(self, key: Hashable, values: Callable[[], np.ndarray]) -> np.ndarray:
-        """Global inclusive cumulative sum of ``values()`` with a leading 0, cached under ``key``."""
-        def make() -> np.ndarray:
-            v = np.asarray(values(), dtype=np.float64)
-            out = np.empty(len(v) + 1, dtype=np.float64)
-            out[0] = 0.0
-            np.cumsum(v, out=out[1:])
-            return out
-        return self.cached(("cumsum", key), make)
+    # ------------------------------------------------------------------ sums in rank order
+    # Sums accumulate query by query in rank order (np.bincount and np.cumsum add sequentially), as
+    # trec_eval does, so values agree with it to the last bits; differences of one global running sum
+    # would lose precision as the run grows.
+    def values(self, key: Hashable, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """Per-document values ``make()``, as float64, cached under ``key``."""
+        return self.cached(("values", key), lambda: np.asarray(make(), dtype=np.float64))
 
-    def sum_to(self, csum: np.ndarray, k: int | np.ndarray | None) -> np.ndarray:
-        """Per query, the sum of the first ``min(k, length)`` values (all of them when ``k`` is None)."""
-        starts = self.starts
-        upto = self.lengths if k is None else np.minimum(self.lengths, k)
-        return csum[starts + upto] - csum[starts]
+    def sum_to(self, key: Hashable, make: Callable[[], np.ndarray], k: int | np.ndarray | None) -> np.ndarray:
+        """Per query, the sum of the values of its first ``min(k, length)`` documents (all when ``k`` is
+        None; ``k`` may also be one cutoff per query)."""
+        v = self.values(key, make)
+        if k is None:
+            return self.per_query_sum(v)
+        limit = k if np.isscalar(k) else np.asarray(k)[self.segment]
+        mask = self.position <= limit
+        return np.bincount(self.segment[mask], weights=v[mask], minlength=self.nq)
 
     def within_segment_cumsum(self, values: np.ndarray) -> np.ndarray:
-        """Inclusive running sum of ``values`` restarted at each query."""
-        v = np.asarray(values, dtype=np.float64)
-        c = np.cumsum(v)
-        before = np.concatenate(([0.0], c))[self.jr.offsets[:-1]]
-        return c - np.repeat(before, self.lengths)
+        """Inclusive running sum of ``values`` restarted at each query, in rank order."""
+        return segmented_cumsum(np.asarray(values, dtype=np.float64), self.jr.offsets)
 
     def within_segment_count(self, mask: np.ndarray) -> np.ndarray:
         """Inclusive running count of ``mask`` restarted at each query (exact integers)."""

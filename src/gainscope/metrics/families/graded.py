@@ -17,7 +17,7 @@ import numpy as np
 from gainscope.core.policies import Policies
 from gainscope.errors import InvalidParameterError
 from gainscope.metrics.base import Explanation, GainMap, Metric, RankedQuery, Step, param, tie_averaged
-from gainscope.metrics.context import Context, ratio
+from gainscope.metrics.context import Context, ratio, segmented_cumsum
 from gainscope.metrics.gains import gain_array, gain_value
 from gainscope.metrics.registry import register
 
@@ -28,8 +28,10 @@ _GAIN_DOC = ("'linear' (gain = grade), 'exponential' (2^grade - 1), or a {grade:
 _GRADED_REL = "grades below this threshold get gain 0 (ranx -l); None = every positive grade counts"
 
 
-def _discounts(pos: np.ndarray) -> np.ndarray:
-    return 1.0 / np.log2(pos + 1.0)
+def _discounted(gains: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """``gain / log2(rank + 1)``, divided (not multiplied by a reciprocal) so that values are bit-identical
+    to trec_eval's."""
+    return gains / np.log2(pos + 1.0)
 
 
 def _gain_key(gain: Any, rel: float | None) -> tuple[Any, float | None]:
@@ -42,28 +44,26 @@ def _ranked_gains(ctx: Context, gain: Any, rel: float | None) -> np.ndarray:
 
 def _dcg_to(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
     def values() -> np.ndarray:
-        return ctx.tie_average(_ranked_gains(ctx, gain, rel),
-                               gain_array(ctx.jr.tail_grades, gain, rel)) * _discounts(ctx.position)
-    csum = ctx.cumsum(("dcg", gain, rel, ctx.policies.ties), values)
-    return ctx.sum_to(csum, cutoff)
+        return _discounted(ctx.tie_average(_ranked_gains(ctx, gain, rel), gain_array(ctx.jr.tail_grades, gain, rel)),
+                           ctx.position)
+    return ctx.sum_to(("dcg", gain, rel), values, cutoff)
 
 
 def _ideal_dcg_judged(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
     ideal, offsets = ctx.ideal_gains(_gain_key(gain, rel), lambda g: gain_array(g, gain, rel))
     lengths = np.diff(offsets)
+    seg = np.repeat(np.arange(ctx.nq), lengths)
     pos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], lengths)
-    csum = ctx.cumsum(("idcg", gain, rel), lambda: ideal * _discounts(pos))
-    upto = lengths if cutoff is None else np.minimum(lengths, cutoff)
-    return csum[offsets[:-1] + upto] - csum[offsets[:-1]]
+    keep = pos <= cutoff if cutoff is not None else np.ones(len(pos), dtype=bool)
+    return np.bincount(seg[keep], weights=_discounted(ideal, pos)[keep], minlength=ctx.nq)
 
 
 def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
     def make() -> np.ndarray:
         g = _ranked_gains(ctx, gain, rel)
         order = np.lexsort((-g, ctx.segment))
-        return np.cumsum(np.concatenate(([0.0], g[order] * _discounts(ctx.position))))
-    csum = ctx.cached(("idcg_retrieved", gain, rel), make)
-    return ctx.sum_to(csum, cutoff)
+        return _discounted(g[order], ctx.position)
+    return ctx.sum_to(("idcg_retrieved", gain, rel), make, cutoff)
 
 
 def _ideal_by_position(ctx: Context, gain: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -129,7 +129,7 @@ def _gain_steps(q: RankedQuery, gains: list[float], cutoff: int | None,
         if cutoff is not None and i > cutoff:
             break
         disc = 1.0 / math.log2(i + 1)
-        contrib = gain * disc
+        contrib = gain / math.log2(i + 1)
         total += contrib
         steps.append(Step(i, doc, g, gain, disc, contrib, total))
     return steps
@@ -475,17 +475,18 @@ class NDCGRel(Metric):
         ilen = np.diff(offsets)
         # ideal DCG up to each ranked position (constant after the ideal list ends)
         ipos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], ilen)
-        icsum = np.concatenate(([0.0], np.cumsum(ideal * _discounts(ipos))))
+        icum = segmented_cumsum(_discounted(ideal, ipos), offsets)
         upto = np.minimum(ctx.position, ilen[ctx.segment])
-        ideal_at = icsum[offsets[:-1][ctx.segment] + upto] - icsum[offsets[:-1][ctx.segment]]
-        dcg_at = ctx.within_segment_cumsum(gains * _discounts(ctx.position))
+        ideal_at = np.where(upto > 0, icum[np.maximum(offsets[:-1][ctx.segment] + upto - 1, 0)], 0.0) \
+            if len(icum) else np.zeros(len(upto))
+        dcg_at = ctx.within_segment_cumsum(_discounted(gains, ctx.position))
         hit = gains > 0
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(hit, dcg_at / ideal_at, 0.0)
         total = ctx.per_query_sum(terms)
         found = ctx.per_query_sum(hit.astype(np.float64))
-        dcg = ctx.per_query_sum(gains * _discounts(ctx.position))
-        idcg = icsum[offsets[1:]] - icsum[offsets[:-1]]
+        dcg = ctx.per_query_sum(_discounted(gains, ctx.position))
+        idcg = np.bincount(np.repeat(np.arange(ctx.nq), ilen), weights=_discounted(ideal, ipos), minlength=ctx.nq)
         out = np.full(ctx.nq, np.nan)
         ok = (ilen > 0) & (idcg > 0)
         out[ok] = (total[ok] + (ilen[ok] - found[ok]) * dcg[ok] / idcg[ok]) / ilen[ok]
@@ -530,13 +531,13 @@ class Rndcg(Metric):
         # a loop per query (not per document): boundaries are few, sums are read off cumulative arrays
         out = np.full(ctx.nq, np.nan)
         gains = _ranked_gains(ctx, self.gain, None)
-        dcg_csum = ctx.cumsum(("dcg_plain", self.gain), lambda: gains * _discounts(ctx.position))
+        dcg_cum = ctx.within_segment_cumsum(_discounted(gains, ctx.position))
         r = ctx.num_rel(self.level(ctx.policies))
         jr = ctx.jr
         for qi in np.flatnonzero(r > 0).tolist():
             judged = jr.judged_grades[jr.judged_slice(qi)].tolist()
             s, n = int(jr.offsets[qi]), int(jr.lengths[qi])
-            out[qi] = _rndcg(judged, self.gain, lambda k, s=s: float(dcg_csum[s + k] - dcg_csum[s]), n)
+            out[qi] = _rndcg(judged, self.gain, lambda k, s=s: float(dcg_cum[s + k - 1]) if k > 0 else 0.0, n)
         return out
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:

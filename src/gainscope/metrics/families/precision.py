@@ -35,12 +35,8 @@ def _is_judged(g: float | None) -> bool:
 
 def _rel_count_to(ctx: Context, level: float, k: int | np.ndarray | None) -> np.ndarray:
     """Relevant documents among the first k of each query (tie-averaged when ties='average')."""
-    if ctx.policies.ties == "average":
-        csum = ctx.cumsum(("rel_avg", level), lambda: ctx.tie_average(
-            ctx.relevant(level).astype(np.float64), (ctx.jr.tail_grades >= level).astype(np.float64)))
-    else:
-        csum = ctx.cumsum(("rel", level), lambda: ctx.relevant(level))
-    return ctx.sum_to(csum, k)
+    return ctx.sum_to(("rel", level), lambda: ctx.tie_average(
+        ctx.relevant(level).astype(np.float64), (ctx.jr.tail_grades >= level).astype(np.float64)), k)
 
 
 def _hits(q: RankedQuery, level: float) -> list[float]:
@@ -296,11 +292,11 @@ class Judged(Metric):
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
 
     def compute(self, ctx: Context) -> np.ndarray:
-        csum = ctx.cumsum(("judged", ctx.policies.ties),
-                          lambda: ctx.tie_average(ctx.judged.astype(np.float64),
-                                                  (ctx.jr.tail_grades >= 0).astype(np.float64)))
+        judged = ctx.sum_to("judged", lambda: ctx.tie_average(ctx.judged.astype(np.float64),
+                                                             (ctx.jr.tail_grades >= 0).astype(np.float64)),
+                            self.cutoff)
         assert self.cutoff is not None  # required parameter, checked at construction
-        return ratio(ctx.sum_to(csum, self.cutoff), np.minimum(ctx.lengths, self.cutoff).astype(np.float64))
+        return ratio(judged, np.minimum(ctx.lengths, self.cutoff).astype(np.float64))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         top = _judged_flags(q, True)[: self.cutoff]
@@ -335,10 +331,9 @@ class Unjudged(Metric):
 
     def compute(self, ctx: Context) -> np.ndarray:
         assert self.cutoff is not None
-        csum = ctx.cumsum(("unjudged", ctx.policies.ties),
-                          lambda: ctx.tie_average((~ctx.judged).astype(np.float64),
-                                                  (~(ctx.jr.tail_grades >= 0)).astype(np.float64)))
-        return ctx.sum_to(csum, self.cutoff) / self.cutoff
+        unjudged = ctx.sum_to("unjudged", lambda: ctx.tie_average(
+            (~ctx.judged).astype(np.float64), (~(ctx.jr.tail_grades >= 0)).astype(np.float64)), self.cutoff)
+        return unjudged / self.cutoff
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         assert self.cutoff is not None

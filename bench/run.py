@@ -1,0 +1,158 @@
+"""The benchmark: gainscope against pytrec_eval, ranx and ir_measures on the same files, in the same run.
+
+    python3 dev.py bench                      # S and M (generated on first use into bench/data)
+    python3 dev.py bench --sizes S M L        # L = 100 million lines (about 3.5 GB on disk)
+    python3 dev.py bench --trec-eval PATH     # also time a trec_eval binary you built (queries curve)
+
+Every measurement is a fresh process (bench/tools.py), so interpreter start, imports and JIT compilation
+count where a user would pay them. Reported: medians over ``--repeat`` processes, peak resident memory
+(``ru_maxrss``), ratios gainscope/peer, the agreement of per-query values, and the machine. Timings are
+never asserted by the test suite; this file is the measurement, and it writes bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from generate import SIZES, generate  # noqa: E402
+
+PEERS = ("pytrec_eval", "ranx", "ir_measures")
+TOOLS = ("gainscope", *PEERS)
+
+
+def _measure(tool: str, mode: str, qrels: Path, run: Path, values: Path | None = None,
+             repeat: int = 3) -> dict[str, object]:
+    cmd = [sys.executable, str(HERE / "tools.py"), tool, mode, str(qrels), str(run), "--repeat", str(repeat)]
+    if values is not None:
+        cmd += ["--values", str(values)]
+    t = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t
+    if done.returncode:
+        raise RuntimeError(f"{tool} {mode} failed:\n{done.stderr[-2000:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out["process_seconds"] = wall
+    return out
+
+
+def _shell_seconds(qrels: Path, run: Path) -> float:
+    """`gainscope evaluate` from the shell, interpreter start included."""
+    exe = Path(sys.executable).with_name("gainscope")
+    t = time.perf_counter()
+    subprocess.run([str(exe), "evaluate", str(qrels), str(run), "-m", "nDCG@10 AP RR@10 P@10 R@100",
+                    "--format", "csv"], capture_output=True, check=True)
+    return time.perf_counter() - t
+
+
+def _agreement(values: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+    ours = values["gainscope"]
+    lines = []
+    for peer in PEERS:
+        theirs = values.get(peer)
+        if not theirs:
+            continue
+        for m, per_q in theirs.items():
+            diffs = [abs(ours[m][q] - v) for q, v in per_q.items() if q in ours[m]]
+            if not diffs:
+                continue
+            differ = sum(d > 1e-12 for d in diffs)
+            lines.append(f"| {peer} | {m} | {len(diffs)} | {differ} | {max(diffs):.2e} |")
+    return lines
+
+
+def _machine() -> str:
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split()[1])
+        mem = f"{kb / 1024 / 1024:.1f} GiB"
+    except OSError:
+        pass
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    versions = []
+    for pkg in ("gainscope", "numpy", "polars", "pytrec-eval-terrier", "ranx", "ir-measures", "numba"):
+        try:
+            from importlib.metadata import version
+
+            versions.append(f"{pkg} {version(pkg)}")
+        except Exception:
+            pass
+    return (f"{os.cpu_count()} cores ({cpu}), {mem} memory, Python {platform.python_version()}, "
+            f"{platform.system()} {platform.release()}; " + ", ".join(versions))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", nargs="+", default=["S", "M"], choices=sorted(SIZES))
+    ap.add_argument("--data", type=Path, default=HERE / "data")
+    ap.add_argument("--repeat", type=int, default=3, help="processes per measurement (medians)")
+    ap.add_argument("--peers", nargs="*", default=list(PEERS), choices=list(PEERS))
+    ap.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    args = ap.parse_args()
+    tools = ["gainscope", *args.peers]
+    report = ["# Benchmark results", "", f"Machine: {_machine()}", "",
+              f"Command: `python3 dev.py bench --sizes {' '.join(args.sizes)} --repeat {args.repeat}`; "
+              "measures nDCG@10, AP, RR@10, P@10, R@100; every number a median over fresh processes.", ""]
+    for size in args.sizes:
+        qrels, run = args.data / f"{size}.qrels", args.data / f"{size}.run"
+        if not run.exists():
+            print(f"generating {size} ...", flush=True)
+            generate(size, args.data)
+        lines = sum(1 for _ in open(run, "rb"))
+        report += [f"## {size}: {lines:,} run lines, {run.stat().st_size / 1e6:.0f} MB", ""]
+        e2e: dict[str, list[dict[str, object]]] = {}
+        comp: dict[str, dict[str, object]] = {}
+        values: dict[str, dict[str, dict[str, float]]] = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            for tool in tools:
+                print(f"{size} {tool} end-to-end ...", flush=True)
+                e2e[tool] = []
+                for i in range(args.repeat):
+                    vpath = Path(tmp) / f"{tool}.json" if i == 0 else None
+                    e2e[tool].append(_measure(tool, "e2e", qrels, run, vpath))
+                    if vpath is not None:
+                        values[tool] = json.loads(vpath.read_text())
+                print(f"{size} {tool} compute-only ...", flush=True)
+                comp[tool] = _measure(tool, "compute", qrels, run, repeat=args.repeat)
+        med = {t: statistics.median(float(r["process_seconds"]) for r in rs) for t, rs in e2e.items()}
+        rss = {t: max(float(r["maxrss_mb"]) for r in rs) for t, rs in e2e.items()}
+        report += ["End to end from files (process start to exit):", "",
+                   "| tool | median s | peak RSS MB | gainscope / tool (time) |", "|---|---:|---:|---:|"]
+        for t in tools:
+            report.append(f"| {t} | {med[t]:.2f} | {rss[t]:.0f} | {med['gainscope'] / med[t]:.3f} |")
+        cmed = {t: statistics.median(comp[t]["seconds"]) for t in tools}  # type: ignore[arg-type]
+        report += ["", "Compute only (data already loaded; first call timed apart):", "",
+                   "| tool | median s | first call s | gainscope / tool |", "|---|---:|---:|---:|"]
+        for t in tools:
+            report.append(f"| {t} | {cmed[t]:.3f} | {float(comp[t]['first_call']):.3f} | "  # type: ignore[arg-type]
+                          f"{cmed['gainscope'] / cmed[t]:.3f} |")
+        if size == "S":
+            shell = statistics.median(_shell_seconds(qrels, run) for _ in range(max(args.repeat, 5)))
+            report += ["", f"`gainscope evaluate` from the shell on S, interpreter start included: {shell:.2f} s "
+                       "(median)."]
+        report += ["", "Agreement of per-query values with gainscope (max absolute difference):", "",
+                   "| peer | measure | queries | differing (> 1e-12) | max diff |", "|---|---|---:|---:|---:|",
+                   *_agreement(values), ""]
+    args.out.write_text("\n".join(report) + "\n")
+    print(args.out.read_text())
+
+
+if __name__ == "__main__":
+    main()
