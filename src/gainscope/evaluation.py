@@ -172,18 +172,40 @@ def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics
 
 
 def ranked_query(jr: JudgedRun, index: int) -> RankedQuery:
-    """One query of a judged run in the plain form the reference implementations and explanations use."""
+    """One query of a judged run in the plain form the reference implementations and explanations use:
+    every position from 1 to ``num_ret``, None for unjudged documents (absent from a sparse judged run)."""
     s = jr.query_slice(index)
-    grades = tuple(None if np.isnan(g) else float(g) for g in jr.grades[s])
-    judged = tuple(float(g) for g in jr.judged_grades[jr.judged_slice(index)])
-    ties = tuple(bool(t) for t in jr.tie_start[s]) if jr.policies.ties == "average" else ()
+    n = int(jr.num_ret[index])
+    ranks = jr.rank[s].tolist()
+    grades: list[float | None] = [None] * n
+    for r, g in zip(ranks, jr.grades[s].tolist(), strict=True):
+        grades[r - 1] = None if np.isnan(g) else float(g)
+    doc_ids = [""] * n
+    if jr.doc_ids is not None:
+        for r, d in zip(ranks, jr.doc_ids[s.start:s.stop].to_list(), strict=True):
+            doc_ids[r - 1] = d
+    scores = [float("nan")] * n
+    for r, v in zip(ranks, jr.scores[s].tolist(), strict=True):
+        scores[r - 1] = v
+    ties: tuple[bool, ...] = ()
     tail: tuple[float | None, ...] = ()
-    if ties and len(jr.tail_grades) and s.stop > s.start:
-        last_group = int(np.count_nonzero(jr.tie_start[: s.stop])) - 1
-        tail = tuple(None if np.isnan(g) else float(g) for g in jr.tail_grades[jr.tail_group == last_group])
+    if jr.policies.ties == "average":
+        starts = [True] * n
+        groups = set(zip(jr.group_start[s].tolist(), jr.group_kept[s].tolist(), jr.group_size[s].tolist(),
+                         strict=True))
+        mine = jr.tail_query == index
+        cut = jr.tail_grades[mine]
+        groups |= set(zip(jr.tail_start[mine].tolist(), jr.tail_kept[mine].tolist(), jr.tail_size[mine].tolist(),
+                          strict=True))
+        for start, kept, size in groups:
+            for pos in range(start + 1, start + kept):
+                starts[pos - 1] = False
+            if start + kept - 1 == n and size > kept:  # the group a depth cut through: its cut members
+                tail = tuple(float(g) for g in cut) + (None,) * (size - kept - len(cut))
+        ties = tuple(starts)
     top = jr.judged_grades.max() if len(jr.judged_grades) else 0.0
     return RankedQuery(
-        query_id=jr.query_ids[index], grades=grades, judged=judged,
-        doc_ids=tuple(jr.doc_ids[s.start:s.stop].to_list()), scores=tuple(jr.scores[s].tolist()),
-        tie_start=ties, max_grade=float(top) if top > 0 else 0.0,
+        query_id=jr.query_ids[index], grades=tuple(grades), judged=tuple(float(g) for g in
+                                                                         jr.judged_grades[jr.judged_slice(index)]),
+        doc_ids=tuple(doc_ids), scores=tuple(scores), tie_start=ties, max_grade=float(top) if top > 0 else 0.0,
         judged_doc_ids=tuple(jr.judged_doc_ids[jr.judged_slice(index)].to_list()), tail=tail)

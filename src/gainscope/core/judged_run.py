@@ -13,19 +13,26 @@ Building a :class:`JudgedRun` is where every ordering policy is applied, exactly
 4. rankings are cut at ``depth`` (trec_eval ``-M``), then unjudged documents are dropped if ``judged_only``
    (trec_eval ``-J``; note trec_eval applies ``-M`` before ``-J`` too).
 
-The result holds, for ``nq`` queries in bytewise id order and ``n`` ranked documents:
+The result holds, for ``nq`` queries in bytewise id order, the ranked positions that matter: every position
+holding a judged document, and any others the builder chose to keep (the polars builder keeps them all; a
+sparse builder keeps only judged ones, since an unjudged document adds nothing to any metric). Kernels only
+ever read the arrays below, so both forms give the same numbers.
 
 ==================  ===========  ====================================================================
 array               shape        content
 ==================  ===========  ====================================================================
-``offsets``         ``nq + 1``   start of each query's ranking in the flat arrays
-``grades``          ``n``        grade of each ranked document in rank order; NaN = not judged
-``scores``          ``n``        its score (NaN when the run has no scores)
-``doc_ids``         ``n``        its doc id (a polars string Series, for explanations only)
-``tie_start``       ``n``        True where a new group of equal scores starts (all True unless ties)
-``tail_grades``     ``t``        under ``ties="average"`` with a depth: grades of the tied documents cut
-                                 off by the depth, whose group still has kept documents
-``tail_group``      ``t``        the tie group (counted over kept documents) each of them belongs to
+``num_ret``         ``nq``       documents ranked per query, after depth and judged-only
+``offsets``         ``nq + 1``   start of each query's kept positions in the flat arrays
+``rank``            ``h``        1-based rank of each kept position (ascending within a query)
+``grades``          ``h``        its grade; NaN = not judged (only in dense form)
+``doc_ids``         ``h``        its doc id when known (a polars string Series), else None
+``scores``          ``h``        its score (NaN when the run has no scores)
+``group_start``     ``h``        ``ties="average"``: first rank of its group of tied scores (else its rank)
+``group_kept``      ``h``        positions of that group within the ranking (1 unless ties are averaged)
+``group_size``      ``h``        documents of that group, including those a depth cut off
+``tail_*``          ``t``        judged documents cut off by a depth whose tie group is partly kept:
+                                 ``tail_grades``, their query ``tail_query``, group ``tail_start``,
+                                 ``tail_kept``, ``tail_size``
 ``judged_offsets``  ``nq + 1``   start of each query's judged grades
 ``judged_grades``   ``m``        every non-negative judged grade of the query, sorted descending
 ``judged_doc_ids``  ``m``        the doc ids of those grades (for explanations)
@@ -78,13 +85,20 @@ class JudgedRun:
     """Rankings in final order with their grades, and each query's judged grades; see the module docstring."""
 
     query_ids: tuple[str, ...]
+    num_ret: np.ndarray
     offsets: np.ndarray
+    rank: np.ndarray
     grades: np.ndarray
+    doc_ids: pl.Series | None
     scores: np.ndarray
-    doc_ids: pl.Series
-    tie_start: np.ndarray
+    group_start: np.ndarray
+    group_kept: np.ndarray
+    group_size: np.ndarray
     tail_grades: np.ndarray
-    tail_group: np.ndarray
+    tail_query: np.ndarray
+    tail_start: np.ndarray
+    tail_kept: np.ndarray
+    tail_size: np.ndarray
     judged_offsets: np.ndarray
     judged_grades: np.ndarray
     judged_doc_ids: pl.Series
@@ -101,7 +115,7 @@ class JudgedRun:
 
     @cached_property
     def lengths(self) -> np.ndarray:
-        """Number of ranked documents per query (after depth and judged-only)."""
+        """Number of kept positions per query (``num_ret`` in dense form, fewer in sparse form)."""
         return np.diff(self.offsets)
 
     @cached_property
@@ -109,11 +123,10 @@ class JudgedRun:
         """Query index of every ranked document."""
         return np.repeat(np.arange(self.num_queries, dtype=np.int64), self.lengths)
 
-    @cached_property
+    @property
     def position(self) -> np.ndarray:
-        """1-based rank of every ranked document within its query."""
-        n = len(self.grades)
-        return np.arange(1, n + 1, dtype=np.int64) - np.repeat(self.offsets[:-1], self.lengths)
+        """1-based rank of every kept position within its query (the ``rank`` array)."""
+        return self.rank
 
     @cached_property
     def judged_lengths(self) -> np.ndarray:
@@ -132,7 +145,7 @@ class JudgedRun:
         return np.arange(1, m + 1, dtype=np.int64) - np.repeat(self.judged_offsets[:-1], self.judged_lengths)
 
     def query_slice(self, index: int) -> slice:
-        """The slice of the flat ranked arrays holding query ``index``."""
+        """The slice of the flat arrays holding query ``index``'s kept positions."""
         return slice(int(self.offsets[index]), int(self.offsets[index + 1]))
 
     def judged_slice(self, index: int) -> slice:
@@ -223,29 +236,19 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
         start = np.searchsorted(q, q, side="left")
         within_depth = (np.arange(len(q)) - start) < policies.depth  # -M counts before -J, as trec_eval
     keep = candidate & within_depth
-    tail_grades = np.zeros(0)
-    tail_group = np.zeros(0, dtype=np.int64)
     if policies.ties == "average" and order_by_scores and not candidate.all():
+        # groups of tied documents are formed among the documents that stay (judged-only drops the others)
         tie_start = _tie_groups(q[candidate], scores[candidate], True)[0]
         full = np.ones(len(q), dtype=bool)
         full[candidate] = tie_start
         tie_start = full
-    if policies.ties == "average" and order_by_scores and not within_depth.all():
-        # a depth cut through a group of tied documents: the kept positions still carry the mean over the
-        # whole group (the expected gain over orders of the tied documents), so keep the cut members' grades
-        cand = np.flatnonzero(candidate)
-        group = np.cumsum(tie_start[cand]) - 1
-        kept_group = np.zeros(int(group[-1]) + 1 if len(group) else 0, dtype=bool)
-        kept_group[group[within_depth[cand]]] = True
-        tail = (~within_depth[cand]) & kept_group[group]
-        renumber = np.cumsum(kept_group) - 1
-        tail_grades = grades[cand[tail]]
-        tail_group = renumber[group[tail]]
+    groups = _TieGroups.of(q, tie_start, candidate, within_depth) if policies.ties == "average" \
+        else _TieGroups.singletons(int(np.count_nonzero(keep)))
+    tail_rows, tail_group = groups.tail(grades)
+    q_all, grades_all = q, grades
     if not keep.all():
-        q, scores, grades, tie_start = q[keep], scores[keep], grades[keep], tie_start[keep]
+        q, scores, grades = q[keep], scores[keep], grades[keep]
         doc_ids = rows["doc_id"].filter(pl.Series(keep))
-        if policies.ties == "average":
-            tie_start = _restart_ties(q, tie_start)
     else:
         doc_ids = rows["doc_id"]
     nq = len(universe)
@@ -262,10 +265,16 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
     missing_mask = np.array([u not in ranked_set for u in universe], dtype=bool)
 
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored, tied_groups)
+    rank = np.arange(1, len(q) + 1, dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
+    rank_of_row = np.zeros(len(q_all), dtype=np.int64)
+    rank_of_row[keep] = rank
+    tail_start = rank_of_row[groups.group_first_row[tail_group]]
     return JudgedRun(
-        query_ids=tuple(universe), offsets=offsets, grades=np.ascontiguousarray(grades),
-        scores=np.ascontiguousarray(scores), doc_ids=doc_ids, tie_start=tie_start,
-        tail_grades=tail_grades, tail_group=tail_group,
+        query_ids=tuple(universe), num_ret=np.diff(offsets), offsets=offsets, rank=rank,
+        grades=np.ascontiguousarray(grades), scores=np.ascontiguousarray(scores), doc_ids=doc_ids,
+        group_start=rank - groups.offset_in_group, group_kept=groups.kept, group_size=groups.size,
+        tail_grades=grades_all[tail_rows], tail_query=q_all[tail_rows], tail_start=tail_start,
+        tail_kept=groups.group_kept[tail_group], tail_size=groups.group_size[tail_group],
         judged_offsets=judged_offsets,
         judged_grades=jrows["grade"].to_numpy().astype(np.float64, copy=False),
         judged_doc_ids=jrows["doc_id"],
@@ -284,13 +293,49 @@ def _tie_groups(q: np.ndarray, scores: np.ndarray, by_scores: bool) -> tuple[np.
     return start, 0
 
 
-def _restart_ties(q: np.ndarray, tie_start: np.ndarray) -> np.ndarray:
-    """After rows were dropped, a new query always starts a new tie group."""
-    out = tie_start.copy()
-    if len(q):
-        out[0] = True
-        out[1:] |= q[1:] != q[:-1]
-    return out
+@dataclass(frozen=True)
+class _TieGroups:
+    """Tie groups (``ties="average"``) of the kept documents, counted before a depth cut."""
+
+    offset_in_group: np.ndarray  # per kept document: its distance from its group's first kept position
+    kept: np.ndarray             # per kept document: kept members of its group
+    size: np.ndarray             # per kept document: all members of its group, including those cut off
+    cut_group: np.ndarray        # per candidate cut off by depth whose group is partly kept: group index
+    cut_rows: np.ndarray         # ... and its row in the sorted rows
+    group_first_row: np.ndarray  # per group: row of its first member
+    group_kept: np.ndarray       # per group: kept members
+    group_size: np.ndarray       # per group: all members
+
+    @classmethod
+    def singletons(cls, n: int) -> _TieGroups:
+        one = np.ones(n, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int64)
+        return cls(np.zeros(n, dtype=np.int64), one, one, empty, empty, empty, empty, empty)
+
+    @classmethod
+    def of(cls, q: np.ndarray, tie_start: np.ndarray, candidate: np.ndarray, within_depth: np.ndarray) -> _TieGroups:
+        cand = np.flatnonzero(candidate)
+        start = tie_start[cand].copy()
+        if len(cand):
+            start[0] = True
+            start[1:] |= q[cand][1:] != q[cand][:-1]
+        group = np.cumsum(start) - 1
+        ngroups = int(group[-1]) + 1 if len(group) else 0
+        kept_mask = within_depth[cand]
+        size = np.bincount(group, minlength=ngroups)
+        kept = np.bincount(group[kept_mask], minlength=ngroups)
+        first_row = cand[np.flatnonzero(start)]
+        kept_group = group[kept_mask]
+        order_in_group = np.arange(len(cand)) - np.flatnonzero(start)[group]
+        cut = (~kept_mask) & (kept[group] > 0)
+        return cls(order_in_group[kept_mask], kept[kept_group], size[kept_group], group[cut], cand[cut],
+                   first_row, kept, size)
+
+    def tail(self, grades: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows and group indices of the judged documents cut off by the depth whose group is partly kept
+        (cut unjudged documents only count in their group's size)."""
+        judged = grades[self.cut_rows] >= 0
+        return self.cut_rows[judged], self.cut_group[judged]
 
 
 def _warn_rank_contradicts_scores(rows: pl.DataFrame, q: np.ndarray, scores: np.ndarray,

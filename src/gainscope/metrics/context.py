@@ -19,6 +19,7 @@ from gainscope.core.policies import Policies
 __all__ = ["Context", "ratio", "segmented_cumsum"]
 
 T = TypeVar("T")
+Weight = str | tuple[str, float]
 
 
 def segmented_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -79,13 +80,13 @@ class Context:
 
     @property
     def lengths(self) -> np.ndarray:
-        """Number of ranked documents per query."""
-        return self.jr.lengths
+        """Number of documents retrieved per query (after depth and judged-only)."""
+        return self.jr.num_ret
 
     @property
     def position(self) -> np.ndarray:
-        """1-based rank of each ranked document."""
-        return self.jr.position
+        """1-based rank of each kept position."""
+        return self.jr.rank
 
     @property
     def segment(self) -> np.ndarray:
@@ -157,37 +158,61 @@ class Context:
         """Inclusive running count of ``mask`` restarted at each query (exact integers)."""
         c = np.cumsum(mask, dtype=np.int64)
         before = np.concatenate(([0], c))[self.jr.offsets[:-1]]
-        return c - np.repeat(before, self.lengths)
+        return c - np.repeat(before, self.jr.lengths)
 
-    def tie_average(self, values: np.ndarray, tail: np.ndarray | None = None) -> np.ndarray:
-        """Under ``ties="average"``, replace each value by the mean over its group of tied scores.
+    # ------------------------------------------------------------------ sums linear in per-position values
+    def linear_sum(self, key: Hashable, values: Callable[[np.ndarray, np.ndarray], np.ndarray], weight: Weight,
+                   k: int | np.ndarray | None = None) -> np.ndarray:
+        """Per query, ``sum_{rank i <= k} value_i * w(i)``.
 
-        ``tail`` holds the same per-document values for the tied documents that a depth cut removed
-        (``jr.tail_grades``): they still count in their group's mean.
+        ``values(grades, query_index)`` maps grades to per-position values and must give 0 to unjudged
+        documents (NaN grades), which is what lets a sparse judged run skip them. ``weight`` is ``"one"``,
+        ``"log2"`` (``1 / log2(i + 1)``, applied as a division, as trec_eval does) or ``("geometric", p)``
+        (``p^(i-1)``). Under ``ties="average"`` each value is spread evenly over the positions of its group
+        of tied documents, and cut-off members (``tail_*``) count in the group's mean: the expected value
+        over orders of tied documents.
         """
+        jr = self.jr
+        v = self.values(("linear", key), lambda: values(jr.grades, self.segment))
+        limit = None if k is None else (k if np.isscalar(k) else np.asarray(k)[self.segment])
         if self.policies.ties != "average":
-            return values
-        group = self.tie_group
-        size = int(group[-1]) + 1 if len(group) else 0
-        sums = np.bincount(group, weights=values, minlength=size)
-        counts = np.bincount(group, minlength=size).astype(np.float64)
-        if tail is not None and len(tail):
-            sums += np.bincount(self.jr.tail_group, weights=tail, minlength=size)
-            counts += np.bincount(self.jr.tail_group, minlength=size)
-        return (sums / counts)[group]
+            rank = jr.rank
+            if weight == "one":
+                terms = v
+            elif weight == "log2":
+                terms = v / np.log2(rank + 1.0)
+            else:
+                terms = v * float(weight[1]) ** (rank - 1).astype(np.float64)
+            if limit is None:
+                return self.per_query_sum(terms)
+            mask = rank <= limit
+            return np.bincount(self.segment[mask], weights=terms[mask], minlength=self.nq)
+        out = self._spread(v / jr.group_size, jr.group_start, jr.group_kept, self.segment, limit, weight)
+        if len(jr.tail_grades):
+            tv = values(jr.tail_grades, jr.tail_query)
+            tlimit = None if k is None else (k if np.isscalar(k) else np.asarray(k)[jr.tail_query])
+            out += self._spread(tv / jr.tail_size, jr.tail_start, jr.tail_kept, jr.tail_query, tlimit, weight)
+        return out
 
-    @cached_property
-    def tie_group(self) -> np.ndarray:
-        """Index of the tie group of every ranked document."""
-        return np.cumsum(self.jr.tie_start) - 1
+    def _spread(self, share: np.ndarray, start: np.ndarray, kept: np.ndarray, segment: np.ndarray,
+                limit: int | np.ndarray | None, weight: Weight) -> np.ndarray:
+        end = start + kept - 1
+        if limit is not None:
+            end = np.minimum(end, limit)
+        span = np.where(end >= start, self._weight_range(start, end, weight), 0.0)
+        return np.bincount(segment, weights=share * span, minlength=self.nq)
 
-    @cached_property
-    def tail_segment(self) -> np.ndarray:
-        """Query index of every depth-cut tied document (``jr.tail_grades``)."""
-        if not len(self.jr.tail_group):
-            return np.zeros(0, dtype=np.int64)
-        first = np.flatnonzero(self.jr.tie_start)
-        return self.segment[first[self.jr.tail_group]]
+    def _weight_range(self, start: np.ndarray, end: np.ndarray, weight: Weight) -> np.ndarray:
+        """``sum_{i=start}^{end} w(i)`` (0 where end < start)."""
+        if weight == "one":
+            return (end - start + 1).astype(np.float64)
+        if weight == "log2":
+            top = int(max(end.max(initial=0), start.max(initial=0))) + 1
+            table = self.cached(("log2_table", top), lambda: np.concatenate(
+                ([0.0], np.cumsum(1.0 / np.log2(np.arange(1, top + 1) + 1.0)))))
+            return table[np.maximum(end, 0)] - table[np.maximum(start - 1, 0)]
+        p = float(weight[1])
+        return (p ** (start - 1).astype(np.float64) - p ** end.astype(np.float64)) / (1.0 - p)
 
     # ------------------------------------------------------------------ ideal rankings
     def ideal_gains(self, key: Hashable, gain: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

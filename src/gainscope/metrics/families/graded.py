@@ -43,10 +43,7 @@ def _ranked_gains(ctx: Context, gain: Any, rel: float | None) -> np.ndarray:
 
 
 def _dcg_to(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
-    def values() -> np.ndarray:
-        return _discounted(ctx.tie_average(_ranked_gains(ctx, gain, rel), gain_array(ctx.jr.tail_grades, gain, rel)),
-                           ctx.position)
-    return ctx.sum_to(("dcg", gain, rel), values, cutoff)
+    return ctx.linear_sum(("gain", gain, rel), lambda g, q: gain_array(g, gain, rel), "log2", cutoff)
 
 
 def _ideal_dcg_judged(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
@@ -59,22 +56,15 @@ def _ideal_dcg_judged(ctx: Context, gain: Any, rel: float | None, cutoff: int | 
 
 
 def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
-    def make() -> np.ndarray:
-        g = _ranked_gains(ctx, gain, rel)
-        order = np.lexsort((-g, ctx.segment))
-        return _discounted(g[order], ctx.position)
-    return ctx.sum_to(("idcg_retrieved", gain, rel), make, cutoff)
-
-
-def _ideal_by_position(ctx: Context, gain: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For trec_eval's G and ndcg_rel: the ideal gains (descending, per query), their offsets, and the
-    ideal gain at every ranked position (0 beyond the end of the ideal list)."""
-    ideal, offsets = ctx.ideal_gains(_gain_key(gain, None), lambda g: gain_array(g, gain))
-    pos0 = ctx.position - 1
-    inside = pos0 < np.diff(offsets)[ctx.segment]
-    at = np.zeros(len(pos0))
-    at[inside] = ideal[(offsets[:-1][ctx.segment] + pos0)[inside]]
-    return ideal, offsets, at
+    g = _ranked_gains(ctx, gain, rel)
+    keep = g > 0  # the retrieved documents' positive gains, sorted descending: positions 1, 2, ...
+    seg = ctx.segment[keep]
+    order = np.lexsort((-g[keep], seg))
+    sorted_gains, seg = g[keep][order], seg[order]
+    counts = np.bincount(seg, minlength=ctx.nq)
+    pos = np.arange(1, len(seg) + 1) - np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+    mask = pos <= cutoff if cutoff is not None else np.ones(len(pos), dtype=bool)
+    return np.bincount(seg[mask], weights=_discounted(sorted_gains, pos)[mask], minlength=ctx.nq)
 
 
 def _ref_gains(q: RankedQuery, gain: Any, rel: float | None) -> list[float]:
@@ -336,10 +326,8 @@ class RBP(Metric):
     rel: float | None = param(None, kind="float", ge=0, doc="binary gains (grade >= rel); None = graded")
 
     def compute(self, ctx: Context) -> np.ndarray:
-        gains = ctx.tie_average(_rbp_gains_array(ctx, self.rel),
-                                _rbp_gains_array(ctx, self.rel, ctx.jr.tail_grades, ctx.tail_segment))
-        weights = self.p ** (ctx.position - 1).astype(np.float64)
-        return (1.0 - self.p) * ctx.per_query_sum(gains * weights)
+        return (1.0 - self.p) * ctx.linear_sum(
+            ("rbp", self.rel), lambda g, q: _rbp_gains_array(ctx, self.rel, g, q), ("geometric", self.p))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         gains = tie_averaged(_rbp_gains_ref(q, self.rel), q.tie_start, _rbp_gains_ref(q, self.rel, q.tail))
@@ -376,12 +364,15 @@ class RBPResidual(Metric):
     p: float = param(0.9, kind="float", gt=0, le=1 - 1e-12, doc="persistence: probability of going on")
 
     def compute(self, ctx: Context) -> np.ndarray:
-        unjudged = ~ctx.judged
+        # unjudged positions = all n positions minus the judged ones (a sparse run only holds those)
+        judged = ctx.judged
         weights = self.p ** (ctx.position - 1).astype(np.float64)
-        total = ctx.per_query_sum(np.where(unjudged, weights, 0.0))
-        count = ctx.per_query_sum(unjudged.astype(np.float64))
-        tail = self.p ** ctx.lengths.astype(np.float64)
-        return np.where(count > 0, tail + (1.0 - self.p) * total, 0.0)
+        judged_weight = ctx.per_query_sum(np.where(judged, weights, 0.0))
+        n = ctx.lengths.astype(np.float64)
+        unjudged = n - ctx.per_query_sum(judged.astype(np.float64))
+        tail = self.p ** n
+        all_weight = (1.0 - tail) / (1.0 - self.p)
+        return np.where(unjudged > 0, tail + (1.0 - self.p) * (all_weight - judged_weight), 0.0)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         unj = [i for i, g in enumerate(q.grades) if g is None or math.isnan(g) or g < 0]
@@ -430,8 +421,15 @@ class G(Metric):
 
     def compute(self, ctx: Context) -> np.ndarray:
         gains = _ranked_gains(ctx, self.gain, None)
-        ideal, offsets, ideal_at = _ideal_by_position(ctx, self.gain)
-        cost = ctx.within_segment_cumsum(np.maximum(ideal_at, 1.0))
+        ideal, offsets = ctx.ideal_gains(_gain_key(self.gain, None), lambda g: gain_array(g, self.gain))
+        ilen = np.diff(offsets)
+        # cost up to rank i: sum over ideal positions j <= i of max(ideal_j, 1), plus 1 per position past it
+        icost = segmented_cumsum(np.maximum(ideal, 1.0), offsets)
+        rank = ctx.position
+        within = np.minimum(rank, ilen[ctx.segment])
+        first = offsets[:-1][ctx.segment]
+        cost = np.where(within > 0, icost[np.maximum(first + within - 1, 0)] if len(icost) else 0.0, 0.0) \
+            + np.maximum(rank - ilen[ctx.segment], 0)
         got = ctx.within_segment_cumsum(gains)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(gains != 0, gains / np.log2(2.0 + cost - got), 0.0)
@@ -536,8 +534,13 @@ class Rndcg(Metric):
         jr = ctx.jr
         for qi in np.flatnonzero(r > 0).tolist():
             judged = jr.judged_grades[jr.judged_slice(qi)].tolist()
-            s, n = int(jr.offsets[qi]), int(jr.lengths[qi])
-            out[qi] = _rndcg(judged, self.gain, lambda k, s=s: float(dcg_cum[s + k - 1]) if k > 0 else 0.0, n)
+            sl = jr.query_slice(qi)
+            ranks, cum = jr.rank[sl], dcg_cum[sl]
+
+            def dcg_at(k: int, ranks: np.ndarray = ranks, cum: np.ndarray = cum) -> float:
+                i = int(np.searchsorted(ranks, k, side="right"))
+                return float(cum[i - 1]) if i > 0 else 0.0
+            out[qi] = _rndcg(judged, self.gain, dcg_at, int(jr.num_ret[qi]))
         return out
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:

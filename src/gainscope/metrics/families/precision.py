@@ -35,8 +35,12 @@ def _is_judged(g: float | None) -> bool:
 
 def _rel_count_to(ctx: Context, level: float, k: int | np.ndarray | None) -> np.ndarray:
     """Relevant documents among the first k of each query (tie-averaged when ties='average')."""
-    return ctx.sum_to(("rel", level), lambda: ctx.tie_average(
-        ctx.relevant(level).astype(np.float64), (ctx.jr.tail_grades >= level).astype(np.float64)), k)
+    return ctx.linear_sum(("rel", level), lambda g, q: (g >= level).astype(np.float64), "one", k)
+
+
+def _judged_to(ctx: Context, k: int | None) -> np.ndarray:
+    """Judged documents among the first k of each query (expected count under averaged ties)."""
+    return ctx.linear_sum("judged", lambda g, q: (g >= 0).astype(np.float64), "one", k)
 
 
 def _hits(q: RankedQuery, level: float) -> list[float]:
@@ -292,9 +296,7 @@ class Judged(Metric):
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
 
     def compute(self, ctx: Context) -> np.ndarray:
-        judged = ctx.sum_to("judged", lambda: ctx.tie_average(ctx.judged.astype(np.float64),
-                                                             (ctx.jr.tail_grades >= 0).astype(np.float64)),
-                            self.cutoff)
+        judged = _judged_to(ctx, self.cutoff)
         assert self.cutoff is not None  # required parameter, checked at construction
         return ratio(judged, np.minimum(ctx.lengths, self.cutoff).astype(np.float64))
 
@@ -331,9 +333,9 @@ class Unjudged(Metric):
 
     def compute(self, ctx: Context) -> np.ndarray:
         assert self.cutoff is not None
-        unjudged = ctx.sum_to("unjudged", lambda: ctx.tie_average(
-            (~ctx.judged).astype(np.float64), (~(ctx.jr.tail_grades >= 0)).astype(np.float64)), self.cutoff)
-        return unjudged / self.cutoff
+        # documents absent from a sparse judged run are unjudged: count the judged ones and subtract
+        shown = np.minimum(ctx.lengths, self.cutoff).astype(np.float64)
+        return (shown - _judged_to(ctx, self.cutoff)) / self.cutoff
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         assert self.cutoff is not None

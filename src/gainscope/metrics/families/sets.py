@@ -29,10 +29,7 @@ def _counts(ctx: Context, level: float) -> tuple[np.ndarray, np.ndarray, np.ndar
     ties="average" (it only differs when a depth cuts a group of tied documents)."""
     n = ctx.lengths.astype(np.float64)
 
-    def rel_ret() -> np.ndarray:
-        rel = ctx.relevant(level).astype(np.float64)
-        return ctx.per_query_sum(ctx.tie_average(rel, (ctx.jr.tail_grades >= level).astype(np.float64)))
-    rr = ctx.cached(("rel_ret", level, ctx.policies.ties), rel_ret)
+    rr = ctx.linear_sum(("rel", level), lambda g, q: (g >= level).astype(np.float64), "one")
     return n, rr, ctx.num_rel(level)
 
 
@@ -282,8 +279,7 @@ class NumNonrelJudgedRet(_Count):
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
-        tail = ((ctx.jr.tail_grades >= 0) & (ctx.jr.tail_grades < level)).astype(np.float64)
-        return ctx.per_query_sum(ctx.tie_average(ctx.nonrelevant_judged(level).astype(np.float64), tail))
+        return ctx.linear_sum(("nonrel", level), lambda g, q: ((g >= 0) & (g < level)).astype(np.float64), "one")
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         level = self.level(policies)
