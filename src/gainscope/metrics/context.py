@@ -146,8 +146,7 @@ class Context:
         v = self.values(key, make)
         if k is None:
             return self.per_query_sum(v)
-        limit = k if np.isscalar(k) else np.asarray(k)[self.segment]
-        mask = self.position <= limit
+        mask = self.position <= self._limit(k, self.segment)
         return np.bincount(self.segment[mask], weights=v[mask], minlength=self.nq)
 
     def within_segment_cumsum(self, values: np.ndarray) -> np.ndarray:
@@ -174,7 +173,7 @@ class Context:
         """
         jr = self.jr
         v = self.values(("linear", key), lambda: values(jr.grades, self.segment))
-        limit = None if k is None else (k if np.isscalar(k) else np.asarray(k)[self.segment])
+        limit = self._limit(k, self.segment)
         if self.policies.ties != "average":
             rank = jr.rank
             if weight == "one":
@@ -190,9 +189,16 @@ class Context:
         out = self._spread(v / jr.group_size, jr.group_start, jr.group_kept, self.segment, limit, weight)
         if len(jr.tail_grades):
             tv = values(jr.tail_grades, jr.tail_query)
-            tlimit = None if k is None else (k if np.isscalar(k) else np.asarray(k)[jr.tail_query])
+            tlimit = self._limit(k, jr.tail_query)
             out += self._spread(tv / jr.tail_size, jr.tail_start, jr.tail_kept, jr.tail_query, tlimit, weight)
         return out
+
+    @staticmethod
+    def _limit(k: int | np.ndarray | None, segment: np.ndarray) -> int | np.ndarray | None:
+        """A cutoff as given (one for all queries), or one per query spread to each position."""
+        if k is None or isinstance(k, (int, np.integer)):
+            return k
+        return np.asarray(k)[segment]
 
     def _spread(self, share: np.ndarray, start: np.ndarray, kept: np.ndarray, segment: np.ndarray,
                 limit: int | np.ndarray | None, weight: Weight) -> np.ndarray:
