@@ -152,7 +152,7 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
     for m in mets:
         m.check_policies(pol)
     j, r = _read_inputs(judgments, run)
-    jr = build_judged_run(j, r, pol)
+    jr = build_judged_run(j, r, pol, sparse=True)
     return compute(jr, mets, notes=j.notes + r.notes)
 
 
@@ -167,7 +167,7 @@ def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics
     out = []
     for run in runs:
         r = _as_run(run)
-        out.append(compute(build_judged_run(j, r, pol), mets, notes=j.notes + r.notes))
+        out.append(compute(build_judged_run(j, r, pol, sparse=True), mets, notes=j.notes + r.notes))
     return out
 
 

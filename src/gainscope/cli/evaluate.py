@@ -76,7 +76,7 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     all_results = []
     chunks = []
     for run in run_objs:
-        jr = build_judged_run(judg, run, policies)
+        jr = build_judged_run(judg, run, policies, sparse=True)
         res = compute(jr, mets, notes=judg.notes + run.notes)
         all_results.append(res)
         if fmt == "trec_eval":

@@ -170,8 +170,12 @@ def _bytewise_sorted(ids: list[str]) -> list[str]:
     return sorted(ids, key=lambda s: s.encode("utf-8", "surrogatepass"))
 
 
-def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None = None) -> JudgedRun:
+def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None = None, *,
+                     sparse: bool = False) -> JudgedRun:
     """Join ``run`` with ``judgments`` and order it under ``policies`` (see the module docstring).
+
+    With ``sparse=True`` only the positions of judged documents are kept (the dense form keeps every
+    ranked document, with its doc id, for explanations); every metric gives the same value on both.
 
     Warns (:class:`~gainscope.errors.QueryCoverageWarning`) about ranked queries without judgments and judged
     queries without a ranking; raises :class:`~gainscope.errors.InconsistentInputError` when no query is both
@@ -269,10 +273,19 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
     rank_of_row = np.zeros(len(q_all), dtype=np.int64)
     rank_of_row[keep] = rank
     tail_start = rank_of_row[groups.group_first_row[tail_group]]
+    num_ret = np.diff(offsets)
+    group_start, group_kept, group_size = rank - groups.offset_in_group, groups.kept, groups.size
+    if sparse:
+        judged = ~np.isnan(grades)
+        q, rank, grades, scores = q[judged], rank[judged], grades[judged], scores[judged]
+        group_start, group_kept, group_size = group_start[judged], group_kept[judged], group_size[judged]
+        doc_ids = doc_ids.filter(pl.Series(judged))
+        offsets = np.zeros(nq + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(np.bincount(q, minlength=nq))
     return JudgedRun(
-        query_ids=tuple(universe), num_ret=np.diff(offsets), offsets=offsets, rank=rank,
+        query_ids=tuple(universe), num_ret=num_ret, offsets=offsets, rank=rank,
         grades=np.ascontiguousarray(grades), scores=np.ascontiguousarray(scores), doc_ids=doc_ids,
-        group_start=rank - groups.offset_in_group, group_kept=groups.kept, group_size=groups.size,
+        group_start=group_start, group_kept=group_kept, group_size=group_size,
         tail_grades=grades_all[tail_rows], tail_query=q_all[tail_rows], tail_start=tail_start,
         tail_kept=groups.group_kept[tail_group], tail_size=groups.group_size[tail_group],
         judged_offsets=judged_offsets,

@@ -350,16 +350,11 @@ def relstrings(jr: JudgedRun, length: float) -> dict[str, str]:
         if jr.missing[i]:
             out[q] = ""
             continue
-        grades = jr.grades[jr.query_slice(i)][: max(n, 0)]
-        chars = []
-        for g in grades:
-            if np.isnan(g):
-                chars.append("-")
-            elif g < 0:
-                chars.append(".")
-            elif g > 9:
-                chars.append(">")
-            else:
-                chars.append(str(math.floor(g)))
+        chars = ["-"] * max(min(n, int(jr.num_ret[i])), 0)  # not in the judgments unless listed below
+        s = jr.query_slice(i)
+        for r, g in zip(jr.rank[s].tolist(), jr.grades[s].tolist(), strict=True):
+            if r > len(chars) or np.isnan(g):
+                continue
+            chars[r - 1] = "." if g < 0 else ">" if g > 9 else str(math.floor(g))
         out[q] = "".join(chars)
     return out
