@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from gainscope.core.checks import has_duplicate_pairs
 from gainscope.errors import InconsistentInputError, InputError
 
 __all__ = ["Judgments"]
@@ -68,7 +69,8 @@ class Judgments:
                 row = bad.row(0, named=True)
                 raise InputError(f"judgment grade must be a finite number; got {row['grade']} for query "
                                  f"{row['query_id']!r}, doc {row['doc_id']!r}" + (f" ({source})" if source else ""))
-        dups = frame.filter(pl.struct("query_id", "doc_id").is_duplicated())
+        dups = frame.filter(pl.struct("query_id", "doc_id").is_duplicated()) if has_duplicate_pairs(frame) \
+            else frame.clear()
         if dups.height:
             first = dups.row(0, named=True)
             raise InconsistentInputError(

@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from gainscope.core.checks import has_duplicate_pairs
 from gainscope.errors import InconsistentInputError, InputError
 
 __all__ = ["Run"]
@@ -67,7 +68,8 @@ class Run:
             bad = frame.filter(pl.col("score").is_nan()).row(0, named=True)
             raise InputError(f"run has {nan_scores} NaN score(s), first for query {bad['query_id']!r}, doc "
                              f"{bad['doc_id']!r}; give a number (or read with nan_score='-inf')")
-        dups = frame.filter(pl.struct("query_id", "doc_id").is_duplicated())
+        dups = frame.filter(pl.struct("query_id", "doc_id").is_duplicated()) if has_duplicate_pairs(frame) \
+            else frame.clear()
         if dups.height:
             first = dups.row(0, named=True)
             raise InconsistentInputError(
@@ -80,6 +82,18 @@ class Run:
         self.notes = tuple(notes)
 
     # ------------------------------------------------------------------ constructors
+    @classmethod
+    def _from_validated(cls, frame: pl.DataFrame, *, name: str, source: str | None,
+                        notes: Iterable[str]) -> Run:
+        """For readers that have already checked everything ``__init__`` checks (ids, NaN, duplicates) on a
+        frame with exactly the columns ``query_id, doc_id, score, rank`` in their final types."""
+        run = cls.__new__(cls)
+        run._frame = frame
+        run.name = name
+        run.source = source
+        run.notes = tuple(notes)
+        return run
+
     @classmethod
     def from_columns(cls, query_ids: Iterable[Any], doc_ids: Iterable[Any], scores: Iterable[Any] | None = None,
                      ranks: Iterable[Any] | None = None, *, name: str | None = None,

@@ -44,6 +44,7 @@ from typing import Any
 
 import polars as pl
 
+from gainscope.core.checks import has_duplicate_pairs
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
 from gainscope.errors import (
@@ -602,16 +603,6 @@ def _empty_judgments(table: TokenTable, opts: JudgmentOptions, notes: list[str])
 _PAIR = ["query_id", "doc_id"]
 
 
-def has_duplicate_pairs(frame: pl.DataFrame) -> bool:
-    """True when a (query_id, doc_id) pair repeats. A hash count rules most inputs out cheaply."""
-    if frame.height < 2:
-        return False
-    distinct_hashes = frame.select(pl.struct(_PAIR).hash().n_unique()).item()
-    if distinct_hashes == frame.height:
-        return False
-    return bool(frame.select(pl.struct(_PAIR).is_duplicated().any()).item())
-
-
 def _resolve_judgment_duplicates(frame: pl.DataFrame, on_conflict: str, origin: Origin
                                  ) -> tuple[pl.DataFrame, list[str], list[str]]:
     if not has_duplicate_pairs(frame):
@@ -704,8 +695,11 @@ def finish_run(table: TokenTable, opts: RunOptions) -> tuple[Run, list[str]]:
         name = name if name is not None else tag
     if name is None:
         name = table.default_name
-    columns = ["query_id", "doc_id"] + [c for c in ("score", "rank") if c in frame.columns]
-    return Run(frame.select(columns), name=name, source=origin.path, notes=notes), warns
+    # everything Run() checks has been checked above, with line numbers: hand the frame over as it is
+    score = pl.col("score").cast(pl.Float64) if "score" in frame.columns else pl.lit(None, pl.Float64).alias("score")
+    rank = pl.col("rank").cast(pl.Int64) if "rank" in frame.columns else pl.lit(None, pl.Int64).alias("rank")
+    columns = [pl.col("query_id"), pl.col("doc_id"), score, rank]
+    return Run._from_validated(frame.select(columns), name=name or "run", source=origin.path, notes=notes), warns
 
 
 def _empty_run(table: TokenTable, opts: RunOptions, notes: list[str]) -> Run:
