@@ -138,12 +138,6 @@ class JudgedRun:
         """Query index of every judged grade."""
         return np.repeat(np.arange(self.num_queries, dtype=np.int64), self.judged_lengths)
 
-    @cached_property
-    def judged_position(self) -> np.ndarray:
-        """1-based position of every judged grade in its query's descending order (the ideal ranking)."""
-        m = len(self.judged_grades)
-        return np.arange(1, m + 1, dtype=np.int64) - np.repeat(self.judged_offsets[:-1], self.judged_lengths)
-
     def query_slice(self, index: int) -> slice:
         """The slice of the flat arrays holding query ``index``'s kept positions."""
         return slice(int(self.offsets[index]), int(self.offsets[index + 1]))

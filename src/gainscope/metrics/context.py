@@ -74,11 +74,6 @@ class Context:
         return self.jr.num_queries
 
     @property
-    def starts(self) -> np.ndarray:
-        """Offset of each query's first ranked document."""
-        return self.jr.offsets[:-1]
-
-    @property
     def lengths(self) -> np.ndarray:
         """Number of documents retrieved per query (after depth and judged-only)."""
         return self.jr.num_ret
@@ -139,15 +134,6 @@ class Context:
     def values(self, key: Hashable, make: Callable[[], np.ndarray]) -> np.ndarray:
         """Per-document values ``make()``, as float64, cached under ``key``."""
         return self.cached(("values", key), lambda: np.asarray(make(), dtype=np.float64))
-
-    def sum_to(self, key: Hashable, make: Callable[[], np.ndarray], k: int | np.ndarray | None) -> np.ndarray:
-        """Per query, the sum of the values of its first ``min(k, length)`` documents (all when ``k`` is
-        None; ``k`` may also be one cutoff per query)."""
-        v = self.values(key, make)
-        if k is None:
-            return self.per_query_sum(v)
-        mask = self.position <= self._limit(k, self.segment)
-        return np.bincount(self.segment[mask], weights=v[mask], minlength=self.nq)
 
     def within_segment_cumsum(self, values: np.ndarray) -> np.ndarray:
         """Inclusive running sum of ``values`` restarted at each query, in rank order."""
