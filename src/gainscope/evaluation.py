@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gainscope.core.judged_run import JudgedRun, build_judged_run
+from gainscope.core.judged_run import JudgedRun, PreparedJudgments, build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
@@ -164,10 +164,11 @@ def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics
     for m in mets:
         m.check_policies(pol)
     j = _as_judgments(judgments)
+    prepared = PreparedJudgments.of(j, pol.negative_grades)  # once, whatever the number of runs
     out = []
     for run in runs:
         r = _as_run(run)
-        out.append(compute(build_judged_run(j, r, pol, sparse=True), mets, notes=j.notes + r.notes))
+        out.append(compute(build_judged_run(prepared, r, pol, sparse=True), mets, notes=j.notes + r.notes))
     return out
 
 

@@ -150,3 +150,26 @@ def test_evaluate_runs_shares_judgments() -> None:
     out = gainscope.evaluate_runs(qrels, runs, "RR")
     assert [r.run_name for r in out] == ["good", "bad"]
     assert [r["RR"] for r in out] == [1.0, 0.5]
+
+
+def test_prepared_judgments_serve_many_runs_and_subsets() -> None:
+    """Judgments prepared once give the same judged run as preparing them for each run, including the
+    subset of queries used when missing queries are skipped and a change of negative_grades policy."""
+    from gainscope.core.judged_run import PreparedJudgments
+
+    qrels = Judgments.from_dict({"q1": {"a": 2, "b": -1}, "q2": {"c": 1, "d": 3}, "q3": {"e": 1}})
+    prepared = PreparedJudgments.of(qrels)
+    run = Run.from_dict({"q3": {"e": 1.0, "x": 0.5}, "q1": {"b": 2.0, "a": 1.0}})
+    for pol in (Policies(missing_queries="skip"), Policies(), Policies(negative_grades="nonrelevant")):
+        with pytest.warns(QueryCoverageWarning):
+            a = build_judged_run(qrels, run, pol, sparse=True)
+        with pytest.warns(QueryCoverageWarning):
+            b = build_judged_run(prepared, run, pol, sparse=True)
+        assert a.query_ids == b.query_ids
+        np.testing.assert_array_equal(a.judged_offsets, b.judged_offsets)
+        np.testing.assert_array_equal(a.judged_grades, b.judged_grades)
+        assert a.judged_doc_ids.to_list() == b.judged_doc_ids.to_list()
+        np.testing.assert_array_equal(a.grades, b.grades)
+    with pytest.warns(QueryCoverageWarning):
+        skip = build_judged_run(prepared, run, Policies(missing_queries="skip"), sparse=True)
+    assert skip.query_ids == ("q1", "q3") and skip.judged_grades.tolist() == [2.0, 1.0]

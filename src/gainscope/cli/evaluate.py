@@ -47,7 +47,7 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     Conventions default to trec_eval's (ties by doc id descending, missing queries score 0 as with -c,
     linear gain, ideal from all judgments) and are printed with the results.
     """
-    from gainscope.core.judged_run import build_judged_run
+    from gainscope.core.judged_run import PreparedJudgments, build_judged_run
     from gainscope.core.policies import Policies
     from gainscope.evaluation import compute, resolve_metrics
     from gainscope.metrics.trec_eval import TrecItem, is_trec_name, relstrings, trec_items, trec_name_of
@@ -73,10 +73,11 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     for m in mets:
         m.check_policies(policies)
     judg, run_objs = read_inputs(judgments, runs, kwargs)
+    prepared = PreparedJudgments.of(judg, policies.negative_grades)  # once for all runs
     all_results = []
     chunks = []
     for run in run_objs:
-        jr = build_judged_run(judg, run, policies, sparse=True)
+        jr = build_judged_run(prepared, run, policies, sparse=True)
         res = compute(jr, mets, notes=judg.notes + run.notes)
         all_results.append(res)
         if fmt == "trec_eval":

@@ -54,7 +54,7 @@ from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids
 
-__all__ = ["Coverage", "JudgedRun", "build_judged_run"]
+__all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "build_judged_run"]
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,50 @@ def _bytewise_sorted(ids: list[str]) -> list[str]:
     return sorted(ids, key=lambda s: s.encode("utf-8", "surrogatepass"))
 
 
-def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None = None, *,
+@dataclass(frozen=True, eq=False)
+class PreparedJudgments:
+    """Judgments made ready once, for any number of runs evaluated under the same ``negative_grades``
+    policy: float grades, the judged query ids in bytewise order, and every judged query's non-negative grades
+    sorted descending (the material of ideal rankings and totals)."""
+
+    judgments: Judgments
+    negative_grades: str
+    frame: pl.DataFrame
+    query_ids: list[str]
+    offsets: np.ndarray
+    grades: np.ndarray
+    doc_ids: pl.Series
+
+    @classmethod
+    def of(cls, judgments: Judgments, negative_grades: str = "unjudged") -> PreparedJudgments:
+        """Prepare ``judgments`` for the given ``negative_grades`` policy."""
+        frame = judgments.frame.select("query_id", "doc_id", pl.col("grade").cast(pl.Float64))
+        if negative_grades == "nonrelevant":
+            frame = frame.with_columns(pl.col("grade").clip(lower_bound=0.0))
+        query_ids = _bytewise_sorted(frame["query_id"].unique().to_list())
+        index = {q: i for i, q in enumerate(query_ids)}
+        rows = (frame.filter(pl.col("grade") >= 0)
+                .with_columns(pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q"))
+                .sort(["_q", "grade", "doc_id"], descending=[False, True, False]))
+        offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(np.bincount(rows["_q"].to_numpy(), minlength=len(query_ids)))
+        return cls(judgments, negative_grades, frame, query_ids, offsets,
+                   rows["grade"].to_numpy().astype(np.float64, copy=False), rows["doc_id"])
+
+    def subset(self, universe: list[str]) -> tuple[np.ndarray, np.ndarray, pl.Series]:
+        """Offsets, grades and doc ids of the judged grades of ``universe`` (a bytewise-ordered subset)."""
+        if len(universe) == len(self.query_ids):
+            return self.offsets, self.grades, self.doc_ids
+        position = {q: i for i, q in enumerate(self.query_ids)}
+        picked = np.array([position[q] for q in universe], dtype=np.int64)
+        lengths = np.diff(self.offsets)[picked]
+        offsets = np.zeros(len(universe) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        take = np.repeat(self.offsets[picked] - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
+        return offsets, self.grades[take], self.doc_ids.gather(take)
+
+
+def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policies: Policies | None = None, *,
                      sparse: bool = False) -> JudgedRun:
     """Join ``run`` with ``judgments`` and order it under ``policies`` (see the module docstring).
 
@@ -176,12 +219,14 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
     judged and ranked.
     """
     policies = policies or Policies()
-    jframe = judgments.frame.select("query_id", "doc_id", pl.col("grade").cast(pl.Float64))
-    if policies.negative_grades == "nonrelevant":
-        jframe = jframe.with_columns(pl.col("grade").clip(lower_bound=0.0))
+    prepared = judgments if isinstance(judgments, PreparedJudgments) else PreparedJudgments.of(judgments)
+    if prepared.negative_grades != policies.negative_grades:
+        prepared = PreparedJudgments.of(prepared.judgments, policies.negative_grades)
+    judgments = prepared.judgments
+    jframe = prepared.frame
     rframe = run.frame.with_row_index("_row")
 
-    judged_q = _bytewise_sorted(jframe["query_id"].unique().to_list())
+    judged_q = prepared.query_ids
     ranked_q = _bytewise_sorted(rframe["query_id"].unique().to_list())
     judged_set, ranked_set = set(judged_q), set(ranked_q)
     both = judged_set & ranked_set
@@ -254,12 +299,7 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
     offsets[1:] = np.cumsum(np.bincount(q, minlength=nq))
 
     # ---- judged grades per query, descending (the material of ideal rankings and totals)
-    jrows = (jframe.filter(pl.col("query_id").is_in(universe) & (pl.col("grade") >= 0))
-             .with_columns(pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q"))
-             .sort(["_q", "grade", "doc_id"], descending=[False, True, False]))
-    jq = jrows["_q"].to_numpy()
-    judged_offsets = np.zeros(nq + 1, dtype=np.int64)
-    judged_offsets[1:] = np.cumsum(np.bincount(jq, minlength=nq))
+    judged_offsets, judged_grades, judged_doc_ids = prepared.subset(universe)
     missing_mask = np.array([u not in ranked_set for u in universe], dtype=bool)
 
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored, tied_groups)
@@ -283,8 +323,7 @@ def build_judged_run(judgments: Judgments, run: Run, policies: Policies | None =
         tail_grades=grades_all[tail_rows], tail_query=q_all[tail_rows], tail_start=tail_start,
         tail_kept=groups.group_kept[tail_group], tail_size=groups.group_size[tail_group],
         judged_offsets=judged_offsets,
-        judged_grades=jrows["grade"].to_numpy().astype(np.float64, copy=False),
-        judged_doc_ids=jrows["doc_id"],
+        judged_grades=judged_grades, judged_doc_ids=judged_doc_ids,
         missing=missing_mask, policies=policies, run_name=run.name, coverage=coverage)
 
 
