@@ -228,38 +228,9 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
 
     judged_q = prepared.query_ids
     ranked_q = _bytewise_sorted(rframe["query_id"].unique().to_list())
-    judged_set, ranked_set = set(judged_q), set(ranked_q)
-    both = judged_set & ranked_set
-    if not both and judged_q and ranked_q:
-        raise InconsistentInputError(_no_overlap_message(judged_q, ranked_q, judgments, run))
-    ignored = tuple(q for q in ranked_q if q not in judged_set)
-    missing = tuple(q for q in judged_q if q not in ranked_set)
-    if ignored:
-        warnings.warn(QueryCoverageWarning(
-            f"{len(ignored)} ranked quer{'y has' if len(ignored) == 1 else 'ies have'} no judgments and "
-            f"{'is' if len(ignored) == 1 else 'are'} ignored: {format_ids(list(ignored))}"), stacklevel=2)
-    if missing:
-        what = ("scored 0 (missing_queries='zero', as trec_eval -c)" if policies.missing_queries == "zero"
-                else "left out (missing_queries='skip')")
-        warnings.warn(QueryCoverageWarning(
-            f"{len(missing)} judged quer{'y has' if len(missing) == 1 else 'ies have'} no ranking and "
-            f"{'is' if len(missing) == 1 else 'are'} {what}: {format_ids(list(missing))}"), stacklevel=2)
-    universe = judged_q if policies.missing_queries == "zero" else [q for q in judged_q if q in ranked_set]
-    index = {q: i for i, q in enumerate(universe)}
-
-    # ---- ranked rows with grades, in final order
-    rows = (rframe.filter(pl.col("query_id").is_in(universe))
-            .join(jframe, on=["query_id", "doc_id"], how="left"))
-    rows = rows.with_columns(
-        pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q"))
-    order_by_scores = run.has_scores and policies.ties != "rank"
-    if order_by_scores:
-        if policies.ties == "trec_eval":
-            rows = rows.sort(["_q", "score", "doc_id"], descending=[False, True, True])
-        else:  # average: order among equals does not matter; keep it reproducible
-            rows = rows.sort(["_q", "score", "_row"], descending=[False, True, False])
-    else:
-        rows = rows.sort(["_q", "rank", "_row"], nulls_last=True)
+    universe, missing, ignored = _query_universe(judged_q, ranked_q, policies, judgments, run)
+    ranked_set = set(ranked_q)
+    rows, order_by_scores = _ordered_rows(rframe, jframe, universe, run, policies)
     q = rows["_q"].to_numpy()
     scores = rows["score"].to_numpy().astype(np.float64, copy=False)
     tie_start, tied_groups = _tie_groups(q, scores, order_by_scores)
@@ -325,6 +296,47 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
         judged_offsets=judged_offsets,
         judged_grades=judged_grades, judged_doc_ids=judged_doc_ids,
         missing=missing_mask, policies=policies, run_name=run.name, coverage=coverage)
+
+
+def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies, judgments: Judgments,
+                    run: Run) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
+    """The evaluated queries (bytewise order), the judged ones without a ranking and the ranked ones without
+    judgments; warns about both and refuses inputs that share no query."""
+    judged_set, ranked_set = set(judged_q), set(ranked_q)
+    if not (judged_set & ranked_set) and judged_q and ranked_q:
+        raise InconsistentInputError(_no_overlap_message(judged_q, ranked_q, judgments, run))
+    ignored = tuple(q for q in ranked_q if q not in judged_set)
+    missing = tuple(q for q in judged_q if q not in ranked_set)
+    if ignored:
+        warnings.warn(QueryCoverageWarning(
+            f"{len(ignored)} ranked quer{'y has' if len(ignored) == 1 else 'ies have'} no judgments and "
+            f"{'is' if len(ignored) == 1 else 'are'} ignored: {format_ids(list(ignored))}"), stacklevel=3)
+    if missing:
+        what = ("scored 0 (missing_queries='zero', as trec_eval -c)" if policies.missing_queries == "zero"
+                else "left out (missing_queries='skip')")
+        warnings.warn(QueryCoverageWarning(
+            f"{len(missing)} judged quer{'y has' if len(missing) == 1 else 'ies have'} no ranking and "
+            f"{'is' if len(missing) == 1 else 'are'} {what}: {format_ids(list(missing))}"), stacklevel=3)
+    universe = judged_q if policies.missing_queries == "zero" else [q for q in judged_q if q in ranked_set]
+    return universe, missing, ignored
+
+
+def _ordered_rows(rframe: pl.DataFrame, jframe: pl.DataFrame, universe: list[str], run: Run,
+                  policies: Policies) -> tuple[pl.DataFrame, bool]:
+    """The run's rows of evaluated queries with their grades (null = not judged), in final order, and
+    whether that order came from the scores."""
+    index = {q: i for i, q in enumerate(universe)}
+    rows = (rframe.filter(pl.col("query_id").is_in(universe))
+            .join(jframe, on=["query_id", "doc_id"], how="left")
+            .with_columns(pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q")))
+    order_by_scores = run.has_scores and policies.ties != "rank"
+    if order_by_scores and policies.ties == "trec_eval":
+        rows = rows.sort(["_q", "score", "doc_id"], descending=[False, True, True])
+    elif order_by_scores:  # average: order among equals does not matter; keep it reproducible
+        rows = rows.sort(["_q", "score", "_row"], descending=[False, True, False])
+    else:
+        rows = rows.sort(["_q", "rank", "_row"], nulls_last=True)
+    return rows, order_by_scores
 
 
 def _tie_groups(q: np.ndarray, scores: np.ndarray, by_scores: bool) -> tuple[np.ndarray, int]:
