@@ -2,7 +2,8 @@
 
     python3 dev.py bench                      # S and M (generated on first use into bench/data)
     python3 dev.py bench --sizes S M L        # L = 100 million lines (about 3.5 GB on disk)
-    python3 dev.py bench --trec-eval PATH     # also time a trec_eval binary you built (queries curve)
+    python3 dev.py bench --trec-eval PATH     # also the queries-vs-seconds curve of a trec_eval binary
+                                              # you built yourself (trec_eval is not shipped or built here)
 
 Every measurement is a fresh process (bench/tools.py), so interpreter start, imports and JIT compilation
 count where a user would pay them. Reported: medians over ``--repeat`` processes, peak resident memory
@@ -98,6 +99,43 @@ def _machine() -> str:
             f"{platform.system()} {platform.release()}; " + ", ".join(versions))
 
 
+def _prefix_files(qrels: Path, run: Path, n: int, per_query: int, out: Path) -> tuple[Path, Path]:
+    """The first ``n`` queries of the generated files (written query by query, in order)."""
+    out.mkdir(parents=True, exist_ok=True)
+    qp, rp = out / f"first{n}.qrels", out / f"first{n}.run"
+    if not rp.exists():
+        keep = {f"q{i}" for i in range(n)}
+        with open(qrels) as src, open(qp, "w") as dst:
+            dst.writelines(line for line in src if line.split(" ", 1)[0] in keep)
+        with open(run) as src, open(rp, "w") as dst:
+            for i, line in enumerate(src):
+                if i >= n * per_query:
+                    break
+                dst.write(line)
+    return qp, rp
+
+
+def _curve(trec_eval: Path, qrels: Path, run: Path, per_query: int, work: Path) -> list[str]:
+    """Seconds against number of queries for the trec_eval binary and for gainscope (same measures)."""
+    lines = ["## Time against the number of queries (M prefixes, 1,000 documents each)", "",
+             "| queries | run lines | trec_eval s | gainscope s | trec_eval / gainscope |",
+             "|---:|---:|---:|---:|---:|"]
+    exe = Path(sys.executable).with_name("gainscope")
+    for n in (1000, 2000, 5000, 10000):
+        qp, rp = _prefix_files(qrels, run, n, per_query, work)
+        t = time.perf_counter()
+        subprocess.run([str(trec_eval), "-c", "-m", "ndcg_cut.10", "-m", "map", "-m", "recip_rank", "-m", "P.10",
+                        "-m", "recall.100", str(qp), str(rp)], capture_output=True, check=True)
+        te = time.perf_counter() - t
+        t = time.perf_counter()
+        subprocess.run([str(exe), "evaluate", str(qp), str(rp), "-m", "nDCG@10 AP RR P@10 R@100", "--format", "csv"],
+                       capture_output=True, check=True)
+        gs = time.perf_counter() - t
+        print(f"curve {n}: trec_eval {te:.2f} s, gainscope {gs:.2f} s", flush=True)
+        lines.append(f"| {n:,} | {n * per_query:,} | {te:.2f} | {gs:.2f} | {te / gs:.2f} |")
+    return [*lines, ""]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", nargs="+", default=["S", "M"], choices=sorted(SIZES))
@@ -105,12 +143,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="processes per measurement (medians)")
     ap.add_argument("--peers", nargs="*", default=list(PEERS), choices=list(PEERS))
     ap.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    ap.add_argument("--trec-eval", type=Path, default=None,
+                    help="a trec_eval binary: adds the queries-vs-seconds curve on prefixes of M")
+    ap.add_argument("--curve-only", action="store_true", help="with --trec-eval: only the curve")
     args = ap.parse_args()
     tools = ["gainscope", *args.peers]
     report = ["# Benchmark results", "", f"Machine: {_machine()}", "",
               f"Command: `python3 dev.py bench --sizes {' '.join(args.sizes)} --repeat {args.repeat}`; "
               "measures nDCG@10, AP, RR@10, P@10, R@100; every number a median over fresh processes.", ""]
-    for size in args.sizes:
+    for size in [] if args.curve_only else args.sizes:
         qrels, run = args.data / f"{size}.qrels", args.data / f"{size}.run"
         if not run.exists():
             print(f"generating {size} ...", flush=True)
@@ -150,6 +191,11 @@ def main() -> None:
         report += ["", "Agreement of per-query values with gainscope (max absolute difference):", "",
                    "| peer | measure | queries | differing (> 1e-12) | max diff |", "|---|---|---:|---:|---:|",
                    *_agreement(values), ""]
+    if args.trec_eval is not None:
+        qrels, run = args.data / "M.qrels", args.data / "M.run"
+        if not run.exists():
+            generate("M", args.data)
+        report += _curve(args.trec_eval, qrels, run, SIZES["M"][1], args.data / "prefixes")
     args.out.write_text("\n".join(report) + "\n")
     print(args.out.read_text())
 
