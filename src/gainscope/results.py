@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,9 +144,3 @@ class Results:
         more = "" if len(self.metrics) <= 4 else f", ... ({len(self.metrics)} metrics)"
         return f"Results({self.run_name!r}, {len(self.query_ids)} queries: {shown}{more})"
 
-
-def stack(results: Sequence[Results]) -> Any:
-    """Aggregates of several runs as one polars frame, a row per run."""
-    import polars as pl
-
-    return pl.concat([r.summary_frame() for r in results], how="diagonal_relaxed")

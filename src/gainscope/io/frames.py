@@ -309,7 +309,7 @@ def _pandas_to_polars(df: Any) -> pl.DataFrame:
 def _object_token(value: Any) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return value if isinstance(value, str) else _scalar_token(value, integral=False)
+    return value if isinstance(value, str) else scalar_token(value, integral=False)
 
 
 def frame_table(data: Any, kind: str) -> TokenTable:
@@ -329,7 +329,7 @@ def _id_token(value: Any, what: str) -> str:
     raise InputError(f"{what} must be a string or an integer; got {value!r}")
 
 
-def _scalar_token(value: Any, *, integral: bool) -> str | None:
+def scalar_token(value: Any, *, integral: bool) -> str | None:
     """Text token for a typed value: ints as is, floats exactly (whole floats as ints when ``integral``)."""
     if value is None:
         return None
@@ -365,7 +365,7 @@ def mapping_table(data: Mapping[Any, Any], kind: str) -> TokenTable:
             for doc, value in entry.items():
                 qids.append(qid)
                 docs.append(_id_token(doc, f"a doc id of query {qid!r}"))
-                values.append(_scalar_token(value, integral=kind == "judgments"))
+                values.append(scalar_token(value, integral=kind == "judgments"))
         elif isinstance(entry, Iterable):
             shapes.add("list")
             for position, doc in enumerate(entry, start=1):

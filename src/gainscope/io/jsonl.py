@@ -28,7 +28,6 @@ counts as an integer grade). An error names the record and the offending key.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +35,7 @@ from typing import Any
 import polars as pl
 
 from gainscope.errors import FormatError
-from gainscope.io.frames import ALIASES, PREFERRED, Origin, TokenTable, mapping_table
+from gainscope.io.frames import ALIASES, PREFERRED, Origin, TokenTable, mapping_table, scalar_token
 from gainscope.io.text import BOM, TextFile, decode_utf8
 
 __all__ = ["GROUND_TRUTH_KEY", "RESULTS_KEY", "RETRIEVED_KEY", "load_json_table"]
@@ -187,20 +186,10 @@ def _id_value(value: Any, key: str, origin: Origin, loc: int) -> str:
 
 
 def _number_token(value: Any, *, integral: bool) -> str | None:
-    """A JSON value as a text token: numbers exactly (whole floats as integers when ``integral``)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
+    """A JSON value as a text token: scalars as :func:`scalar_token` writes them, anything else as JSON."""
+    if isinstance(value, (list, dict)):
         return json.dumps(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if integral and math.isfinite(value) and value == int(value):
-            return str(int(value))
-        return repr(value)
-    return json.dumps(value)
+    return scalar_token(value, integral=integral)
 
 
 def _query_id(record: Mapping[str, Any], origin: Origin, loc: int) -> str:

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from gainscope.core.policies import Policies
     from gainscope.metrics.context import Context
 
-__all__ = ["Explanation", "Metric", "RankedQuery", "Step", "param", "tie_averaged"]
+__all__ = ["REL_DOC", "Explanation", "Metric", "RankedQuery", "Step", "is_judged", "is_relevant", "param",
+           "tie_averaged"]
 
 Aggregate = Literal["mean", "sum", "gmean"]
 
@@ -61,6 +62,20 @@ class RankedQuery:
     max_grade: float = 0.0  # the largest judged grade across all evaluated queries (ERR's default scale)
     judged_doc_ids: tuple[str, ...] = ()  # doc ids of ``judged``, same order
     tail: tuple[float | None, ...] = ()  # ties="average" with a depth: grades of tied documents cut off
+
+
+#: the doc of every binary metric's ``rel`` parameter
+REL_DOC = "minimum grade counted as relevant; None uses the evaluation's relevance level (default 1)"
+
+
+def is_relevant(grade: float | None, level: float) -> bool:
+    """A grade of a :class:`RankedQuery` reaches ``level`` (None and NaN are unjudged: never relevant)."""
+    return grade is not None and not math.isnan(grade) and grade >= level
+
+
+def is_judged(grade: float | None) -> bool:
+    """A grade of a :class:`RankedQuery` is a judgment (negative grades mean pooled but unjudged)."""
+    return grade is not None and not math.isnan(grade) and grade >= 0
 
 
 def tie_averaged(values: list[float], tie_start: tuple[bool, ...],

@@ -16,21 +16,16 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
+from gainscope.metrics.base import REL_DOC as _REL
 from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param
+from gainscope.metrics.base import is_relevant as _rel
 from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.registry import register
 
 __all__ = ["AP", "GMAP", "RR", "BinG", "Bpref", "GMBpref", "InfAP"]
 
-_REL = "minimum grade counted as relevant; None uses the evaluation's relevance level (default 1)"
-#: trec_eval's floor for geometric means (MIN_GEO_MEAN): a query with value 0 contributes log(1e-5).
-GEO_FLOOR = 1e-5
 #: trec_eval's INFAP_EPSILON
 INFAP_EPSILON = 1e-5
-
-
-def _rel(g: float | None, level: float) -> bool:
-    return g is not None and not math.isnan(g) and g >= level
 
 
 def _nonrel_judged(g: float | None, level: float) -> bool:

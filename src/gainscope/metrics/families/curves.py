@@ -18,13 +18,13 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
+from gainscope.metrics.base import REL_DOC as _REL
 from gainscope.metrics.base import Metric, RankedQuery, param
 from gainscope.metrics.context import Context
 from gainscope.metrics.registry import register
 
 __all__ = ["ElevenPointAverage", "IPrec"]
 
-_REL = "minimum grade counted as relevant; None uses the evaluation's relevance level (default 1)"
 _ROUNDING = "how r * R becomes a count: 'nearest' (trec_eval 10) or 'legacy' (trec_eval 9: floor(r*R + 0.9))"
 
 

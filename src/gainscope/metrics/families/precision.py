@@ -16,22 +16,14 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
+from gainscope.metrics.base import REL_DOC as _REL
 from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param, tie_averaged
+from gainscope.metrics.base import is_judged as _is_judged
+from gainscope.metrics.base import is_relevant as _rel
 from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.registry import register
 
 __all__ = ["Judged", "Precision", "RPrecision", "Recall", "RelativePrecision", "Success", "Unjudged"]
-
-_REL = "minimum grade counted as relevant; None uses the evaluation's relevance level (default 1)"
-
-
-def _rel(g: float | None, level: float) -> bool:
-    return g is not None and not math.isnan(g) and g >= level
-
-
-def _is_judged(g: float | None) -> bool:
-    return g is not None and not math.isnan(g) and g >= 0
-
 
 def _rel_count_to(ctx: Context, level: float, k: int | np.ndarray | None) -> np.ndarray:
     """Relevant documents among the first k of each query (tie-averaged when ties='average')."""

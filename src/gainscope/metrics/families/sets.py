@@ -14,14 +14,14 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
-from gainscope.metrics.base import Metric, RankedQuery, param, tie_averaged
+from gainscope.metrics.base import REL_DOC as _REL
+from gainscope.metrics.base import Metric, RankedQuery, is_relevant, param, tie_averaged
 from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.registry import register
 
 __all__ = ["NumNonrelJudgedRet", "NumQ", "NumRel", "NumRelRet", "NumRet", "SetAP", "SetF", "SetP",
            "SetR", "SetRelP", "Utility"]
 
-_REL = "minimum grade counted as relevant; None uses the evaluation's relevance level (default 1)"
 
 
 def _counts(ctx: Context, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -34,7 +34,7 @@ def _counts(ctx: Context, level: float) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _is_rel(g: float | None, level: float) -> float:
-    return 1.0 if g is not None and not math.isnan(g) and g >= level else 0.0
+    return 1.0 if is_relevant(g, level) else 0.0
 
 
 def _ref_counts(q: RankedQuery, level: float) -> tuple[int, float, int]:
