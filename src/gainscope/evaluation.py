@@ -114,16 +114,21 @@ def _as_judgments(judgments: Any) -> Judgments:
     return read_judgments(judgments)
 
 
-def _as_run(run: Any) -> Run:
-    if isinstance(run, Run):
-        return run
+def _read_inputs(judgments: Any, run: Any) -> tuple[Judgments, Run]:
+    """Judgments and Run objects of anything the readers accept (explanations need the whole run)."""
     from gainscope.io import read_run
 
-    return read_run(run)
+    return _as_judgments(judgments), run if isinstance(run, Run) else read_run(run)
 
 
-def _read_inputs(judgments: Any, run: Any) -> tuple[Judgments, Run]:
-    return _as_judgments(judgments), _as_run(run)
+def _judged(prepared: PreparedJudgments, run: Run | Any, policies: Policies) -> tuple[JudgedRun, tuple[str, ...]]:
+    """The sparse judged run of ``run`` (a Run, or anything :func:`~gainscope.io.read_run` reads; TREC run
+    files go through the C scanner when it applies) and the run's notes."""
+    if isinstance(run, Run):
+        return build_judged_run(prepared, run, policies, sparse=True), tuple(run.notes)
+    from gainscope.io.scan import judged_run_of
+
+    return judged_run_of(prepared, run, policies)
 
 
 def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
@@ -151,9 +156,9 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
     mets = resolve_metrics(metrics)
     for m in mets:
         m.check_policies(pol)
-    j, r = _read_inputs(judgments, run)
-    jr = build_judged_run(j, r, pol, sparse=True)
-    return compute(jr, mets, notes=j.notes + r.notes)
+    j = _as_judgments(judgments)
+    jr, run_notes = _judged(PreparedJudgments.of(j, pol.negative_grades), run, pol)
+    return compute(jr, mets, notes=tuple(j.notes) + run_notes)
 
 
 def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics: MetricsArg, *,
@@ -167,8 +172,8 @@ def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics
     prepared = PreparedJudgments.of(j, pol.negative_grades)  # once, whatever the number of runs
     out = []
     for run in runs:
-        r = _as_run(run)
-        out.append(compute(build_judged_run(prepared, r, pol, sparse=True), mets, notes=j.notes + r.notes))
+        jr, run_notes = _judged(prepared, run, pol)
+        out.append(compute(jr, mets, notes=tuple(j.notes) + run_notes))
     return out
 
 

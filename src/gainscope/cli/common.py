@@ -157,7 +157,15 @@ def reader_options(fn: F) -> F:
 
 def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
     """Read judgments and runs with the reader options popped from ``kwargs``."""
-    from gainscope.io import read_judgments, read_run
+    j, options = read_judgments_and_run_options(judgments, kwargs)
+    from gainscope.io import read_run
+
+    return j, [read_run(r, **options) for r in runs]
+
+
+def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Read the judgments with the reader options popped from ``kwargs``; return the run reading options."""
+    from gainscope.io import read_judgments
 
     nan = kwargs.pop("nan_score")
     nan_score: str | float = nan
@@ -169,7 +177,6 @@ def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -
     norm = kwargs.pop("normalize_ids")
     j = read_judgments(judgments, format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
                        float_grades=kwargs.pop("float_grades"), normalize_ids=norm)
-    run_format = kwargs.pop("run_format")
-    on_dup = kwargs.pop("on_duplicate")
-    rs = [read_run(r, format=run_format, on_duplicate=on_dup, nan_score=nan_score, normalize_ids=norm) for r in runs]
-    return j, rs
+    options = {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
+               "nan_score": nan_score, "normalize_ids": norm}
+    return j, options

@@ -12,7 +12,7 @@ from gainscope.cli.common import (
     guarded,
     policies_from,
     policy_options,
-    read_inputs,
+    read_judgments_and_run_options,
     reader_options,
     split_metrics,
 )
@@ -47,7 +47,7 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     Conventions default to trec_eval's (ties by doc id descending, missing queries score 0 as with -c,
     linear gain, ideal from all judgments) and are printed with the results.
     """
-    from gainscope.core.judged_run import PreparedJudgments, build_judged_run
+    from gainscope.core.judged_run import PreparedJudgments
     from gainscope.core.policies import Policies
     from gainscope.evaluation import compute, resolve_metrics
     from gainscope.metrics.trec_eval import TrecItem, is_trec_name, relstrings, trec_items, trec_name_of
@@ -72,13 +72,15 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
             mets.append(it.metric)
     for m in mets:
         m.check_policies(policies)
-    judg, run_objs = read_inputs(judgments, runs, kwargs)
+    from gainscope.io.scan import judged_run_of
+
+    judg, run_options = read_judgments_and_run_options(judgments, kwargs)
     prepared = PreparedJudgments.of(judg, policies.negative_grades)  # once for all runs
     all_results = []
     chunks = []
-    for run in run_objs:
-        jr = build_judged_run(prepared, run, policies, sparse=True)
-        res = compute(jr, mets, notes=judg.notes + run.notes)
+    for run in runs:
+        jr, run_notes = judged_run_of(prepared, run, policies, **run_options)
+        res = compute(jr, mets, notes=tuple(judg.notes) + run_notes)
         all_results.append(res)
         if fmt == "trec_eval":
             rel_item = next((it for it in items if it.family == "relstring"), None)

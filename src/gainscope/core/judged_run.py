@@ -54,7 +54,8 @@ from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids
 
-__all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "build_judged_run"]
+__all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "RankedPositions", "build_judged_run",
+           "judged_run_from_positions"]
 
 
 @dataclass(frozen=True)
@@ -228,17 +229,13 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
 
     judged_q = prepared.query_ids
     ranked_q = _bytewise_sorted(rframe["query_id"].unique().to_list())
-    universe, missing, ignored = _query_universe(judged_q, ranked_q, policies, judgments, run)
+    universe, missing, ignored = _query_universe(judged_q, ranked_q, policies, judgments.source, run.source)
     ranked_set = set(ranked_q)
     rows, order_by_scores = _ordered_rows(rframe, jframe, universe, run, policies)
     q = rows["_q"].to_numpy()
     scores = rows["score"].to_numpy().astype(np.float64, copy=False)
     tie_start, tied_groups = _tie_groups(q, scores, order_by_scores)
-    if tied_groups and policies.ties == "trec_eval":
-        warnings.warn(InputWarning(
-            f"{tied_groups} group(s) of equal scores within a query; ordered by doc id descending as trec_eval "
-            "does (ties='trec_eval'); use ties='rank' for the order given or ties='average' to average them"),
-            stacklevel=2)
+    _warn_ties(tied_groups, policies)
     _warn_rank_contradicts_scores(rows, q, scores, policies)
 
     grades = rows["grade"].to_numpy().astype(np.float64, copy=False)
@@ -298,13 +295,80 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
         missing=missing_mask, policies=policies, run_name=run.name, coverage=coverage)
 
 
-def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies, judgments: Judgments,
-                    run: Run) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
+@dataclass(frozen=True, eq=False)
+class RankedPositions:
+    """The judged positions of every ranked query, already ordered, cut and filtered under the policies
+    by a scanner (see :mod:`gainscope.io.scan`): the material of a sparse :class:`JudgedRun`.
+
+    Per ranked query, in the order the run lists them: ``query_ids``, ``num_ret``, ``hit_offsets``
+    (``n + 1``), ``tied_groups`` and the rank column's steps down the score order (``rank_down`` of
+    ``rank_steps``). Per judged position: ``hit_rank`` (1-based, among kept positions), ``hit_row`` (its
+    row in :attr:`PreparedJudgments.frame`) and ``hit_score``.
+    """
+
+    query_ids: list[str]
+    num_ret: np.ndarray
+    hit_offsets: np.ndarray
+    hit_rank: np.ndarray
+    hit_row: np.ndarray
+    hit_score: np.ndarray
+    tied_groups: np.ndarray
+    rank_down: np.ndarray
+    rank_steps: np.ndarray
+
+
+def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPositions, policies: Policies, *,
+                              run_name: str, run_source: str | None) -> JudgedRun:
+    """The sparse :class:`JudgedRun` of already-ordered judged positions; the same as
+    ``build_judged_run(prepared, run, policies, sparse=True)`` on the run they were scanned from, with the
+    same warnings. ``ties="average"`` is not supported here (its tie groups need every position)."""
+    if policies.ties == "average":
+        raise ValueError("ties='average' needs build_judged_run")
+    if prepared.negative_grades != policies.negative_grades:
+        raise ValueError("prepared judgments were made for another negative_grades policy")
+    judged_q = prepared.query_ids
+    ranked_q = _bytewise_sorted(positions.query_ids)
+    universe, missing, ignored = _query_universe(judged_q, ranked_q, policies, prepared.judgments.source,
+                                                 run_source)
+    where = {q: i for i, q in enumerate(positions.query_ids)}
+    ranked = np.array([where.get(u, -1) for u in universe], dtype=np.int64)
+    has = ranked >= 0
+    src = np.where(has, ranked, 0)
+    starts = positions.hit_offsets[src]
+    lengths = np.where(has, positions.hit_offsets[src + 1] - starts, 0)
+    nq = len(universe)
+    offsets = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    take = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]), dtype=np.int64)
+    rows = positions.hit_row[take]
+    rank = positions.hit_rank[take].astype(np.int64, copy=False)
+    grades = prepared.frame["grade"].to_numpy().astype(np.float64, copy=False)[rows]
+    if policies.ties == "trec_eval":
+        _warn_ties(int(positions.tied_groups[ranked[has]].sum()), policies)
+        _warn_if_distances(int(positions.rank_down[ranked[has]].sum()), int(positions.rank_steps[ranked[has]].sum()))
+    judged_offsets, judged_grades, judged_doc_ids = prepared.subset(universe)
+    coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored,
+                        int(positions.tied_groups[ranked[has]].sum()) if policies.ties != "rank" else 0)
+    one = np.ones(len(rank), dtype=np.int64)
+    empty_f, empty_i = np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
+    return JudgedRun(
+        query_ids=tuple(universe), num_ret=np.where(has, positions.num_ret[src], 0).astype(np.int64),
+        offsets=offsets, rank=rank, grades=np.ascontiguousarray(grades),
+        scores=np.ascontiguousarray(positions.hit_score[take], dtype=np.float64),
+        doc_ids=prepared.frame["doc_id"].gather(rows),
+        group_start=rank.copy(), group_kept=one, group_size=one.copy(),
+        tail_grades=empty_f, tail_query=empty_i, tail_start=empty_i, tail_kept=empty_i, tail_size=empty_i,
+        judged_offsets=judged_offsets, judged_grades=judged_grades, judged_doc_ids=judged_doc_ids,
+        missing=~has, policies=policies, run_name=run_name, coverage=coverage)
+
+
+def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies, judgments_source: str | None,
+                    run_source: str | None) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
     """The evaluated queries (bytewise order), the judged ones without a ranking and the ranked ones without
     judgments; warns about both and refuses inputs that share no query."""
     judged_set, ranked_set = set(judged_q), set(ranked_q)
     if not (judged_set & ranked_set) and judged_q and ranked_q:
-        raise InconsistentInputError(_no_overlap_message(judged_q, ranked_q, judgments, run))
+        raise InconsistentInputError(_no_overlap_message(judged_q, ranked_q, judgments_source, run_source))
     ignored = tuple(q for q in ranked_q if q not in judged_set)
     missing = tuple(q for q in judged_q if q not in ranked_set)
     if ignored:
@@ -404,18 +468,29 @@ def _warn_rank_contradicts_scores(rows: pl.DataFrame, q: np.ndarray, scores: np.
     ranks = rows["rank"].to_numpy()
     # rows are sorted by score descending within each query: the rank column should then ascend
     same_q = q[1:] == q[:-1]
-    if not same_q.any():
-        return
     step = np.diff(ranks.astype(np.float64))[same_q]
-    descending = np.count_nonzero(step < 0)
-    if descending > 0.5 * len(step):
+    _warn_if_distances(int(np.count_nonzero(step < 0)), len(step))
+
+
+def _warn_if_distances(descending: int, steps: int) -> None:
+    """Warn when most steps down the score order go to a better (smaller) rank."""
+    if steps and descending > 0.5 * steps:
         warnings.warn(InputWarning(
             "the rank column mostly contradicts the scores (higher scores have worse ranks): are the scores "
             "distances? Ordering follows scores (descending) as trec_eval does; use ties='rank' to follow the "
-            "rank column, or negate the scores"), stacklevel=3)
+            "rank column, or negate the scores"), stacklevel=4)
 
 
-def _no_overlap_message(judged_q: list[str], ranked_q: list[str], judgments: Judgments, run: Run) -> str:
+def _warn_ties(tied_groups: int, policies: Policies) -> None:
+    if tied_groups and policies.ties == "trec_eval":
+        warnings.warn(InputWarning(
+            f"{tied_groups} group(s) of equal scores within a query; ordered by doc id descending as trec_eval "
+            "does (ties='trec_eval'); use ties='rank' for the order given or ties='average' to average them"),
+            stacklevel=4)
+
+
+def _no_overlap_message(judged_q: list[str], ranked_q: list[str], judgments_source: str | None,
+                        run_source: str | None) -> str:
     def norm(s: str) -> str:
         s = s.strip()
         return s.lstrip("0") or "0"
@@ -425,7 +500,7 @@ def _no_overlap_message(judged_q: list[str], ranked_q: list[str], judgments: Jud
         hint = (" Some ids match after removing whitespace and leading zeros (for example "
                 f"{next(x for x in ranked_q if norm(x) in {norm(y) for y in judged_q})!r}); fix the ids so that "
                 "both files spell them the same.")
-    src_j = f" ({judgments.source})" if judgments.source else ""
-    src_r = f" ({run.source})" if run.source else ""
+    src_j = f" ({judgments_source})" if judgments_source else ""
+    src_r = f" ({run_source})" if run_source else ""
     return (f"no query is both judged and ranked: judgments{src_j} have {format_ids(judged_q, 3)}; "
             f"the run{src_r} has {format_ids(ranked_q, 3)}.{hint}")

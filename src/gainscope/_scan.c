@@ -1,0 +1,875 @@
+/*
+ * gainscope._scan: one pass over a TREC run file that emits, per query, only what the metrics need.
+ *
+ * For every line "query_id Q0 doc_id rank score tag [ignored...]" the scanner tokenizes, looks the
+ * (query, doc) pair up in a hash index of the judgments built once (JudgmentIndex), and collects the
+ * query's documents. When the query id changes, the query's documents are put in final order
+ * (trec_eval: score descending, doc id descending by bytes; or rank ascending, then line order), cut at a
+ * depth, reduced to judged documents when asked, and only the positions of judged documents are kept:
+ * (rank, judgment row, score). Unjudged documents only count.
+ *
+ * The scanner is an accelerator, never a second set of rules: whenever a line is anything but plain
+ * (fewer than 6 columns, a rank that is not an integer, a score that is not a finite decimal number,
+ * a byte outside ASCII, a duplicate document, differing run tags, a query id that comes back after
+ * another one), it stops and says why; the caller then reads the file with the Python readers, which
+ * give the exact error (with file and line) or the exact warning. Tests assert that both give the same
+ * judged run.
+ *
+ * The file is memory-mapped and the pages already scanned are released as it goes, so resident memory
+ * stays bounded by the largest query, not the file. The GIL is released while scanning.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <fcntl.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RELEASE_EVERY (64u << 20) /* give scanned pages back every 64 MB */
+
+/* ------------------------------------------------------------------ hashing */
+static inline uint64_t mix64(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static inline uint64_t hash_bytes(const char *p, size_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ mix64(w)) * 0x100000001b3ULL;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ mix64(w ^ ((uint64_t)n << 56))) * 0x100000001b3ULL;
+    return mix64(h);
+}
+
+static size_t table_size_for(size_t n) {
+    size_t size = 16;
+    while (size < 2 * n) size <<= 1;
+    return size;
+}
+
+/* ------------------------------------------------------------------ JudgmentIndex */
+typedef struct {
+    PyObject_HEAD
+    PyObject *keep[6];       /* the bytes objects whose buffers are used below */
+    int64_t nq, nj;
+    const char *qblob;
+    const int64_t *qoff;     /* nq + 1 */
+    const char *dblob;
+    const int64_t *doff;     /* nj + 1 */
+    const int32_t *dquery;   /* nj: query index of each judgment */
+    const double *grade;     /* nj */
+    size_t qmask;
+    int64_t *qslot;          /* query table: index + 1, 0 = empty */
+    uint64_t *qslot_hash;
+    int64_t *qstart;         /* nq + 1: each query's judgments in qrows */
+    int64_t *qrows;          /* nj: judgment rows grouped by query */
+    uint64_t *dhash;         /* nj: hash of each judgment's doc id */
+} JudgmentIndex;
+
+/* One query's judgments as a small open-addressing table (stays in cache while its lines are read). */
+typedef struct {
+    uint64_t *hash;
+    int64_t *row;  /* judgment row, -1 = empty */
+    size_t mask, cap;
+} LocalTable;
+
+static int local_fill(LocalTable *t, const JudgmentIndex *ix, int64_t q) {
+    int64_t count = q >= 0 ? ix->qstart[q + 1] - ix->qstart[q] : 0;
+    size_t size = 16;
+    while (size < 4 * (size_t)count) size <<= 1;
+    if (size > t->cap) {
+        free(t->hash);
+        free(t->row);
+        t->hash = malloc(size * sizeof(uint64_t));
+        t->row = malloc(size * sizeof(int64_t));
+        t->cap = size;
+        if (!t->hash || !t->row) {
+            t->cap = 0;
+            return -1;
+        }
+    }
+    t->mask = size - 1;
+    memset(t->row, 0xff, size * sizeof(int64_t));
+    for (int64_t k = 0; k < count; k++) {
+        int64_t j = ix->qrows[ix->qstart[q] + k];
+        uint64_t h = ix->dhash[j];
+        size_t s = h & t->mask;
+        while (t->row[s] >= 0) s = (s + 1) & t->mask;
+        t->hash[s] = h;
+        t->row[s] = j;
+    }
+    return 0;
+}
+
+/* The judgment row of a doc in the table's query, or -1; 2 if the table holds the doc twice. */
+static inline int64_t local_find(const LocalTable *t, const JudgmentIndex *ix, const char *doc, size_t n,
+                                 uint64_t h) {
+    for (size_t s = h & t->mask;; s = (s + 1) & t->mask) {
+        int64_t j = t->row[s];
+        if (j < 0) return -1;
+        if (t->hash[s] == h && (size_t)(ix->doff[j + 1] - ix->doff[j]) == n &&
+            memcmp(ix->dblob + ix->doff[j], doc, n) == 0)
+            return j;
+    }
+}
+
+static int64_t index_query(const JudgmentIndex *ix, const char *id, size_t n) {
+    uint64_t h = hash_bytes(id, n);
+    for (size_t s = h & ix->qmask;; s = (s + 1) & ix->qmask) {
+        int64_t v = ix->qslot[s];
+        if (!v) return -1;
+        if (ix->qslot_hash[s] == h) {
+            int64_t q = v - 1;
+            size_t len = (size_t)(ix->qoff[q + 1] - ix->qoff[q]);
+            if (len == n && memcmp(ix->qblob + ix->qoff[q], id, n) == 0) return q;
+        }
+    }
+}
+
+static void JudgmentIndex_dealloc(JudgmentIndex *self) {
+    for (int i = 0; i < 6; i++) Py_XDECREF(self->keep[i]);
+    free(self->qslot);
+    free(self->qslot_hash);
+    free(self->qstart);
+    free(self->qrows);
+    free(self->dhash);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int check_buffer(PyObject *b, Py_ssize_t itemsize, Py_ssize_t count, const char *what) {
+    if (!PyBytes_Check(b)) {
+        PyErr_Format(PyExc_TypeError, "%s must be bytes", what);
+        return -1;
+    }
+    if (count >= 0 && PyBytes_GET_SIZE(b) != itemsize * count) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd bytes, expected %zd", what, PyBytes_GET_SIZE(b),
+                     itemsize * count);
+        return -1;
+    }
+    return 0;
+}
+
+/* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades): offsets are int64,
+ * doc_query int32, grades float64, all native-endian bytes. Query ids must be distinct; (query, doc)
+ * pairs too. */
+static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwds) {
+    PyObject *qb, *qo, *db, *dof, *dq, *gr;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &qb, &qo, &db, &dof, &dq, &gr)) return -1;
+    if (check_buffer(qb, 1, -1, "query_blob") || check_buffer(qo, 8, -1, "query_offsets") ||
+        check_buffer(db, 1, -1, "doc_blob") || check_buffer(dof, 8, -1, "doc_offsets"))
+        return -1;
+    Py_ssize_t nq = PyBytes_GET_SIZE(qo) / 8 - 1, nj = PyBytes_GET_SIZE(dof) / 8 - 1;
+    if (nq < 0 || nj < 0) {
+        PyErr_SetString(PyExc_ValueError, "offsets need at least one entry");
+        return -1;
+    }
+    if (check_buffer(dq, 4, nj, "doc_query") || check_buffer(gr, 8, nj, "grades")) return -1;
+    PyObject *objs[6] = {qb, qo, db, dof, dq, gr};
+    for (int i = 0; i < 6; i++) {
+        Py_INCREF(objs[i]);
+        Py_XSETREF(self->keep[i], objs[i]);
+    }
+    self->nq = nq;
+    self->nj = nj;
+    self->qblob = PyBytes_AS_STRING(qb);
+    self->qoff = (const int64_t *)PyBytes_AS_STRING(qo);
+    self->dblob = PyBytes_AS_STRING(db);
+    self->doff = (const int64_t *)PyBytes_AS_STRING(dof);
+    self->dquery = (const int32_t *)PyBytes_AS_STRING(dq);
+    self->grade = (const double *)PyBytes_AS_STRING(gr);
+    if (self->qoff[nq] > PyBytes_GET_SIZE(qb) || self->doff[nj] > PyBytes_GET_SIZE(db)) {
+        PyErr_SetString(PyExc_ValueError, "offsets point past the end of the blob");
+        return -1;
+    }
+    size_t qsize = table_size_for((size_t)nq);
+    self->qmask = qsize - 1;
+    self->qslot = calloc(qsize, sizeof(int64_t));
+    self->qslot_hash = malloc(qsize * sizeof(uint64_t));
+    self->qstart = calloc((size_t)nq + 1, sizeof(int64_t));
+    self->qrows = malloc(((size_t)nj + 1) * sizeof(int64_t));
+    self->dhash = malloc(((size_t)nj + 1) * sizeof(uint64_t));
+    if (!self->qslot || !self->qslot_hash || !self->qstart || !self->qrows || !self->dhash) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t q = 0; q < nq; q++) {
+        const char *id = self->qblob + self->qoff[q];
+        size_t n = (size_t)(self->qoff[q + 1] - self->qoff[q]);
+        if (index_query(self, id, n) >= 0) {
+            PyErr_Format(PyExc_ValueError, "query id %.*s given twice", (int)n, id);
+            return -1;
+        }
+        uint64_t h = hash_bytes(id, n);
+        size_t s = h & self->qmask;
+        while (self->qslot[s]) s = (s + 1) & self->qmask;
+        self->qslot[s] = q + 1;
+        self->qslot_hash[s] = h;
+    }
+    for (int64_t j = 0; j < nj; j++) { /* group the rows by query (counting sort) */
+        int64_t q = self->dquery[j];
+        if (q < 0 || q >= nq) {
+            PyErr_Format(PyExc_ValueError, "judgment %lld has query index %lld out of range", (long long)j,
+                         (long long)q);
+            return -1;
+        }
+        self->qstart[q + 1]++;
+        self->dhash[j] = hash_bytes(self->dblob + self->doff[j], (size_t)(self->doff[j + 1] - self->doff[j]));
+    }
+    for (int64_t q = 0; q < nq; q++) self->qstart[q + 1] += self->qstart[q];
+    int64_t *fill = malloc(((size_t)nq + 1) * sizeof(int64_t));
+    if (!fill) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(fill, self->qstart, ((size_t)nq + 1) * sizeof(int64_t));
+    for (int64_t j = 0; j < nj; j++) self->qrows[fill[self->dquery[j]]++] = j;
+    free(fill);
+    LocalTable t = {0};
+    for (int64_t q = 0; q < nq; q++) { /* refuse a (query, doc) pair given twice */
+        if (local_fill(&t, self, q)) {
+            PyErr_NoMemory();
+            break;
+        }
+        for (int64_t k = self->qstart[q]; k < self->qstart[q + 1]; k++) {
+            int64_t j = self->qrows[k];
+            size_t n = (size_t)(self->doff[j + 1] - self->doff[j]);
+            const char *doc = self->dblob + self->doff[j];
+            int same = 0;
+            for (size_t s = self->dhash[j] & t.mask; t.row[s] >= 0; s = (s + 1) & t.mask)
+                same += t.hash[s] == self->dhash[j] && (size_t)(self->doff[t.row[s] + 1] - self->doff[t.row[s]]) == n &&
+                        memcmp(self->dblob + self->doff[t.row[s]], doc, n) == 0;
+            if (same > 1) {
+                PyErr_Format(PyExc_ValueError, "judgment of doc %.*s given twice", (int)n, doc);
+                break;
+            }
+        }
+        if (PyErr_Occurred()) break;
+    }
+    free(t.hash);
+    free(t.row);
+    if (PyErr_Occurred()) return -1;
+    return 0;
+}
+
+static PyTypeObject JudgmentIndexType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gainscope._scan.JudgmentIndex",
+    .tp_doc = "Hash index of judgments: (query id, doc id) -> judgment row.",
+    .tp_basicsize = sizeof(JudgmentIndex),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)JudgmentIndex_init,
+    .tp_dealloc = (destructor)JudgmentIndex_dealloc,
+};
+
+/* ------------------------------------------------------------------ growable arrays */
+typedef struct {
+    char *data;
+    size_t len, cap; /* in bytes */
+} Buf;
+
+static int buf_put(Buf *b, const void *p, size_t n) {
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n) cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (!d) return -1;
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+static int buf_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
+static int buf_f64(Buf *b, double v) { return buf_put(b, &v, 8); }
+
+/* ------------------------------------------------------------------ numbers */
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A rank: [+-]?[0-9]+ with at most 18 digits (always fits int64). */
+static int parse_rank(const char *p, size_t n, int64_t *out) {
+    size_t i = 0;
+    int neg = 0;
+    if (n && (p[0] == '+' || p[0] == '-')) {
+        neg = p[0] == '-';
+        i = 1;
+    }
+    if (i == n || n - i > 18) return -1;
+    int64_t v = 0;
+    for (; i < n; i++) {
+        unsigned d = (unsigned)(p[i] - '0');
+        if (d > 9) return -1;
+        v = v * 10 + d;
+    }
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* A score: [+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)? giving a finite double, correctly rounded
+ * (exact fast path when the digits fit 2^53 and the power of ten is exact; strtod otherwise). */
+static int parse_score(const char *p, size_t n, double *out) {
+    size_t i = 0;
+    int neg = 0;
+    if (n && (p[0] == '+' || p[0] == '-')) {
+        neg = p[0] == '-';
+        i = 1;
+    }
+    uint64_t mant = 0;
+    int sig = 0, int_digits = 0, frac_digits = 0, exp10 = 0, too_many = 0;
+    for (; i < n && (unsigned)(p[i] - '0') <= 9; i++, int_digits++) {
+        unsigned d = (unsigned)(p[i] - '0');
+        if (!mant && !d) continue; /* leading zero */
+        if (sig < 19) {
+            mant = mant * 10 + d;
+            sig++;
+        } else {
+            too_many = 1;
+            exp10++;
+        }
+    }
+    if (i < n && p[i] == '.') {
+        for (i++; i < n && (unsigned)(p[i] - '0') <= 9; i++, frac_digits++) {
+            unsigned d = (unsigned)(p[i] - '0');
+            if (!mant && !d) {
+                exp10--;
+            } else if (sig < 19) {
+                mant = mant * 10 + d;
+                sig++;
+                exp10--;
+            } else {
+                too_many = 1;
+            }
+        }
+    }
+    if (!int_digits && !frac_digits) return -1;
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i++;
+        int eneg = 0, edigits = 0;
+        long e = 0;
+        if (i < n && (p[i] == '+' || p[i] == '-')) {
+            eneg = p[i] == '-';
+            i++;
+        }
+        while (i < n && (unsigned)(p[i] - '0') <= 9) {
+            if (e < 100000) e = e * 10 + (p[i] - '0');
+            edigits++;
+            i++;
+        }
+        if (!edigits) return -1;
+        exp10 += (int)(eneg ? -e : e);
+    }
+    if (i != n) return -1;
+    double v;
+    if (!too_many && mant < (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
+        v = (double)mant;
+        v = exp10 < 0 ? v / POW10[-exp10] : v * POW10[exp10];
+    } else {
+        char tmp[128];
+        if (n >= sizeof tmp) return -1;
+        memcpy(tmp, p, n);
+        tmp[n] = 0;
+        v = strtod(tmp, NULL);
+        neg = 0; /* strtod read the sign */
+    }
+    if (!isfinite(v)) return -1;
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ one query's documents */
+typedef struct {
+    double score;
+    const char *doc;
+    int64_t rank;     /* the rank column */
+    int64_t judgment; /* judgment row, -1 = not judged */
+    uint32_t len;
+    uint32_t row;     /* line order within the query */
+} Entry;
+
+static inline int doc_cmp(const Entry *a, const Entry *b) {
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->doc, b->doc, n);
+    if (c) return c;
+    return (a->len > b->len) - (a->len < b->len);
+}
+
+/* trec_eval's order: score descending, then doc id descending (bytes) */
+static int cmp_trec(const void *x, const void *y) {
+    const Entry *a = x, *b = y;
+    if (a->score > b->score) return -1;
+    if (a->score < b->score) return 1;
+    return -doc_cmp(a, b);
+}
+
+/* the order given: rank ascending, then line order */
+static int cmp_rank(const void *x, const void *y) {
+    const Entry *a = x, *b = y;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+static void sort_entries(Entry *e, size_t n, int (*cmp)(const void *, const void *)) {
+    if (n < 2) return;
+    size_t i = 1;
+    while (i < n && cmp(&e[i - 1], &e[i]) <= 0) i++;
+    if (i == n) return;
+    if (n <= 16) { /* insertion sort */
+        for (; i < n; i++) {
+            Entry t = e[i];
+            size_t k = i;
+            while (k > 0 && cmp(&e[k - 1], &t) > 0) {
+                e[k] = e[k - 1];
+                k--;
+            }
+            e[k] = t;
+        }
+        return;
+    }
+    qsort(e, n, sizeof(Entry), cmp);
+}
+
+/* Order by score descending; files are usually sorted by score already, leaving only the tie groups to
+ * order by doc id: check that in O(n) and sort only what needs it. Returns the number of tie groups. */
+static int64_t order_trec(Entry *e, size_t n) {
+    size_t i = 1;
+    while (i < n && e[i - 1].score >= e[i].score) i++;
+    if (i < n) qsort(e, n, sizeof(Entry), cmp_trec);
+    int64_t groups = 0;
+    for (size_t start = 0; start < n;) {
+        size_t end = start + 1;
+        while (end < n && e[end].score == e[start].score) end++;
+        if (end - start > 1) {
+            groups++;
+            sort_entries(e + start, end - start, cmp_trec);
+        }
+        start = end;
+    }
+    return groups;
+}
+
+/* ------------------------------------------------------------------ the scanner */
+enum { ORDER_TREC = 0, ORDER_RANK = 1 };
+
+typedef struct {
+    const JudgmentIndex *ix;
+    int order;
+    int64_t depth;   /* -1: none */
+    int judged_only;
+    /* current query */
+    Entry *entries;
+    size_t n, cap;
+    uint64_t *dup_hash; /* per-query set of doc hashes: entry index + 1 (0 empty), stamped by generation */
+    uint32_t *dup_idx, *dup_gen;
+    size_t dup_mask;
+    uint32_t gen;
+    int64_t query;      /* judged query index of the current query, -1 if not judged */
+    LocalTable judged;  /* the current query's judgments */
+    /* ranked queries seen */
+    int64_t *seen;      /* ranked query number + 1 */
+    uint64_t *seen_hash;
+    size_t seen_mask;
+    /* outputs */
+    Buf qblob, qoff, num_ret, hit_off, hit_rank, hit_judgment, hit_score, ties, rank_down, rank_steps;
+    int64_t nranked, nhits, lines;
+    const char *tag;
+    size_t tag_len;
+    /* why the scan stopped, if it did */
+    const char *reason;
+    int64_t reason_line;
+    int nomem;
+} Scan;
+
+static int grow_dup(Scan *s, size_t want) {
+    size_t size = table_size_for(want);
+    if (size <= s->dup_mask + 1 && s->dup_hash) return 0;
+    free(s->dup_hash);
+    free(s->dup_idx);
+    free(s->dup_gen);
+    s->dup_hash = malloc(size * sizeof(uint64_t));
+    s->dup_idx = malloc(size * sizeof(uint32_t));
+    s->dup_gen = calloc(size, sizeof(uint32_t));
+    s->dup_mask = size - 1;
+    s->gen = 1;
+    if (!s->dup_hash || !s->dup_idx || !s->dup_gen) return -1;
+    /* rebuild for the entries already in the current query */
+    for (size_t k = 0; k < s->n; k++) {
+        uint64_t h = hash_bytes(s->entries[k].doc, s->entries[k].len);
+        size_t slot = h & s->dup_mask;
+        while (s->dup_gen[slot] == s->gen) slot = (slot + 1) & s->dup_mask;
+        s->dup_gen[slot] = s->gen;
+        s->dup_hash[slot] = h;
+        s->dup_idx[slot] = (uint32_t)k;
+    }
+    return 0;
+}
+
+/* 1 if the doc is already in the current query, 0 if added, -1 out of memory */
+static int dup_add(Scan *s, const char *doc, size_t n, uint64_t h) {
+    if (2 * (s->n + 1) > s->dup_mask + 1 && grow_dup(s, 2 * (s->n + 1))) return -1;
+    size_t slot = h & s->dup_mask;
+    while (s->dup_gen[slot] == s->gen) {
+        if (s->dup_hash[slot] == h) {
+            const Entry *e = &s->entries[s->dup_idx[slot]];
+            if (e->len == n && memcmp(e->doc, doc, n) == 0) return 1;
+        }
+        slot = (slot + 1) & s->dup_mask;
+    }
+    s->dup_gen[slot] = s->gen;
+    s->dup_hash[slot] = h;
+    s->dup_idx[slot] = (uint32_t)s->n;
+    return 0;
+}
+
+/* Put the current query in order and emit its judged positions. */
+static int finish_query(Scan *s) {
+    Entry *e = s->entries;
+    size_t n = s->n;
+    int64_t ties = 0, down = 0, steps = 0;
+    if (s->order == ORDER_TREC) {
+        ties = order_trec(e, n);
+        for (size_t i = 1; i < n; i++) down += e[i].rank < e[i - 1].rank;
+        steps = n ? (int64_t)n - 1 : 0;
+    } else {
+        sort_entries(e, n, cmp_rank);
+    }
+    int64_t kept = 0;
+    const double *grade = s->ix->grade;
+    for (size_t i = 0; i < n; i++) {
+        if (s->depth >= 0 && (int64_t)i >= s->depth) break; /* depth counts before judged-only */
+        int64_t j = e[i].judgment;
+        if (s->judged_only && (j < 0 || !(grade[j] >= 0))) continue;
+        kept++;
+        if (j >= 0) {
+            if (buf_i64(&s->hit_rank, kept) || buf_i64(&s->hit_judgment, j) || buf_f64(&s->hit_score, e[i].score))
+                return -1;
+            s->nhits++;
+        }
+    }
+    if (buf_i64(&s->num_ret, kept) || buf_i64(&s->hit_off, s->nhits) || buf_i64(&s->ties, ties) ||
+        buf_i64(&s->rank_down, down) || buf_i64(&s->rank_steps, steps))
+        return -1;
+    s->n = 0;
+    if (++s->gen == 0) { /* generation counter wrapped: clear the stamps */
+        memset(s->dup_gen, 0, (s->dup_mask + 1) * sizeof(uint32_t));
+        s->gen = 1;
+    }
+    return 0;
+}
+
+/* Start a query: refuse one seen before (the file is not grouped by query). 1 = seen, -1 = no memory. */
+static int start_query(Scan *s, const char *id, size_t n) {
+    if (2 * (size_t)(s->nranked + 1) > s->seen_mask + 1) {
+        size_t size = table_size_for(2 * (size_t)(s->nranked + 1));
+        int64_t *slots = calloc(size, sizeof(int64_t));
+        uint64_t *hashes = malloc(size * sizeof(uint64_t));
+        if (!slots || !hashes) {
+            free(slots);
+            free(hashes);
+            return -1;
+        }
+        const int64_t *off = (const int64_t *)s->qoff.data;
+        for (int64_t q = 0; q < s->nranked; q++) {
+            uint64_t h = hash_bytes(s->qblob.data + off[q], (size_t)(off[q + 1] - off[q]));
+            size_t slot = h & (size - 1);
+            while (slots[slot]) slot = (slot + 1) & (size - 1);
+            slots[slot] = q + 1;
+            hashes[slot] = h;
+        }
+        free(s->seen);
+        free(s->seen_hash);
+        s->seen = slots;
+        s->seen_hash = hashes;
+        s->seen_mask = size - 1;
+    }
+    uint64_t h = hash_bytes(id, n);
+    const int64_t *off = (const int64_t *)s->qoff.data;
+    size_t slot = h & s->seen_mask;
+    while (s->seen[slot]) {
+        int64_t q = s->seen[slot] - 1;
+        if (s->seen_hash[slot] == h && (size_t)(off[q + 1] - off[q]) == n &&
+            memcmp(s->qblob.data + off[q], id, n) == 0)
+            return 1;
+        slot = (slot + 1) & s->seen_mask;
+    }
+    s->seen[slot] = s->nranked + 1;
+    s->seen_hash[slot] = h;
+    if (buf_put(&s->qblob, id, n) || buf_i64(&s->qoff, (int64_t)s->qblob.len)) return -1;
+    s->nranked++;
+    s->query = index_query(s->ix, id, n);
+    return local_fill(&s->judged, s->ix, s->query);
+}
+
+/* byte classes: 0 data, 1 whitespace, 2 end of line, 3 refuse (NUL or outside ASCII) */
+static unsigned char CLASS[256];
+
+static void init_classes(void) {
+    for (int c = 0; c < 256; c++) CLASS[c] = c >= 0x80 || c == 0 ? 3 : 0;
+    CLASS[' '] = CLASS['\t'] = CLASS['\r'] = CLASS['\v'] = CLASS['\f'] = 1;
+    CLASS['\n'] = 2;
+}
+
+#define STOP(why)              \
+    do {                       \
+        s->reason = (why);     \
+        s->reason_line = line; \
+        return -1;             \
+    } while (0)
+
+static int scan_bytes(Scan *s, const char *base, size_t size, int fd_advise) {
+    const char *p = base, *end = base + size;
+    const char *released = base;
+    int64_t line = 0;
+    const char *prev_q = NULL;
+    size_t prev_qlen = 0;
+    const char *query_start = base;
+    while (p < end) {
+        line++;
+        if (*p == '#') { /* a comment: '#' as the line's first byte */
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            p = nl ? nl + 1 : end;
+            continue;
+        }
+        const char *tok[6];
+        size_t len[6];
+        int nt = 0;
+        const char *line_start = p;
+        for (;;) {
+            while (p < end && CLASS[(unsigned char)*p] == 1) p++;
+            if (p >= end || *p == '\n') break;
+            const char *t = p;
+            unsigned char c = 0;
+            while (p < end && (c = CLASS[(unsigned char)*p]) == 0) p++;
+            if (p < end && c == 3) STOP("a byte outside ASCII or a NUL byte");
+            if (nt < 6) {
+                tok[nt] = t;
+                len[nt] = (size_t)(p - t);
+            }
+            nt++;
+        }
+        if (p < end) p++; /* the newline */
+        if (nt == 0) continue; /* blank line */
+        if (nt < 6) STOP("a line with fewer than 6 columns");
+        s->lines++;
+        if (!s->tag) {
+            s->tag = tok[5];
+            s->tag_len = len[5];
+        } else if (len[5] != s->tag_len || memcmp(tok[5], s->tag, len[5])) {
+            STOP("run tags that differ");
+        }
+        int64_t rank;
+        double score;
+        if (parse_rank(tok[3], len[3], &rank)) STOP("a rank that is not a plain integer");
+        if (parse_score(tok[4], len[4], &score)) STOP("a score that is not a finite decimal number");
+        if (len[2] > UINT32_MAX) STOP("a doc id longer than 4 GB");
+        if (!prev_q || len[0] != prev_qlen || memcmp(tok[0], prev_q, len[0])) {
+            if (prev_q && finish_query(s)) goto nomem;
+            int r = start_query(s, tok[0], len[0]);
+            if (r < 0) goto nomem;
+            if (r > 0) STOP("a query whose lines are not all together");
+            prev_q = tok[0];
+            prev_qlen = len[0];
+            query_start = line_start;
+            if (fd_advise && query_start - released >= (ptrdiff_t)RELEASE_EVERY) {
+                uintptr_t upto = (uintptr_t)query_start & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+                if ((const char *)upto > released) {
+                    madvise((void *)released, (size_t)((const char *)upto - released), MADV_DONTNEED);
+                    released = (const char *)upto;
+                }
+            }
+        }
+        if (s->n == s->cap) {
+            size_t cap = s->cap ? 2 * s->cap : 1024;
+            Entry *grown = realloc(s->entries, cap * sizeof(Entry));
+            if (!grown) goto nomem;
+            s->entries = grown;
+            s->cap = cap;
+        }
+        uint64_t h = hash_bytes(tok[2], len[2]);
+        int d = dup_add(s, tok[2], len[2], h);
+        if (d < 0) goto nomem;
+        if (d > 0) STOP("a document listed twice for a query");
+        Entry *e = &s->entries[s->n];
+        e->score = score;
+        e->doc = tok[2];
+        e->len = (uint32_t)len[2];
+        e->rank = rank;
+        e->row = (uint32_t)s->n;
+        e->judgment = s->query >= 0 ? local_find(&s->judged, s->ix, tok[2], len[2], h) : -1;
+        s->n++;
+    }
+    if (!prev_q) {
+        s->reason = "no data line";
+        s->reason_line = line;
+        return -1;
+    }
+    if (finish_query(s)) goto nomem;
+    return 0;
+nomem:
+    s->nomem = 1;
+    return -1;
+}
+
+static void scan_free(Scan *s) {
+    free(s->entries);
+    free(s->dup_hash);
+    free(s->dup_idx);
+    free(s->dup_gen);
+    free(s->seen);
+    free(s->seen_hash);
+    free(s->judged.hash);
+    free(s->judged.row);
+    Buf *bufs[] = {&s->qblob, &s->qoff, &s->num_ret, &s->hit_off, &s->hit_rank, &s->hit_judgment,
+                   &s->hit_score, &s->ties, &s->rank_down, &s->rank_steps};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
+}
+
+static PyObject *bytes_of(const Buf *b) { return PyBytes_FromStringAndSize(b->len ? b->data : "", (Py_ssize_t)b->len); }
+
+static PyObject *scan_result(Scan *s) {
+    PyObject *out = PyDict_New();
+    if (!out) return NULL;
+    struct {
+        const char *key;
+        const Buf *buf;
+    } items[] = {{"query_blob", &s->qblob},     {"query_offsets", &s->qoff}, {"num_ret", &s->num_ret},
+                 {"hit_offsets", &s->hit_off},  {"hit_rank", &s->hit_rank},  {"hit_judgment", &s->hit_judgment},
+                 {"hit_score", &s->hit_score},  {"ties", &s->ties},          {"rank_down", &s->rank_down},
+                 {"rank_steps", &s->rank_steps}};
+    for (size_t i = 0; i < sizeof items / sizeof *items; i++) {
+        PyObject *v = bytes_of(items[i].buf);
+        if (!v || PyDict_SetItemString(out, items[i].key, v)) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    PyObject *tag = PyUnicode_DecodeASCII(s->tag, (Py_ssize_t)s->tag_len, "strict");
+    PyObject *lines = PyLong_FromLongLong(s->lines);
+    if (!tag || !lines || PyDict_SetItemString(out, "tag", tag) || PyDict_SetItemString(out, "lines", lines)) {
+        Py_XDECREF(tag);
+        Py_XDECREF(lines);
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(tag);
+    Py_DECREF(lines);
+    return out;
+}
+
+static PyObject *fallback(const char *reason, int64_t line) {
+    return Py_BuildValue("{s:s,s:L}", "fallback", reason, "line", (long long)line);
+}
+
+/* scan_trec_run(path, index, order, depth, judged_only, start=0, end=-1) -> dict
+ *
+ * Scans bytes [start, end) of the file (end -1: to the end; both at line starts). The dict holds the
+ * outputs as native-endian bytes (see the Python wrapper), or {"fallback": reason, "line": n} when the
+ * file needs the Python readers. */
+static PyObject *scan_trec_run(PyObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"path", "index", "order", "depth", "judged_only", "start", "end", NULL};
+    PyObject *path_obj;
+    JudgmentIndex *ix;
+    int order, judged_only;
+    long long depth, start = 0, end = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O!iLp|LL", kwlist, PyUnicode_FSConverter, &path_obj,
+                                     &JudgmentIndexType, &ix, &order, &depth, &judged_only, &start, &end))
+        return NULL;
+    if (order != ORDER_TREC && order != ORDER_RANK) {
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_ValueError, "order must be 0 (trec_eval) or 1 (rank)");
+        return NULL;
+    }
+    int fd = open(PyBytes_AS_STRING(path_obj), O_RDONLY);
+    if (fd < 0) {
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_obj);
+        Py_DECREF(path_obj);
+        return NULL;
+    }
+    Py_DECREF(path_obj);
+    struct stat st;
+    if (fstat(fd, &st)) {
+        close(fd);
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    long long size = (long long)st.st_size;
+    if (end < 0 || end > size) end = size;
+    if (start < 0 || start > end) {
+        close(fd);
+        PyErr_SetString(PyExc_ValueError, "start must be within the file and not after end");
+        return NULL;
+    }
+    if (end == start) {
+        close(fd);
+        return fallback("no data line", 0);
+    }
+    char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return PyErr_SetFromErrno(PyExc_OSError);
+    madvise(map + start, (size_t)(end - start), MADV_SEQUENTIAL);
+    Scan s;
+    memset(&s, 0, sizeof s);
+    s.ix = ix;
+    s.order = order;
+    s.depth = depth;
+    s.judged_only = judged_only;
+    s.gen = 1;
+    Py_INCREF(ix);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = buf_i64(&s.qoff, 0) || buf_i64(&s.hit_off, 0) || grow_dup(&s, 1024) ? (s.nomem = 1, -1)
+                                                                              : scan_bytes(&s, map + start,
+                                                                                           (size_t)(end - start), 1);
+    Py_END_ALLOW_THREADS
+    PyObject *out;
+    if (rc && s.nomem) out = PyErr_NoMemory();
+    else if (rc) out = fallback(s.reason, s.reason_line);
+    else out = scan_result(&s);
+    scan_free(&s);
+    munmap(map, (size_t)size);
+    Py_DECREF(ix);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"scan_trec_run", (PyCFunction)(void (*)(void))scan_trec_run, METH_VARARGS | METH_KEYWORDS,
+     "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gainscope._scan",
+                                    "Single-pass scanner of TREC run files (C).", -1, methods};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    init_classes();
+    if (PyType_Ready(&JudgmentIndexType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&JudgmentIndexType);
+    if (PyModule_AddObject(m, "JudgmentIndex", (PyObject *)&JudgmentIndexType) < 0) {
+        Py_DECREF(&JudgmentIndexType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

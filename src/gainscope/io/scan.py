@@ -1,0 +1,222 @@
+"""TREC run files straight to judged runs: the C scanner (``gainscope._scan``) and its fallback.
+
+:func:`judged_run_of` is how the evaluators turn a run (a path, a DataFrame, a dict or a :class:`Run`) into
+a sparse :class:`~gainscope.core.judged_run.JudgedRun`. For a plain TREC run file it uses the scanner, which
+reads the file once and keeps only what metrics need: for every query its number of ranked documents and
+the (rank, judgment, score) of its judged documents, in final order. Everything else goes through
+:func:`gainscope.io.read_run` and :func:`~gainscope.core.judged_run.build_judged_run`, which are also the
+reference the scanner is tested against (``tests/property/test_scan.py``).
+
+The scanner is used when all of these hold, and the result is the same either way:
+
+* the C extension is built (it is optional; ``GAINSCOPE_NATIVE=0`` turns it off);
+* the source is an uncompressed file in TREC run format (given or detected), read as UTF-8, with the
+  default reading options (``on_duplicate="error"``, ``nan_score="error"``, no ``normalize_ids``);
+* ``ties`` is ``"trec_eval"`` or ``"rank"`` (``"average"`` needs every position).
+
+Whenever the file holds anything unusual (a line it cannot take as is, a duplicate, non-ASCII bytes, run
+tags that differ, a query whose lines are not together), the scanner stops and the Python readers read the
+file: they give the exact error with file and line, or the warning, or the result.
+
+Large files are cut at query boundaries into one part per core, scanned in parallel threads (the scanner
+releases the GIL), and joined.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import weakref
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from gainscope.core.judged_run import (
+    JudgedRun,
+    PreparedJudgments,
+    RankedPositions,
+    build_judged_run,
+    judged_run_from_positions,
+)
+from gainscope.core.policies import Policies
+from gainscope.io.detect import check_format, detect_text_format
+from gainscope.io.text import GZIP_MAGIC, TextFile, canonical_encoding
+
+try:
+    from gainscope import _scan  # type: ignore[attr-defined]
+except ImportError:  # built without a C compiler: the Python readers do all the work
+    _scan = None
+
+__all__ = ["judged_run_of", "native_available", "scan_trec_run"]
+
+log = logging.getLogger("gainscope")
+
+PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
+_ORDER = {"trec_eval": 0, "rank": 1}
+_indexes: weakref.WeakKeyDictionary[PreparedJudgments, Any] = weakref.WeakKeyDictionary()
+
+
+def native_available() -> bool:
+    """True when the C scanner is built and not turned off with ``GAINSCOPE_NATIVE=0``."""
+    return _scan is not None and os.environ.get("GAINSCOPE_NATIVE", "1") != "0"
+
+
+def _index(prepared: PreparedJudgments) -> Any:
+    """The scanner's hash index of ``prepared`` (built once per prepared judgments)."""
+    index = _indexes.get(prepared)
+    if index is None:
+        frame = prepared.frame
+        qids = [q.encode("utf-8") for q in prepared.query_ids]
+        qoff = np.zeros(len(qids) + 1, dtype=np.int64)
+        np.cumsum([len(q) for q in qids], out=qoff[1:])
+        position = {q: i for i, q in enumerate(prepared.query_ids)}
+        doc_query = frame["query_id"].replace_strict(position, return_dtype=pl.Int32).to_numpy()
+        docs = frame["doc_id"]
+        doff = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum(docs.str.len_bytes().to_numpy(), out=doff[1:])
+        blob = (docs.str.join("").item() or "").encode("utf-8") if len(docs) else b""
+        grades = frame["grade"].to_numpy().astype(np.float64)
+        index = _scan.JudgmentIndex(b"".join(qids), qoff.tobytes(), blob, doff.tobytes(),
+                                    np.ascontiguousarray(doc_query, dtype=np.int32).tobytes(), grades.tobytes())
+        _indexes[prepared] = index
+    return index
+
+
+def _query_boundary(path: str, offset: int, size: int) -> int | None:
+    """The start of the first line at or after ``offset`` whose query id differs from the line before it;
+    None if none is found within 64 MB."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = b""
+        for _ in range(64):
+            more = f.read(1 << 20)
+            if not more:
+                return None
+            data += more
+            first = data.find(b"\n")
+            if first < 0:
+                continue
+            previous: bytes | None = None
+            pos = first + 1
+            while True:
+                end = data.find(b"\n", pos)
+                if end < 0:
+                    break
+                line = data[pos:end]
+                fields = line.split(None, 1)
+                if fields and not line.startswith(b"#"):
+                    if previous is not None and fields[0] != previous:
+                        return offset + pos
+                    previous = fields[0]
+                pos = end + 1
+    return None
+
+
+def _parts(path: str, size: int) -> list[tuple[int, int]]:
+    """Byte ranges of the file, cut at query boundaries, one per core for large files."""
+    count = min(os.cpu_count() or 1, max(1, size // PART_MIN_BYTES), 8)
+    cuts = [0]
+    for k in range(1, count):
+        cut = _query_boundary(path, size * k // count, size)
+        if cut is not None and cut > cuts[-1]:
+            cuts.append(cut)
+    cuts.append(size)
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def _positions(part: dict[str, Any]) -> RankedPositions:
+    def arr(key: str, dtype: Any) -> np.ndarray:
+        return np.frombuffer(part[key], dtype=dtype)
+
+    qoff = arr("query_offsets", np.int64)
+    blob: bytes = part["query_blob"]
+    ids = [blob[qoff[i]:qoff[i + 1]].decode("ascii") for i in range(len(qoff) - 1)]
+    return RankedPositions(ids, arr("num_ret", np.int64), arr("hit_offsets", np.int64), arr("hit_rank", np.int64),
+                           arr("hit_judgment", np.int64), arr("hit_score", np.float64), arr("ties", np.int64),
+                           arr("rank_down", np.int64), arr("rank_steps", np.int64))
+
+
+def _join(parts: Sequence[RankedPositions]) -> RankedPositions:
+    if len(parts) == 1:
+        return parts[0]
+    ids = [q for p in parts for q in p.query_ids]
+    shift = np.cumsum([0] + [int(p.hit_offsets[-1]) for p in parts[:-1]])
+    hit_offsets = np.concatenate([[0]] + [p.hit_offsets[1:] + s for p, s in zip(parts, shift, strict=True)])
+
+    def cat(name: str) -> np.ndarray:
+        return np.concatenate([getattr(p, name) for p in parts])
+
+    return RankedPositions(ids, cat("num_ret"), hit_offsets.astype(np.int64), cat("hit_rank"), cat("hit_row"),
+                           cat("hit_score"), cat("tied_groups"), cat("rank_down"), cat("rank_steps"))
+
+
+def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], policies: Policies
+                  ) -> tuple[RankedPositions, str] | str:
+    """Scan a TREC run file: its ranked positions and run tag, or the reason it needs the Python readers."""
+    if _scan is None:
+        return "the C scanner is not built"
+    if policies.ties not in _ORDER:
+        return f"ties={policies.ties!r}"
+    path = os.fspath(path)
+    index = _index(prepared)
+    depth = -1 if policies.depth is None else policies.depth
+    ranges = _parts(path, os.path.getsize(path))
+
+    def scan(r: tuple[int, int]) -> dict[str, Any]:
+        return _scan.scan_trec_run(path, index, _ORDER[policies.ties], depth, policies.judged_only, r[0], r[1])
+
+    if len(ranges) == 1:
+        results = [scan(ranges[0])]
+    else:
+        with ThreadPoolExecutor(len(ranges)) as pool:
+            results = list(pool.map(scan, ranges))
+    for r in results:
+        if "fallback" in r:
+            return f"{r['fallback']} (line {r['line']} of its part)"
+    if len({r["tag"] for r in results}) > 1:
+        return "run tags that differ"
+    parts = [_positions(r) for r in results]
+    if len(parts) > 1 and len({q for p in parts for q in p.query_ids}) != sum(len(p.query_ids) for p in parts):
+        return "a query whose lines are not all together"
+    return _join(parts), results[0]["tag"]
+
+
+def _scannable(source: Any, fmt: str | None, read_options: dict[str, Any], encoding: str) -> bool:
+    if not native_available() or not isinstance(source, (str, os.PathLike)):
+        return False
+    defaults = {"on_duplicate": "error", "nan_score": "error", "normalize_ids": None}
+    if any(read_options.get(k, v) != v for k, v in defaults.items()) or canonical_encoding(encoding) != "utf-8":
+        return False
+    if not os.path.isfile(source):
+        return False
+    with open(source, "rb") as f:
+        if f.read(2) == GZIP_MAGIC:
+            return False
+    return (fmt or detect_text_format(TextFile(source, encoding), "run")) == "trec"
+
+
+def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, *, format: str | None = None,
+                  name: str | None = None, encoding: str = "utf-8", **read_options: Any
+                  ) -> tuple[JudgedRun, tuple[str, ...]]:
+    """The sparse judged run of ``source`` and the run's notes: with the C scanner when it applies (see the
+    module docstring), else with :func:`~gainscope.io.read_run` and ``build_judged_run``. ``read_options``
+    are those of ``read_run`` (``on_duplicate``, ``nan_score``, ``normalize_ids``...)."""
+    from gainscope.io import read_run
+
+    fmt = check_format(format, "run")
+    if prepared.negative_grades != policies.negative_grades:
+        prepared = PreparedJudgments.of(prepared.judgments, policies.negative_grades)
+    if _scannable(source, fmt, read_options, encoding):
+        scanned = scan_trec_run(prepared, source, policies)
+        if isinstance(scanned, str):
+            log.info("%s: read by the Python readers (%s)", source, scanned)
+        else:
+            positions, tag = scanned
+            jr = judged_run_from_positions(prepared, positions, policies, run_name=name if name is not None else tag,
+                                           run_source=os.fspath(source))
+            return jr, ()
+    run = read_run(source, format=format, name=name, encoding=encoding, **read_options)
+    return build_judged_run(prepared, run, policies, sparse=True), tuple(run.notes)
