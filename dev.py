@@ -5,8 +5,8 @@
     python3 dev.py test     # set up .venv with the test extras, run the whole test suite
     python3 dev.py bench    # set up .venv with the benchmark peers, run the benchmark (bench/README.md)
 
-Extra arguments after ``test`` go to pytest. The environment is reinstalled only when pyproject.toml
-changes.
+Extra arguments after ``test`` go to pytest. The environment is reinstalled only when pyproject.toml,
+setup.py or the C scanner's source changes.
 """
 
 from __future__ import annotations
@@ -24,9 +24,13 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 
 
+# the C scanner (gainscope._scan) is optional for users; here its build failing is an error
+ENV = {**os.environ, "GAINSCOPE_REQUIRE_NATIVE": "1"}
+
+
 def _run(*cmd: str | Path) -> None:
     print("+", " ".join(str(c) for c in cmd), flush=True)
-    done = subprocess.run([str(c) for c in cmd], cwd=ROOT)
+    done = subprocess.run([str(c) for c in cmd], cwd=ROOT, env=ENV)
     if done.returncode:
         sys.exit(done.returncode)
 
@@ -38,7 +42,8 @@ def ensure_env(extras: str) -> None:
     if not PY.exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()[:16]
+    sources = [ROOT / "pyproject.toml", ROOT / "setup.py", ROOT / "src" / "gainscope" / "_scan.c"]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + extras.encode()).hexdigest()[:16]
     stamp = VENV / f".installed-{digest}"
     if stamp.exists():
         return

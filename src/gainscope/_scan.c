@@ -482,6 +482,8 @@ typedef struct {
     uint32_t *dup_idx, *dup_gen;
     size_t dup_mask;
     uint32_t gen;
+    const char *prev_q; /* the current query's id */
+    size_t prev_qlen;
     int64_t query;      /* judged query index of the current query, -1 if not judged */
     LocalTable judged;  /* the current query's judgments */
     /* ranked queries seen */
@@ -628,6 +630,68 @@ static void init_classes(void) {
     CLASS['\n'] = 2;
 }
 
+/* Add one ranked document. Returns 0, or -1 with s->reason set (or s->nomem), and 1 in *new_query when
+ * the document starts a new query. */
+static int add_entry(Scan *s, const char *q, size_t qn, const char *doc, size_t dn, double score, int64_t rank,
+                     int *new_query) {
+    *new_query = 0;
+    if (dn > UINT32_MAX) {
+        s->reason = "a doc id longer than 4 GB";
+        return -1;
+    }
+    if (!s->prev_q || qn != s->prev_qlen || memcmp(q, s->prev_q, qn)) {
+        if (s->prev_q && finish_query(s)) goto nomem;
+        int r = start_query(s, q, qn);
+        if (r < 0) goto nomem;
+        if (r > 0) {
+            s->reason = "a query whose lines are not all together";
+            return -1;
+        }
+        s->prev_q = q;
+        s->prev_qlen = qn;
+        *new_query = 1;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        Entry *grown = realloc(s->entries, cap * sizeof(Entry));
+        if (!grown) goto nomem;
+        s->entries = grown;
+        s->cap = cap;
+    }
+    uint64_t h = hash_bytes(doc, dn);
+    int d = dup_add(s, doc, dn, h);
+    if (d < 0) goto nomem;
+    if (d > 0) {
+        s->reason = "a document listed twice for a query";
+        return -1;
+    }
+    Entry *e = &s->entries[s->n];
+    e->score = score;
+    e->doc = doc;
+    e->len = (uint32_t)dn;
+    e->rank = rank;
+    e->row = (uint32_t)s->n;
+    e->judgment = s->query >= 0 ? local_find(&s->judged, s->ix, doc, dn, h) : -1;
+    s->n++;
+    return 0;
+nomem:
+    s->nomem = 1;
+    return -1;
+}
+
+/* After the last document: the last query, or the reason there is nothing. */
+static int finish_scan(Scan *s) {
+    if (!s->prev_q) {
+        s->reason = "no data line";
+        return -1;
+    }
+    if (finish_query(s)) {
+        s->nomem = 1;
+        return -1;
+    }
+    return 0;
+}
+
 #define STOP(why)              \
     do {                       \
         s->reason = (why);     \
@@ -639,9 +703,6 @@ static int scan_bytes(Scan *s, const char *base, size_t size, int fd_advise) {
     const char *p = base, *end = base + size;
     const char *released = base;
     int64_t line = 0;
-    const char *prev_q = NULL;
-    size_t prev_qlen = 0;
-    const char *query_start = base;
     while (p < end) {
         line++;
         if (*p == '#') { /* a comment: '#' as the line's first byte */
@@ -680,53 +741,25 @@ static int scan_bytes(Scan *s, const char *base, size_t size, int fd_advise) {
         double score;
         if (parse_rank(tok[3], len[3], &rank)) STOP("a rank that is not a plain integer");
         if (parse_score(tok[4], len[4], &score)) STOP("a score that is not a finite decimal number");
-        if (len[2] > UINT32_MAX) STOP("a doc id longer than 4 GB");
-        if (!prev_q || len[0] != prev_qlen || memcmp(tok[0], prev_q, len[0])) {
-            if (prev_q && finish_query(s)) goto nomem;
-            int r = start_query(s, tok[0], len[0]);
-            if (r < 0) goto nomem;
-            if (r > 0) STOP("a query whose lines are not all together");
-            prev_q = tok[0];
-            prev_qlen = len[0];
-            query_start = line_start;
-            if (fd_advise && query_start - released >= (ptrdiff_t)RELEASE_EVERY) {
-                uintptr_t upto = (uintptr_t)query_start & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
-                if ((const char *)upto > released) {
-                    madvise((void *)released, (size_t)((const char *)upto - released), MADV_DONTNEED);
-                    released = (const char *)upto;
-                }
+        int new_query;
+        if (add_entry(s, tok[0], len[0], tok[2], len[2], score, rank, &new_query)) {
+            s->reason_line = line;
+            return -1;
+        }
+        if (new_query && fd_advise && line_start - released >= (ptrdiff_t)RELEASE_EVERY) {
+            /* the pages before this query are done with: give them back */
+            uintptr_t upto = (uintptr_t)line_start & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+            if ((const char *)upto > released) {
+                madvise((void *)released, (size_t)((const char *)upto - released), MADV_DONTNEED);
+                released = (const char *)upto;
             }
         }
-        if (s->n == s->cap) {
-            size_t cap = s->cap ? 2 * s->cap : 1024;
-            Entry *grown = realloc(s->entries, cap * sizeof(Entry));
-            if (!grown) goto nomem;
-            s->entries = grown;
-            s->cap = cap;
-        }
-        uint64_t h = hash_bytes(tok[2], len[2]);
-        int d = dup_add(s, tok[2], len[2], h);
-        if (d < 0) goto nomem;
-        if (d > 0) STOP("a document listed twice for a query");
-        Entry *e = &s->entries[s->n];
-        e->score = score;
-        e->doc = tok[2];
-        e->len = (uint32_t)len[2];
-        e->rank = rank;
-        e->row = (uint32_t)s->n;
-        e->judgment = s->query >= 0 ? local_find(&s->judged, s->ix, tok[2], len[2], h) : -1;
-        s->n++;
     }
-    if (!prev_q) {
-        s->reason = "no data line";
+    if (finish_scan(s)) {
         s->reason_line = line;
         return -1;
     }
-    if (finish_query(s)) goto nomem;
     return 0;
-nomem:
-    s->nomem = 1;
-    return -1;
 }
 
 static void scan_free(Scan *s) {
@@ -764,7 +797,7 @@ static PyObject *scan_result(Scan *s) {
         }
         Py_DECREF(v);
     }
-    PyObject *tag = PyUnicode_DecodeASCII(s->tag, (Py_ssize_t)s->tag_len, "strict");
+    PyObject *tag = PyUnicode_DecodeASCII(s->tag ? s->tag : "", (Py_ssize_t)s->tag_len, "strict");
     PyObject *lines = PyLong_FromLongLong(s->lines);
     if (!tag || !lines || PyDict_SetItemString(out, "tag", tag) || PyDict_SetItemString(out, "lines", lines)) {
         Py_XDECREF(tag);
@@ -851,9 +884,206 @@ static PyObject *scan_trec_run(PyObject *self, PyObject *args, PyObject *kwds) {
     return out;
 }
 
+/* ------------------------------------------------------------------ in-memory runs (Arrow C stream) */
+/* The Arrow C data interface, https://arrow.apache.org/docs/format/CDataInterface.html */
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+struct ArrowArrayStream {
+    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+    const char *(*get_last_error)(struct ArrowArrayStream *);
+    void (*release)(struct ArrowArrayStream *);
+    void *private_data;
+};
+
+enum { STR_VIEW, STR_UTF8, STR_LARGE };
+
+typedef struct {
+    int kind;
+    int64_t offset;
+    const uint8_t *views;
+    const int32_t *off32;
+    const int64_t *off64;
+    const char *data;
+    const void **buffers;
+} StrColumn;
+
+static const char *str_column(const char *format, const struct ArrowArray *a, StrColumn *c) {
+    c->offset = a->offset;
+    c->buffers = a->buffers;
+    if (a->null_count != 0) return "missing ids";
+    if (!strcmp(format, "vu") && a->n_buffers >= 2) {
+        c->kind = STR_VIEW;
+        c->views = a->buffers[1];
+    } else if (!strcmp(format, "u") && a->n_buffers == 3) {
+        c->kind = STR_UTF8;
+        c->off32 = a->buffers[1];
+        c->data = a->buffers[2];
+    } else if (!strcmp(format, "U") && a->n_buffers == 3) {
+        c->kind = STR_LARGE;
+        c->off64 = a->buffers[1];
+        c->data = a->buffers[2];
+    } else {
+        return "an id column that is not a string column";
+    }
+    return NULL;
+}
+
+static inline void str_at(const StrColumn *c, int64_t i, const char **p, size_t *n) {
+    i += c->offset;
+    if (c->kind == STR_VIEW) {
+        const uint8_t *v = c->views + 16 * i;
+        int32_t len, buf, off;
+        memcpy(&len, v, 4);
+        *n = (size_t)len;
+        if (len <= 12) {
+            *p = (const char *)v + 4;
+        } else {
+            memcpy(&buf, v + 8, 4);
+            memcpy(&off, v + 12, 4);
+            *p = (const char *)c->buffers[2 + buf] + off;
+        }
+    } else if (c->kind == STR_UTF8) {
+        *p = c->data + c->off32[i];
+        *n = (size_t)(c->off32[i + 1] - c->off32[i]);
+    } else {
+        *p = c->data + c->off64[i];
+        *n = (size_t)(c->off64[i + 1] - c->off64[i]);
+    }
+}
+
+/* One batch: query ids, doc ids, scores (float64), ranks (int64). */
+static int scan_batch(Scan *s, const struct ArrowSchema *schema, const struct ArrowArray *batch) {
+    if (schema->n_children != 4 || batch->n_children != 4 || batch->offset != 0) {
+        s->reason = "a batch that is not (query_id, doc_id, score, rank)";
+        return -1;
+    }
+    StrColumn q, d;
+    const char *why;
+    if ((why = str_column(schema->children[0]->format, batch->children[0], &q)) ||
+        (why = str_column(schema->children[1]->format, batch->children[1], &d))) {
+        s->reason = why;
+        return -1;
+    }
+    const struct ArrowArray *sc = batch->children[2], *rk = batch->children[3];
+    if (strcmp(schema->children[2]->format, "g") || strcmp(schema->children[3]->format, "l") ||
+        sc->null_count != 0 || rk->null_count != 0) {
+        s->reason = "scores that are not float64 or ranks that are not int64, or missing values";
+        return -1;
+    }
+    const double *score = (const double *)sc->buffers[1] + sc->offset;
+    const int64_t *rank = (const int64_t *)rk->buffers[1] + rk->offset;
+    for (int64_t i = 0; i < batch->length; i++) {
+        const char *qp, *dp;
+        size_t qn, dn;
+        str_at(&q, i, &qp, &qn);
+        str_at(&d, i, &dp, &dn);
+        if (s->order == ORDER_TREC && isnan(score[i])) {
+            s->reason = "a NaN score";
+            return -1;
+        }
+        int new_query;
+        if (add_entry(s, qp, qn, dp, dn, score[i], rank[i], &new_query)) return -1;
+    }
+    return 0;
+}
+
+/* scan_arrow(stream, index, order, depth, judged_only) -> dict: the same as scan_trec_run, for an Arrow
+ * stream (PyCapsule "arrow_array_stream") of (query_id, doc_id, score float64, rank int64) batches. Every
+ * batch stays alive until the end (a query may span batches); nothing is copied. */
+static PyObject *scan_arrow(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    JudgmentIndex *ix;
+    int order, judged_only;
+    long long depth;
+    if (!PyArg_ParseTuple(args, "OO!iLp", &capsule, &JudgmentIndexType, &ix, &order, &depth, &judged_only))
+        return NULL;
+    struct ArrowArrayStream *stream = PyCapsule_GetPointer(capsule, "arrow_array_stream");
+    if (!stream) return NULL;
+    if (!stream->release) {
+        PyErr_SetString(PyExc_ValueError, "the Arrow stream was already consumed");
+        return NULL;
+    }
+    struct ArrowSchema schema = {0};
+    struct ArrowArray *batches = NULL;
+    size_t nb = 0, cap = 0;
+    PyObject *out = NULL;
+    if (stream->get_schema(stream, &schema)) {
+        PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream->get_last_error(stream));
+        goto done;
+    }
+    for (;;) {
+        if (nb == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct ArrowArray *grown = realloc(batches, cap * sizeof *batches);
+            if (!grown) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            batches = grown;
+        }
+        if (stream->get_next(stream, &batches[nb])) {
+            PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream->get_last_error(stream));
+            goto done;
+        }
+        if (!batches[nb].release) break;
+        nb++;
+    }
+    Scan s;
+    memset(&s, 0, sizeof s);
+    s.ix = ix;
+    s.order = order;
+    s.depth = depth;
+    s.judged_only = judged_only;
+    s.gen = 1;
+    int rc = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (buf_i64(&s.qoff, 0) || buf_i64(&s.hit_off, 0) || grow_dup(&s, 1024)) {
+        s.nomem = 1;
+        rc = -1;
+    }
+    for (size_t b = 0; !rc && b < nb; b++) rc = scan_batch(&s, &schema, &batches[b]);
+    if (!rc) rc = finish_scan(&s);
+    Py_END_ALLOW_THREADS
+    if (rc && s.nomem) out = PyErr_NoMemory();
+    else if (rc) out = fallback(s.reason, 0);
+    else out = scan_result(&s);
+    scan_free(&s);
+done:
+    for (size_t b = 0; b < nb; b++) batches[b].release(&batches[b]);
+    free(batches);
+    if (schema.release) schema.release(&schema);
+    stream->release(stream);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan_trec_run", (PyCFunction)(void (*)(void))scan_trec_run, METH_VARARGS | METH_KEYWORDS,
      "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
+    {"scan_arrow", scan_arrow, METH_VARARGS, "Scan an Arrow stream of a run's rows into judged positions."},
     {NULL, NULL, 0, NULL},
 };
 

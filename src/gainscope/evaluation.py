@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gainscope.core.judged_run import JudgedRun, PreparedJudgments, build_judged_run
+from gainscope.core.judged_run import JudgedRun, PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
@@ -124,10 +124,10 @@ def _read_inputs(judgments: Any, run: Any) -> tuple[Judgments, Run]:
 def _judged(prepared: PreparedJudgments, run: Run | Any, policies: Policies) -> tuple[JudgedRun, tuple[str, ...]]:
     """The sparse judged run of ``run`` (a Run, or anything :func:`~gainscope.io.read_run` reads; TREC run
     files go through the C scanner when it applies) and the run's notes."""
-    if isinstance(run, Run):
-        return build_judged_run(prepared, run, policies, sparse=True), tuple(run.notes)
-    from gainscope.io.scan import judged_run_of
+    from gainscope.io.scan import judged_run_of, judged_run_of_run
 
+    if isinstance(run, Run):
+        return judged_run_of_run(prepared, run, policies), tuple(run.notes)
     return judged_run_of(prepared, run, policies)
 
 

@@ -24,6 +24,7 @@ releases the GIL), and joined.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import weakref
@@ -42,6 +43,7 @@ from gainscope.core.judged_run import (
     judged_run_from_positions,
 )
 from gainscope.core.policies import Policies
+from gainscope.core.run import Run
 from gainscope.io.detect import check_format, detect_text_format
 from gainscope.io.text import GZIP_MAGIC, TextFile, canonical_encoding
 
@@ -50,7 +52,7 @@ try:
 except ImportError:  # built without a C compiler: the Python readers do all the work
     _scan = None
 
-__all__ = ["judged_run_of", "native_available", "scan_trec_run"]
+__all__ = ["judged_run_of", "judged_run_of_run", "native_available", "scan_run", "scan_trec_run"]
 
 log = logging.getLogger("gainscope")
 
@@ -85,7 +87,7 @@ def _index(prepared: PreparedJudgments) -> Any:
     return index
 
 
-def _query_boundary(path: str, offset: int, size: int) -> int | None:
+def _query_boundary(path: str, offset: int) -> int | None:
     """The start of the first line at or after ``offset`` whose query id differs from the line before it;
     None if none is found within 64 MB."""
     with open(path, "rb") as f:
@@ -115,12 +117,13 @@ def _query_boundary(path: str, offset: int, size: int) -> int | None:
     return None
 
 
-def _parts(path: str, size: int) -> list[tuple[int, int]]:
-    """Byte ranges of the file, cut at query boundaries, one per core for large files."""
-    count = min(os.cpu_count() or 1, max(1, size // PART_MIN_BYTES), 8)
+def _parts(path: str, size: int, count: int | None = None) -> list[tuple[int, int]]:
+    """Byte ranges of the file cut at query boundaries: ``count`` of them, or one per core for large files."""
+    if count is None:
+        count = min(os.cpu_count() or 1, max(1, size // PART_MIN_BYTES), 8)
     cuts = [0]
     for k in range(1, count):
-        cut = _query_boundary(path, size * k // count, size)
+        cut = _query_boundary(path, size * k // count)
         if cut is not None and cut > cuts[-1]:
             cuts.append(cut)
     cuts.append(size)
@@ -133,7 +136,7 @@ def _positions(part: dict[str, Any]) -> RankedPositions:
 
     qoff = arr("query_offsets", np.int64)
     blob: bytes = part["query_blob"]
-    ids = [blob[qoff[i]:qoff[i + 1]].decode("ascii") for i in range(len(qoff) - 1)]
+    ids = [blob[qoff[i]:qoff[i + 1]].decode("utf-8") for i in range(len(qoff) - 1)]
     return RankedPositions(ids, arr("num_ret", np.int64), arr("hit_offsets", np.int64), arr("hit_rank", np.int64),
                            arr("hit_judgment", np.int64), arr("hit_score", np.float64), arr("ties", np.int64),
                            arr("rank_down", np.int64), arr("rank_steps", np.int64))
@@ -153,9 +156,10 @@ def _join(parts: Sequence[RankedPositions]) -> RankedPositions:
                            cat("hit_score"), cat("tied_groups"), cat("rank_down"), cat("rank_steps"))
 
 
-def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], policies: Policies
-                  ) -> tuple[RankedPositions, str] | str:
-    """Scan a TREC run file: its ranked positions and run tag, or the reason it needs the Python readers."""
+def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], policies: Policies, *,
+                  parts: int | None = None) -> tuple[RankedPositions, str] | str:
+    """Scan a TREC run file: its ranked positions and run tag, or the reason it needs the Python readers.
+    ``parts``: how many pieces to cut the file into (default: one per core for files of 16 MB or more)."""
     if _scan is None:
         return "the C scanner is not built"
     if policies.ties not in _ORDER:
@@ -163,7 +167,7 @@ def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], pol
     path = os.fspath(path)
     index = _index(prepared)
     depth = -1 if policies.depth is None else policies.depth
-    ranges = _parts(path, os.path.getsize(path))
+    ranges = _parts(path, os.path.getsize(path), parts)
 
     def scan(r: tuple[int, int]) -> dict[str, Any]:
         return _scan.scan_trec_run(path, index, _ORDER[policies.ties], depth, policies.judged_only, r[0], r[1])
@@ -182,6 +186,52 @@ def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], pol
     if len(parts) > 1 and len({q for p in parts for q in p.query_ids}) != sum(len(p.query_ids) for p in parts):
         return "a query whose lines are not all together"
     return _join(parts), results[0]["tag"]
+
+
+def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> RankedPositions | str:
+    """Scan an in-memory run (its polars frame, exported zero-copy through the Arrow C stream interface):
+    its ranked positions, or the reason it needs ``build_judged_run`` (for example a run whose queries'
+    rows are not together)."""
+    if _scan is None:
+        return "the C scanner is not built"
+    if policies.ties not in _ORDER:
+        return f"ties={policies.ties!r}"
+    by_scores = run.has_scores and policies.ties != "rank"
+    frame = run.frame
+    score, rank = pl.col("score").cast(pl.Float64), pl.col("rank").cast(pl.Int64)
+    rank_nulls = frame["rank"].null_count()
+    if by_scores:
+        if frame["score"].null_count():
+            return "missing scores"
+        if 0 < rank_nulls < frame.height:
+            return "missing ranks"
+        rank = rank.fill_null(0)
+    else:
+        if 0 < rank_nulls < frame.height:
+            return "missing ranks"
+        rank, score = rank.fill_null(0), score.fill_null(float("nan"))
+    columns = frame.select(pl.col("query_id"), pl.col("doc_id"), score, rank)
+    result = _scan.scan_arrow(columns.__arrow_c_stream__(), _index(prepared), 0 if by_scores else 1,
+                              -1 if policies.depth is None else policies.depth, policies.judged_only)
+    if "fallback" in result:
+        return str(result["fallback"])
+    positions = _positions(result)
+    if rank_nulls:  # no rank column: nothing to compare the scores with
+        positions = dataclasses.replace(positions, rank_down=np.zeros_like(positions.rank_down))
+    return positions
+
+
+def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> JudgedRun:
+    """The sparse judged run of an in-memory run: :func:`scan_run` when it applies, else
+    ``build_judged_run`` (the same result)."""
+    if prepared.negative_grades != policies.negative_grades:
+        prepared = PreparedJudgments.of(prepared.judgments, policies.negative_grades)
+    if native_available():
+        positions = scan_run(prepared, run, policies)
+        if not isinstance(positions, str):
+            return judged_run_from_positions(prepared, positions, policies, run_name=run.name, run_source=run.source)
+        log.info("run %r: ordered by polars (%s)", run.name, positions)
+    return build_judged_run(prepared, run, policies, sparse=True)
 
 
 def _scannable(source: Any, fmt: str | None, read_options: dict[str, Any], encoding: str) -> bool:
@@ -219,4 +269,4 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
                                            run_source=os.fspath(source))
             return jr, ()
     run = read_run(source, format=format, name=name, encoding=encoding, **read_options)
-    return build_judged_run(prepared, run, policies, sparse=True), tuple(run.notes)
+    return judged_run_of_run(prepared, run, policies), tuple(run.notes)

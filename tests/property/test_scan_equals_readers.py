@@ -1,0 +1,254 @@
+"""The C scanner of TREC run files gives exactly the judged run of the Python readers + build_judged_run, with
+the same warnings, or hands the file over to them (and then the user sees exactly their error or result)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import random
+import warnings
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gainscope.core.judged_run import JudgedRun, PreparedJudgments, build_judged_run
+from gainscope.core.judgments import Judgments
+from gainscope.core.policies import Policies
+from gainscope.core.run import Run
+from gainscope.errors import GainscopeError
+from gainscope.io import read_run
+from gainscope.io.scan import judged_run_of, judged_run_of_run, native_available, scan_run, scan_trec_run
+from gainscope.testing import strategies as gst
+
+needs_native = pytest.mark.skipif(not native_available(), reason="the C scanner is not built")
+
+ARRAYS = ("num_ret", "offsets", "rank", "grades", "scores", "group_start", "group_kept", "group_size",
+          "tail_grades", "tail_query", "tail_start", "tail_kept", "tail_size", "judged_offsets", "judged_grades",
+          "missing")
+
+
+def test_native_scanner_is_built_where_required() -> None:
+    # dev.py (and so CI) builds the extension with GAINSCOPE_REQUIRE_NATIVE=1: its absence is a failure there
+    if os.environ.get("GAINSCOPE_REQUIRE_NATIVE") == "1":
+        assert native_available()
+
+
+def assert_same(a: JudgedRun, b: JudgedRun) -> None:
+    assert a.query_ids == b.query_ids
+    for name in ARRAYS:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.shape == y.shape, name
+        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
+    assert a.doc_ids is not None and b.doc_ids is not None
+    assert a.doc_ids.to_list() == b.doc_ids.to_list()
+    assert a.judged_doc_ids.to_list() == b.judged_doc_ids.to_list()
+    assert a.coverage == b.coverage
+    assert a.run_name == b.run_name
+
+
+def outcome(fn):  # type: ignore[no-untyped-def]
+    """What a reading gives: (result, warning messages) or (the error's type and message, warnings)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn()
+        except GainscopeError as exc:
+            result = (type(exc), str(exc))
+    return result, sorted(str(w.message) for w in caught)
+
+
+def both(prepared: PreparedJudgments, path: Path, policies: Policies, **read: object) -> tuple:  # type: ignore[type-arg]
+    fast = outcome(lambda: judged_run_of(prepared, path, policies, **read)[0])
+    slow = outcome(lambda: build_judged_run(prepared, read_run(path, **read), policies, sparse=True))
+    return fast, slow
+
+
+def score_text(value: float, style: int) -> str:
+    if style == 0:
+        return repr(value)
+    if style == 1:
+        return f"{value:.6f}"
+    if style == 2:
+        return f"{value:e}"
+    return f"+{value}" if value >= 0 else str(value)
+
+
+def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool) -> None:  # type: ignore[no-untyped-def]
+    """Write a TREC run grouped by query, lines shuffled within each query; ``messy`` adds comments,
+    blank lines, tabs, CRLF and extra columns, all of which the scanner takes as the readers do."""
+    lines: list[str] = []
+    rows = run_frame.rows(named=True)
+    queries: dict[str, list[dict]] = {}  # type: ignore[type-arg]
+    for row in rows:
+        queries.setdefault(row["query_id"], []).append(row)
+    for qid, qrows in queries.items():
+        rnd.shuffle(qrows)
+        for i, row in enumerate(qrows):
+            score = row["score"] if row["score"] is not None else float(len(qrows) - i)
+            rank = row["rank"] if row["rank"] is not None else i + 1
+            sep = rnd.choice([" ", "\t", "  "]) if messy else " "
+            fields = [qid, "Q0", row["doc_id"], str(rank), score_text(score, rnd.randrange(4)), "tag"]
+            line = sep.join(fields)
+            if messy and rnd.random() < 0.2:
+                line += " extra column"
+            if messy and rnd.random() < 0.1:
+                lines.append("# a comment")
+            if messy and rnd.random() < 0.1:
+                lines.append("   ")
+            lines.append(line + ("\r" if messy and rnd.random() < 0.3 else ""))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@needs_native
+@settings(max_examples=150, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
+       seed=st.integers(0, 2**16), messy=st.booleans(), parts=st.integers(1, 4))
+def test_scanner_equals_readers(tmp_path: Path, data, policies: Policies, seed: int, messy: bool,  # type: ignore[no-untyped-def]
+                                parts: int) -> None:
+    judgments, run = data
+    path = tmp_path / f"run-{seed}.txt"
+    write_run(path, run.frame, random.Random(seed), messy=messy)
+    prepared = PreparedJudgments.of(judgments, policies.negative_grades)
+    scanned = scan_trec_run(prepared, path, policies, parts=parts)
+    # a plain file: the scanner must take it, unless an id is not ASCII (the readers check UTF-8 and NFC)
+    assert isinstance(scanned, str) == (not path.read_bytes().isascii()), scanned
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
+    assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
+    assert_same(fast, slow)
+    assert fast_warnings == slow_warnings
+
+
+def _prepared(**grades: dict[str, int]) -> PreparedJudgments:
+    return PreparedJudgments.of(Judgments.from_dict(grades))
+
+
+PREPARED = {"q1": {"d1": 2, "d2": 0, "d3": 1, "d4": -1}, "q2": {"d1": 1, "d5": 3}}
+GOOD = ["q1 Q0 d1 1 3.5 tag", "q1 Q0 d2 2 3.5 tag", "q1 Q0 d9 3 1 tag", "q2 Q0 d5 1 2 tag"]
+
+UNUSUAL = {
+    "duplicate doc": [*GOOD, "q2 Q0 d5 2 1 tag"],
+    "five columns": ["q1 Q0 d1 1 3.5", *GOOD[1:]],
+    "NaN score": ["q1 Q0 d1 1 nan tag", *GOOD[1:]],
+    "infinite score": ["q1 Q0 d1 1 inf tag", *GOOD[1:]],
+    "overflowing score": ["q1 Q0 d1 1 1e999 tag", *GOOD[1:]],
+    "decimal comma": ["q1 Q0 d1 1 3,5 tag", *GOOD[1:]],
+    "rank not an integer": ["q1 Q0 d1 1.0 3.5 tag", *GOOD[1:]],
+    "non-ASCII doc id": ["q1 Q0 dé 1 3.5 tag", *GOOD[1:]],
+    "tags differ": [*GOOD[:3], "q2 Q0 d5 1 2 other"],
+    "query lines apart": [GOOD[0], GOOD[3], GOOD[1]],
+    "header row": ["qid Q0 docno rank score tag", *GOOD],
+    "only comments": ["# nothing here"],
+    "qrels given as a run": ["q1 0 d1 1", "q1 0 d2 0"],
+}
+
+
+@needs_native
+@pytest.mark.parametrize("case", sorted(UNUSUAL))
+def test_unusual_files_go_to_the_readers_with_the_same_outcome(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(UNUSUAL[case]) + "\n", encoding="utf-8")
+    prepared = _prepared(**PREPARED)
+    policies = Policies()
+    scanned = scan_trec_run(prepared, path, policies)
+    assert isinstance(scanned, str)  # the scanner refused, saying why
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
+    if isinstance(slow, JudgedRun):
+        assert isinstance(fast, JudgedRun)
+        assert_same(fast, slow)
+    else:
+        assert fast == slow  # the same error, with its file and line
+    assert fast_warnings == slow_warnings
+
+
+@needs_native
+def test_gzip_and_options_are_left_to_the_readers(tmp_path: Path) -> None:
+    prepared = _prepared(**PREPARED)
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(gzip.compress(("\n".join(GOOD) + "\n").encode()))
+    (fast, _), (slow, _) = both(prepared, path, Policies())
+    assert_same(fast, slow)
+    plain = tmp_path / "dup.txt"
+    plain.write_text("\n".join(UNUSUAL["duplicate doc"]) + "\n", encoding="utf-8")
+    (fast, _), (slow, _) = both(prepared, plain, Policies(), on_duplicate="max")
+    assert isinstance(fast, JudgedRun)
+    assert_same(fast, slow)
+
+
+@needs_native
+@settings(max_examples=300, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.from_regex(r"\A[+-]?(?:[0-9]{1,25}\.?[0-9]{0,25}|\.[0-9]{1,25})(?:[eE][+-]?[0-9]{1,3})?\Z"),
+                      min_size=1, max_size=30))
+def test_scores_parse_exactly_as_python_floats(tmp_path: Path, texts: list[str]) -> None:
+    docs = {f"d{i}": 1 for i in range(len(texts))}
+    prepared = _prepared(q=docs)
+    path = tmp_path / "scores.txt"
+    path.write_text("".join(f"q Q0 d{i} {i + 1} {t} tag\n" for i, t in enumerate(texts)), encoding="utf-8")
+    scanned = scan_trec_run(prepared, path, Policies(ties="rank"))
+    values = [float(t) for t in texts]
+    if not all(np.isfinite(values)):
+        assert isinstance(scanned, str)  # overflow to infinity: the readers warn about it
+        return
+    assert not isinstance(scanned, str), scanned
+    positions, _ = scanned
+    assert positions.hit_score.tolist() == values  # bit for bit, in rank order
+
+
+@needs_native
+def test_many_queries_cut_into_parts(tmp_path: Path) -> None:
+    rnd = random.Random(5)
+    judged: dict[str, dict[str, int]] = {}
+    lines = []
+    for q in range(400):
+        qid = f"q{q:04d}"
+        judged[qid] = {f"d{d}": rnd.choice([0, 1, 2, 3, 4, -1]) for d in rnd.sample(range(300), 20)}
+        for rank, d in enumerate(rnd.sample(range(300), 150), start=1):
+            lines.append(f"{qid} Q0 d{d} {rank} {rnd.choice([1.0, 2.0, 2.5, 3.0]) - rank / 1000:.3f} run")
+    judged["q9999"] = {"d1": 1}  # judged, not ranked
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    prepared = PreparedJudgments.of(Judgments.from_dict(judged))
+    for policies in (Policies(), Policies(depth=50), Policies(judged_only=True), Policies(missing_queries="skip")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            slow = build_judged_run(prepared, read_run(path), policies, sparse=True)
+            for parts in (1, 2, 3, 8):
+                scanned = scan_trec_run(prepared, path, policies, parts=parts)
+                assert not isinstance(scanned, str), scanned
+                fast, _ = judged_run_of(prepared, path, policies)
+                assert_same(fast, slow)
+
+
+@needs_native
+@settings(max_examples=200, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))))
+def test_in_memory_scan_equals_build(data, policies: Policies) -> None:  # type: ignore[no-untyped-def]
+    judgments, run = data
+    prepared = PreparedJudgments.of(judgments, policies.negative_grades)
+    assert not isinstance(scan_run(prepared, run, policies), str)  # grouped, complete: the scanner takes it
+    fast, fast_warnings = outcome(lambda: judged_run_of_run(prepared, run, policies))
+    slow, slow_warnings = outcome(lambda: build_judged_run(prepared, run, policies, sparse=True))
+    assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun)
+    assert_same(fast, slow)
+    assert fast_warnings == slow_warnings
+
+
+@needs_native
+def test_in_memory_runs_the_scanner_cannot_take() -> None:
+    prepared = _prepared(**PREPARED)
+    apart = Run(pl.DataFrame({"query_id": ["q1", "q2", "q1"], "doc_id": ["d1", "d5", "d2"],
+                              "score": [3.0, 2.0, 1.0]}))
+    unranked = Run(pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "rank": [1, None]}))
+    for run, reason in ((apart, "not all together"), (unranked, "missing ranks")):
+        scanned = scan_run(prepared, run, Policies())
+        assert isinstance(scanned, str) and reason in scanned
+        fast, fast_warnings = outcome(lambda: judged_run_of_run(prepared, run, Policies()))  # noqa: B023
+        slow, slow_warnings = outcome(lambda: build_judged_run(prepared, run, Policies(), sparse=True))  # noqa: B023
+        assert_same(fast, slow)
+        assert fast_warnings == slow_warnings
