@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from generate import SIZES, generate  # noqa: E402
+from tools import MEASURES  # noqa: E402
 
 PEERS = ("pytrec_eval", "ranx", "ir_measures")
 TOOLS = ("gainscope", *PEERS)
@@ -115,14 +116,19 @@ def _prefix_files(qrels: Path, run: Path, n: int, per_query: int, out: Path) -> 
     return qp, rp
 
 
-def _curve(trec_eval: Path, qrels: Path, run: Path, per_query: int, work: Path) -> list[str]:
-    """Seconds against number of queries for the trec_eval binary and for gainscope (same measures)."""
-    lines = ["## Time against the number of queries (M prefixes, 1,000 documents each)", "",
+CURVE_POINTS = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
+
+
+def _curve(trec_eval: Path, size: str, qrels: Path, run: Path, work: Path) -> list[str]:
+    """Seconds against number of queries for the trec_eval binary and for gainscope (same measures), on
+    prefixes of the ``size`` files (the whole files for the last point)."""
+    nq, per_query = SIZES[size]
+    lines = [f"## Time against the number of queries ({size} prefixes, {per_query:,} documents each)", "",
              "| queries | run lines | trec_eval s | gainscope s | trec_eval / gainscope |",
              "|---:|---:|---:|---:|---:|"]
     exe = Path(sys.executable).with_name("gainscope")
-    for n in (1000, 2000, 5000, 10000):
-        qp, rp = _prefix_files(qrels, run, n, per_query, work)
+    for n in [p for p in CURVE_POINTS if p <= nq]:
+        qp, rp = (qrels, run) if n == nq else _prefix_files(qrels, run, n, per_query, work / size)
         t = time.perf_counter()
         subprocess.run([str(trec_eval), "-c", "-m", "ndcg_cut.10", "-m", "map", "-m", "recip_rank", "-m", "P.10",
                         "-m", "recall.100", str(qp), str(rp)], capture_output=True, check=True)
@@ -136,6 +142,46 @@ def _curve(trec_eval: Path, qrels: Path, run: Path, per_query: int, work: Path) 
     return [*lines, ""]
 
 
+def _many_runs(n: int, data: Path, repeat: int) -> list[str]:
+    """N runs of M size against M's judgments in one ``gainscope evaluate`` (judgments read and prepared
+    once), against one run alone. The runs are N links to M.run: nothing is cached per run, so each is read
+    and scanned in full, like N distinct files of the same shape."""
+    qrels, run = data / "M.qrels", data / "M.run"
+    if not run.exists():
+        generate("M", data)
+    links = data / "many"
+    links.mkdir(exist_ok=True)
+    paths = []
+    for i in range(n):
+        p = links / f"run{i:02d}.run"
+        if not p.exists():
+            p.symlink_to(run.resolve())
+        paths.append(p)
+    exe = Path(sys.executable).with_name("gainscope")
+
+    def timed(files: list[Path]) -> tuple[float, float]:
+        t = time.perf_counter()
+        child = subprocess.Popen([str(exe), "evaluate", str(qrels), *map(str, files), "-m", " ".join(MEASURES),
+                                  "--format", "csv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own peak memory
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode:
+            raise SystemExit(f"gainscope evaluate failed with exit code {child.returncode}")
+        return time.perf_counter() - t, usage.ru_maxrss / 1024
+
+    one = [timed([run]) for _ in range(repeat)]
+    many = [timed(paths) for _ in range(repeat)]
+    t1, tn = statistics.median(s for s, _ in one), statistics.median(s for s, _ in many)
+    rss = max(r for _, r in many)
+    print(f"many runs: 1 run {t1:.2f} s, {n} runs {tn:.2f} s", flush=True)
+    return [f"## Many runs against one set of judgments ({n} runs of M size)", "",
+            f"`gainscope evaluate M.qrels RUN1 ... RUN{n}` reads and prepares the judgments once (one hash index "
+            "of them serves every run's scan).", "",
+            "| runs | median s | s per run | peak RSS MB |", "|---:|---:|---:|---:|",
+            f"| 1 | {t1:.2f} | {t1:.2f} | {max(r for _, r in one):.0f} |",
+            f"| {n} | {tn:.2f} | {tn / n:.2f} | {rss:.0f} |", ""]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", nargs="+", default=["S", "M"], choices=sorted(SIZES))
@@ -146,11 +192,15 @@ def main() -> None:
     ap.add_argument("--trec-eval", type=Path, default=None,
                     help="a trec_eval binary: adds the queries-vs-seconds curve on prefixes of M")
     ap.add_argument("--curve-only", action="store_true", help="with --trec-eval: only the curve")
+    ap.add_argument("--curve-size", choices=("M", "L"), default="M", help="files the curve takes prefixes of")
+    ap.add_argument("--many-runs", type=int, default=0, metavar="N",
+                    help="also evaluate N runs of M size against M's judgments in one command")
     args = ap.parse_args()
     tools = ["gainscope", *args.peers]
     report = ["# Benchmark results", "", f"Machine: {_machine()}", "",
-              f"Command: `python3 dev.py bench --sizes {' '.join(args.sizes)} --repeat {args.repeat}`; "
+              f"Command: `python3 dev.py bench {' '.join(sys.argv[1:])}`; "
               "measures nDCG@10, AP, RR@10, P@10, R@100; every number a median over fresh processes.", ""]
+    gainscope_e2e: dict[str, float] = {}
     for size in [] if args.curve_only else args.sizes:
         qrels, run = args.data / f"{size}.qrels", args.data / f"{size}.run"
         if not run.exists():
@@ -158,11 +208,16 @@ def main() -> None:
             generate(size, args.data)
         lines = sum(1 for _ in open(run, "rb"))
         report += [f"## {size}: {lines:,} run lines, {run.stat().st_size / 1e6:.0f} MB", ""]
+        size_tools = ["gainscope"] if size == "L" else tools
+        if size == "L":
+            report += ["Peers are not run on L (they load every run line into Python or numba dictionaries; we "
+                       "have not tried them at 100 million lines). L shows gainscope's streaming: time against "
+                       "M and peak memory.", ""]
         e2e: dict[str, list[dict[str, object]]] = {}
         comp: dict[str, dict[str, object]] = {}
         values: dict[str, dict[str, dict[str, float]]] = {}
         with tempfile.TemporaryDirectory() as tmp:
-            for tool in tools:
+            for tool in size_tools:
                 print(f"{size} {tool} end-to-end ...", flush=True)
                 e2e[tool] = []
                 for i in range(args.repeat):
@@ -170,18 +225,25 @@ def main() -> None:
                     e2e[tool].append(_measure(tool, "e2e", qrels, run, vpath))
                     if vpath is not None:
                         values[tool] = json.loads(vpath.read_text())
-                print(f"{size} {tool} compute-only ...", flush=True)
-                comp[tool] = _measure(tool, "compute", qrels, run, repeat=args.repeat)
+                if size != "L":  # L is about streaming from files; its runs are not loaded into memory
+                    print(f"{size} {tool} compute-only ...", flush=True)
+                    comp[tool] = _measure(tool, "compute", qrels, run, repeat=args.repeat)
         med = {t: statistics.median(float(r["process_seconds"]) for r in rs) for t, rs in e2e.items()}
         rss = {t: max(float(r["maxrss_mb"]) for r in rs) for t, rs in e2e.items()}
         report += ["End to end from files (process start to exit):", "",
                    "| tool | median s | peak RSS MB | gainscope / tool (time) |", "|---|---:|---:|---:|"]
-        for t in tools:
+        for t in size_tools:
             report.append(f"| {t} | {med[t]:.2f} | {rss[t]:.0f} | {med['gainscope'] / med[t]:.3f} |")
-        cmed = {t: statistics.median(comp[t]["seconds"]) for t in tools}  # type: ignore[arg-type]
+        gainscope_e2e[size] = med["gainscope"]
+        if size == "L":
+            if "M" in gainscope_e2e:
+                ratio = gainscope_e2e["L"] / gainscope_e2e["M"]
+                report += ["", f"L/M end-to-end time ratio (10x the lines): {ratio:.1f}", ""]
+            continue
+        cmed = {t: statistics.median(comp[t]["seconds"]) for t in size_tools}  # type: ignore[arg-type]
         report += ["", "Compute only (data already loaded; first call timed apart):", "",
                    "| tool | median s | first call s | gainscope / tool |", "|---|---:|---:|---:|"]
-        for t in tools:
+        for t in size_tools:
             report.append(f"| {t} | {cmed[t]:.3f} | {float(comp[t]['first_call']):.3f} | "  # type: ignore[arg-type]
                           f"{cmed['gainscope'] / cmed[t]:.3f} |")
         if size == "S":
@@ -191,11 +253,13 @@ def main() -> None:
         report += ["", "Agreement of per-query values with gainscope (max absolute difference):", "",
                    "| peer | measure | queries | differing (> 1e-12) | max diff |", "|---|---|---:|---:|---:|",
                    *_agreement(values), ""]
+    if args.many_runs:
+        report += _many_runs(args.many_runs, args.data, args.repeat)
     if args.trec_eval is not None:
-        qrels, run = args.data / "M.qrels", args.data / "M.run"
+        qrels, run = args.data / f"{args.curve_size}.qrels", args.data / f"{args.curve_size}.run"
         if not run.exists():
-            generate("M", args.data)
-        report += _curve(args.trec_eval, qrels, run, SIZES["M"][1], args.data / "prefixes")
+            generate(args.curve_size, args.data)
+        report += _curve(args.trec_eval, args.curve_size, qrels, run, args.data / "prefixes")
     args.out.write_text("\n".join(report) + "\n")
     print(args.out.read_text())
 

@@ -23,7 +23,7 @@ from typing import Any
 MEASURES = ("nDCG@10", "AP", "RR@10", "P@10", "R@100")
 
 
-def _gainscope(qrels: str, run: str) -> Any:
+def _gainscope(qrels: str, run: str, mode: str) -> Any:
     import gainscope
     from gainscope.io import read_judgments, read_run
 
@@ -31,8 +31,11 @@ def _gainscope(qrels: str, run: str) -> Any:
     loaded: dict[str, Any] = {}
 
     def load() -> None:
-        loaded["j"] = read_judgments(qrels)
-        loaded["r"] = read_run(run)
+        if mode == "e2e":  # as a user calls it: evaluate(paths) reads the run file with the C scanner
+            loaded["j"], loaded["r"] = qrels, run
+        else:  # Judgments and Run objects in memory
+            loaded["j"] = read_judgments(qrels)
+            loaded["r"] = read_run(run)
 
     def evaluate() -> Any:
         return gainscope.evaluate(loaded["j"], loaded["r"], list(MEASURES))
@@ -43,7 +46,7 @@ def _gainscope(qrels: str, run: str) -> Any:
     return load, evaluate, values
 
 
-def _pytrec(qrels: str, run: str) -> Any:
+def _pytrec(qrels: str, run: str, mode: str) -> Any:
     import pytrec_eval
 
     loaded: dict[str, Any] = {}
@@ -65,7 +68,7 @@ def _pytrec(qrels: str, run: str) -> Any:
     return load, evaluate, values
 
 
-def _ranx(qrels: str, run: str) -> Any:
+def _ranx(qrels: str, run: str, mode: str) -> Any:
     from ranx import Qrels, Run, evaluate
 
     loaded: dict[str, Any] = {}
@@ -85,7 +88,7 @@ def _ranx(qrels: str, run: str) -> Any:
     return load, run_eval, values
 
 
-def _ir_measures(qrels: str, run: str) -> Any:
+def _ir_measures(qrels: str, run: str, mode: str) -> Any:
     import ir_measures
     from ir_measures import AP, RR, P, R, nDCG
 
@@ -121,7 +124,7 @@ def main() -> None:
     ap.add_argument("--values", default=None)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    load, evaluate, values = TOOLS[args.tool](args.qrels, args.run)
+    load, evaluate, values = TOOLS[args.tool](args.qrels, args.run, args.mode)
     seconds: list[float] = []
     first: float | None = None
     if args.mode == "e2e":

@@ -22,6 +22,7 @@
 #include <Python.h>
 
 #include <fcntl.h>
+#include <locale.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,7 @@ typedef struct {
     int64_t *qstart;         /* nq + 1: each query's judgments in qrows */
     int64_t *qrows;          /* nj: judgment rows grouped by query */
     uint64_t *dhash;         /* nj: hash of each judgment's doc id */
+    int ready;               /* __init__ completed */
 } JudgmentIndex;
 
 /* One query's judgments as a small open-addressing table (stays in cache while its lines are read). */
@@ -143,14 +145,30 @@ static int64_t index_query(const JudgmentIndex *ix, const char *id, size_t n) {
     }
 }
 
-static void JudgmentIndex_dealloc(JudgmentIndex *self) {
-    for (int i = 0; i < 6; i++) Py_XDECREF(self->keep[i]);
+static void index_clear(JudgmentIndex *self) {
+    self->ready = 0;
+    for (int i = 0; i < 6; i++) Py_CLEAR(self->keep[i]);
     free(self->qslot);
     free(self->qslot_hash);
     free(self->qstart);
     free(self->qrows);
     free(self->dhash);
+    self->qslot = NULL;
+    self->qslot_hash = NULL;
+    self->qstart = self->qrows = NULL;
+    self->dhash = NULL;
+}
+
+static void JudgmentIndex_dealloc(JudgmentIndex *self) {
+    index_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int offsets_valid(const int64_t *off, int64_t n, Py_ssize_t blob_size) {
+    if (off[0] != 0) return 0;
+    for (int64_t i = 0; i < n; i++)
+        if (off[i + 1] < off[i]) return 0;
+    return off[n] <= blob_size;
 }
 
 static int check_buffer(PyObject *b, Py_ssize_t itemsize, Py_ssize_t count, const char *what) {
@@ -181,6 +199,12 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         return -1;
     }
     if (check_buffer(dq, 4, nj, "doc_query") || check_buffer(gr, 8, nj, "grades")) return -1;
+    if (!offsets_valid((const int64_t *)PyBytes_AS_STRING(qo), nq, PyBytes_GET_SIZE(qb)) ||
+        !offsets_valid((const int64_t *)PyBytes_AS_STRING(dof), nj, PyBytes_GET_SIZE(db))) {
+        PyErr_SetString(PyExc_ValueError, "offsets must start at 0, never decrease and stay within the blob");
+        return -1;
+    }
+    index_clear(self);
     PyObject *objs[6] = {qb, qo, db, dof, dq, gr};
     for (int i = 0; i < 6; i++) {
         Py_INCREF(objs[i]);
@@ -194,10 +218,6 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
     self->doff = (const int64_t *)PyBytes_AS_STRING(dof);
     self->dquery = (const int32_t *)PyBytes_AS_STRING(dq);
     self->grade = (const double *)PyBytes_AS_STRING(gr);
-    if (self->qoff[nq] > PyBytes_GET_SIZE(qb) || self->doff[nj] > PyBytes_GET_SIZE(db)) {
-        PyErr_SetString(PyExc_ValueError, "offsets point past the end of the blob");
-        return -1;
-    }
     size_t qsize = table_size_for((size_t)nq);
     self->qmask = qsize - 1;
     self->qslot = calloc(qsize, sizeof(int64_t));
@@ -265,6 +285,7 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
     free(t.hash);
     free(t.row);
     if (PyErr_Occurred()) return -1;
+    self->ready = 1;
     return 0;
 }
 
@@ -303,6 +324,8 @@ static int buf_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
 static int buf_f64(Buf *b, double v) { return buf_put(b, &v, 8); }
 
 /* ------------------------------------------------------------------ numbers */
+static locale_t C_LOCALE; /* made once at import */
+
 static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
@@ -384,11 +407,12 @@ static int parse_score(const char *p, size_t n, double *out) {
         v = (double)mant;
         v = exp10 < 0 ? v / POW10[-exp10] : v * POW10[exp10];
     } else {
-        char tmp[128];
-        if (n >= sizeof tmp) return -1;
+        char tmp[128], *stop;
+        if (n >= sizeof tmp || C_LOCALE == (locale_t)0) return -1;
         memcpy(tmp, p, n);
         tmp[n] = 0;
-        v = strtod(tmp, NULL);
+        v = strtod_l(tmp, &stop, C_LOCALE); /* never the user's LC_NUMERIC */
+        if (stop != tmp + n) return -1;
         neg = 0; /* strtod read the sign */
     }
     if (!isfinite(v)) return -1;
@@ -701,7 +725,8 @@ static int finish_scan(Scan *s) {
 
 static int scan_bytes(Scan *s, const char *base, size_t size, int fd_advise) {
     const char *p = base, *end = base + size;
-    const char *released = base;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const char *released = (const char *)(((uintptr_t)base + page - 1) & ~(page - 1)); /* page aligned */
     int64_t line = 0;
     while (p < end) {
         line++;
@@ -748,7 +773,7 @@ static int scan_bytes(Scan *s, const char *base, size_t size, int fd_advise) {
         }
         if (new_query && fd_advise && line_start - released >= (ptrdiff_t)RELEASE_EVERY) {
             /* the pages before this query are done with: give them back */
-            uintptr_t upto = (uintptr_t)line_start & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+            uintptr_t upto = (uintptr_t)line_start & ~(page - 1);
             if ((const char *)upto > released) {
                 madvise((void *)released, (size_t)((const char *)upto - released), MADV_DONTNEED);
                 released = (const char *)upto;
@@ -828,8 +853,12 @@ static PyObject *scan_trec_run(PyObject *self, PyObject *args, PyObject *kwds) {
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O!iLp|LL", kwlist, PyUnicode_FSConverter, &path_obj,
                                      &JudgmentIndexType, &ix, &order, &depth, &judged_only, &start, &end))
         return NULL;
-    if (order != ORDER_TREC && order != ORDER_RANK) {
+    if (!ix->ready || (order != ORDER_TREC && order != ORDER_RANK)) {
         Py_DECREF(path_obj);
+        if (!ix->ready) {
+            PyErr_SetString(PyExc_ValueError, "the JudgmentIndex is not initialised");
+            return NULL;
+        }
         PyErr_SetString(PyExc_ValueError, "order must be 0 (trec_eval) or 1 (rank)");
         return NULL;
     }
@@ -842,8 +871,9 @@ static PyObject *scan_trec_run(PyObject *self, PyObject *args, PyObject *kwds) {
     Py_DECREF(path_obj);
     struct stat st;
     if (fstat(fd, &st)) {
+        PyErr_SetFromErrno(PyExc_OSError);
         close(fd);
-        return PyErr_SetFromErrno(PyExc_OSError);
+        return NULL;
     }
     long long size = (long long)st.st_size;
     if (end < 0 || end > size) end = size;
@@ -857,9 +887,15 @@ static PyObject *scan_trec_run(PyObject *self, PyObject *args, PyObject *kwds) {
         return fallback("no data line", 0);
     }
     char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        close(fd);
+        return NULL;
+    }
     close(fd);
-    if (map == MAP_FAILED) return PyErr_SetFromErrno(PyExc_OSError);
-    madvise(map + start, (size_t)(end - start), MADV_SEQUENTIAL);
+    long page = sysconf(_SC_PAGESIZE);
+    long long first_page = start - start % page;
+    madvise(map + first_page, (size_t)(end - first_page), MADV_SEQUENTIAL);
     Scan s;
     memset(&s, 0, sizeof s);
     s.ix = ix;
@@ -919,6 +955,11 @@ struct ArrowArrayStream {
     void *private_data;
 };
 
+static const char *stream_error(struct ArrowArrayStream *stream) {
+    const char *e = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+    return e ? e : "unknown error";
+}
+
 enum { STR_VIEW, STR_UTF8, STR_LARGE };
 
 typedef struct {
@@ -929,11 +970,13 @@ typedef struct {
     const int64_t *off64;
     const char *data;
     const void **buffers;
+    int64_t n_buffers;
 } StrColumn;
 
 static const char *str_column(const char *format, const struct ArrowArray *a, StrColumn *c) {
     c->offset = a->offset;
     c->buffers = a->buffers;
+    c->n_buffers = a->n_buffers;
     if (a->null_count != 0) return "missing ids";
     if (!strcmp(format, "vu") && a->n_buffers >= 2) {
         c->kind = STR_VIEW;
@@ -952,18 +995,21 @@ static const char *str_column(const char *format, const struct ArrowArray *a, St
     return NULL;
 }
 
-static inline void str_at(const StrColumn *c, int64_t i, const char **p, size_t *n) {
+/* The i-th string; -1 for a view that points outside the array's data buffers. */
+static inline int str_at(const StrColumn *c, int64_t i, const char **p, size_t *n) {
     i += c->offset;
     if (c->kind == STR_VIEW) {
         const uint8_t *v = c->views + 16 * i;
         int32_t len, buf, off;
         memcpy(&len, v, 4);
+        if (len < 0) return -1;
         *n = (size_t)len;
         if (len <= 12) {
             *p = (const char *)v + 4;
         } else {
             memcpy(&buf, v + 8, 4);
             memcpy(&off, v + 12, 4);
+            if (buf < 0 || 2 + (int64_t)buf >= c->n_buffers - 1 || off < 0) return -1;
             *p = (const char *)c->buffers[2 + buf] + off;
         }
     } else if (c->kind == STR_UTF8) {
@@ -973,6 +1019,7 @@ static inline void str_at(const StrColumn *c, int64_t i, const char **p, size_t 
         *p = c->data + c->off64[i];
         *n = (size_t)(c->off64[i + 1] - c->off64[i]);
     }
+    return 0;
 }
 
 /* One batch: query ids, doc ids, scores (float64), ranks (int64). */
@@ -999,8 +1046,10 @@ static int scan_batch(Scan *s, const struct ArrowSchema *schema, const struct Ar
     for (int64_t i = 0; i < batch->length; i++) {
         const char *qp, *dp;
         size_t qn, dn;
-        str_at(&q, i, &qp, &qn);
-        str_at(&d, i, &dp, &dn);
+        if (str_at(&q, i, &qp, &qn) || str_at(&d, i, &dp, &dn)) {
+            s->reason = "a string view outside its buffers";
+            return -1;
+        }
         if (s->order == ORDER_TREC && isnan(score[i])) {
             s->reason = "a NaN score";
             return -1;
@@ -1021,6 +1070,10 @@ static PyObject *scan_arrow(PyObject *self, PyObject *args) {
     long long depth;
     if (!PyArg_ParseTuple(args, "OO!iLp", &capsule, &JudgmentIndexType, &ix, &order, &depth, &judged_only))
         return NULL;
+    if (!ix->ready || (order != ORDER_TREC && order != ORDER_RANK)) {
+        PyErr_SetString(PyExc_ValueError, "an initialised JudgmentIndex and order 0 or 1 are needed");
+        return NULL;
+    }
     struct ArrowArrayStream *stream = PyCapsule_GetPointer(capsule, "arrow_array_stream");
     if (!stream) return NULL;
     if (!stream->release) {
@@ -1032,7 +1085,7 @@ static PyObject *scan_arrow(PyObject *self, PyObject *args) {
     size_t nb = 0, cap = 0;
     PyObject *out = NULL;
     if (stream->get_schema(stream, &schema)) {
-        PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream->get_last_error(stream));
+        PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream_error(stream));
         goto done;
     }
     for (;;) {
@@ -1046,7 +1099,7 @@ static PyObject *scan_arrow(PyObject *self, PyObject *args) {
             batches = grown;
         }
         if (stream->get_next(stream, &batches[nb])) {
-            PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream->get_last_error(stream));
+            PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream_error(stream));
             goto done;
         }
         if (!batches[nb].release) break;
@@ -1092,6 +1145,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gainscope._scan",
 
 PyMODINIT_FUNC PyInit__scan(void) {
     init_classes();
+    C_LOCALE = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     if (PyType_Ready(&JudgmentIndexType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;

@@ -252,3 +252,75 @@ def test_in_memory_runs_the_scanner_cannot_take() -> None:
         slow, slow_warnings = outcome(lambda: build_judged_run(prepared, run, Policies(), sparse=True))  # noqa: B023
         assert_same(fast, slow)
         assert fast_warnings == slow_warnings
+
+
+# ---------------------------------------------------------------------- edge cases found in review
+@needs_native
+def test_long_scores_are_read_in_the_c_locale_whatever_the_users_locale(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import locale
+    import shutil
+    import subprocess
+
+    # a locale whose decimal separator is a comma, compiled here (glibc reads LOCPATH at setlocale)
+    if not shutil.which("localedef") or not Path("/usr/share/i18n/locales/de_DE").exists():
+        pytest.skip("no localedef or no de_DE locale source on this machine")
+    subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", str(tmp_path / "de_DE.UTF-8")], check=False,
+                   capture_output=True)
+    monkeypatch.setenv("LOCPATH", str(tmp_path))
+    prepared = _prepared(q={"d": 1})
+    path = tmp_path / "run.txt"
+    path.write_text("q Q0 d 1 0.12345678901234567890123 tag\n", encoding="utf-8")
+    before = locale.setlocale(locale.LC_NUMERIC)
+    try:
+        locale.setlocale(locale.LC_NUMERIC, "de_DE.UTF-8")
+        assert locale.localeconv()["decimal_point"] == ","
+        scanned = scan_trec_run(prepared, path, Policies())
+    finally:
+        locale.setlocale(locale.LC_NUMERIC, before)
+    assert not isinstance(scanned, str)
+    assert scanned[0].hit_score.tolist() == [float("0.12345678901234567890123")]
+
+
+@needs_native
+def test_depth_beyond_int64_name_and_options_as_the_readers(tmp_path: Path) -> None:
+    prepared = _prepared(**PREPARED)
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(GOOD) + "\n", encoding="utf-8")
+    (fast, _), (slow, _) = both(prepared, path, Policies(depth=10**20))
+    assert_same(fast, slow)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tie in GOOD
+        fast_run, _ = judged_run_of(prepared, path, Policies(), name="")
+    assert fast_run.run_name == read_run(path, name="").name == "run"
+    with pytest.raises(TypeError, match="on_duplicte"):
+        judged_run_of(prepared, path, Policies(), on_duplicte="first")
+    fast_error, _ = outcome(lambda: judged_run_of(prepared, path, Policies(), on_duplicate="bogus"))
+    slow_error, _ = outcome(lambda: read_run(path, on_duplicate="bogus"))
+    assert fast_error == slow_error
+
+
+@needs_native
+def test_ranks_beyond_float_precision_warn_alike(tmp_path: Path) -> None:
+    prepared = _prepared(q={"a": 1, "b": 0})
+    path = tmp_path / "run.txt"
+    path.write_text("q Q0 a 9007199254740993 2 t\nq Q0 b 9007199254740992 1 t\n", encoding="utf-8")
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, Policies())
+    assert_same(fast, slow)
+    assert fast_warnings == slow_warnings
+    assert any("contradicts the scores" in w for w in fast_warnings)
+
+
+@needs_native
+def test_one_huge_query_is_not_cut_and_the_search_stays_linear(tmp_path: Path) -> None:
+    import time
+
+    from gainscope.io.scan import _parts
+
+    path = tmp_path / "run.txt"
+    with open(path, "w") as f:
+        for i in range(400_000):  # about 9 MB, one query
+            f.write(f"q Q0 d{i} {i + 1} {1e6 - i} t\n")
+    started = time.perf_counter()
+    assert _parts(str(path), path.stat().st_size, 4) == [(0, path.stat().st_size)]
+    assert time.perf_counter() - started < 5  # each line parsed once (it was quadratic)

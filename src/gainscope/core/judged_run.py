@@ -465,11 +465,11 @@ def _warn_rank_contradicts_scores(rows: pl.DataFrame, q: np.ndarray, scores: np.
     """Scores that grow with the rank column usually are distances: ordering by score reverses the run."""
     if policies.ties == "rank" or rows["rank"].null_count() == rows.height or np.isnan(scores).all():
         return
-    ranks = rows["rank"].to_numpy()
+    ranks = rows["rank"].to_numpy()  # integers, or floats with NaN where ranks are missing
     # rows are sorted by score descending within each query: the rank column should then ascend
     same_q = q[1:] == q[:-1]
-    step = np.diff(ranks.astype(np.float64))[same_q]
-    _warn_if_distances(int(np.count_nonzero(step < 0)), len(step))
+    down = (ranks[1:] < ranks[:-1])[same_q]  # compared as integers: exact for any int64 rank
+    _warn_if_distances(int(np.count_nonzero(down)), len(down))
 
 
 def _warn_if_distances(descending: int, steps: int) -> None:

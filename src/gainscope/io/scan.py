@@ -25,6 +25,7 @@ releases the GIL), and joined.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import os
 import weakref
@@ -45,6 +46,7 @@ from gainscope.core.judged_run import (
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.io.detect import check_format, detect_text_format
+from gainscope.io.frames import RunOptions
 from gainscope.io.text import GZIP_MAGIC, TextFile, canonical_encoding
 
 try:
@@ -88,33 +90,38 @@ def _index(prepared: PreparedJudgments) -> Any:
 
 
 def _query_boundary(path: str, offset: int) -> int | None:
-    """The start of the first line at or after ``offset`` whose query id differs from the line before it;
-    None if none is found within 64 MB."""
+    """The start of the first line after ``offset`` whose query id differs from the data line before it;
+    None if none is found within 64 MB. Lines are parsed once each, as the reads complete them."""
     with open(path, "rb") as f:
         f.seek(offset)
-        data = b""
+        pending = f.read(1 << 20)
+        first = pending.find(b"\n")
+        if first < 0:
+            return None
+        base = offset + first + 1  # file offset of pending[0] after dropping the partial first line
+        pending = pending[first + 1:]
+        previous: bytes | None = None
         for _ in range(64):
-            more = f.read(1 << 20)
-            if not more:
-                return None
-            data += more
-            first = data.find(b"\n")
-            if first < 0:
-                continue
-            previous: bytes | None = None
-            pos = first + 1
-            while True:
-                end = data.find(b"\n", pos)
-                if end < 0:
-                    break
-                line = data[pos:end]
+            pos = 0
+            while (end := pending.find(b"\n", pos)) >= 0:
+                line = pending[pos:end]
                 fields = line.split(None, 1)
                 if fields and not line.startswith(b"#"):
                     if previous is not None and fields[0] != previous:
-                        return offset + pos
+                        return base + pos
                     previous = fields[0]
                 pos = end + 1
+            more = f.read(1 << 20)
+            if not more:
+                return None
+            base += pos
+            pending = pending[pos:] + more
     return None
+
+
+def _depth(policies: Policies) -> int:
+    """The depth for the scanner: -1 for none; any depth beyond int64 is as good as none."""
+    return -1 if policies.depth is None else min(policies.depth, 2**62)
 
 
 def _parts(path: str, size: int, count: int | None = None) -> list[tuple[int, int]]:
@@ -127,7 +134,7 @@ def _parts(path: str, size: int, count: int | None = None) -> list[tuple[int, in
         if cut is not None and cut > cuts[-1]:
             cuts.append(cut)
     cuts.append(size)
-    return list(zip(cuts[:-1], cuts[1:], strict=True))
+    return list(itertools.pairwise(cuts))
 
 
 def _positions(part: dict[str, Any]) -> RankedPositions:
@@ -166,7 +173,7 @@ def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], pol
         return f"ties={policies.ties!r}"
     path = os.fspath(path)
     index = _index(prepared)
-    depth = -1 if policies.depth is None else policies.depth
+    depth = _depth(policies)
     ranges = _parts(path, os.path.getsize(path), parts)
 
     def scan(r: tuple[int, int]) -> dict[str, Any]:
@@ -212,7 +219,7 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
         rank, score = rank.fill_null(0), score.fill_null(float("nan"))
     columns = frame.select(pl.col("query_id"), pl.col("doc_id"), score, rank)
     result = _scan.scan_arrow(columns.__arrow_c_stream__(), _index(prepared), 0 if by_scores else 1,
-                              -1 if policies.depth is None else policies.depth, policies.judged_only)
+                              _depth(policies), policies.judged_only)
     if "fallback" in result:
         return str(result["fallback"])
     positions = _positions(result)
@@ -234,11 +241,12 @@ def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies)
     return build_judged_run(prepared, run, policies, sparse=True)
 
 
-def _scannable(source: Any, fmt: str | None, read_options: dict[str, Any], encoding: str) -> bool:
+def _scannable(source: Any, fmt: str | None, options: RunOptions, encoding: str) -> bool:
     if not native_available() or not isinstance(source, (str, os.PathLike)):
         return False
-    defaults = {"on_duplicate": "error", "nan_score": "error", "normalize_ids": None}
-    if any(read_options.get(k, v) != v for k, v in defaults.items()) or canonical_encoding(encoding) != "utf-8":
+    if options != RunOptions(name=options.name, allow_empty=options.allow_empty):  # the defaults otherwise
+        return False
+    if canonical_encoding(encoding) != "utf-8":
         return False
     if not os.path.isfile(source):
         return False
@@ -257,15 +265,23 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     from gainscope.io import read_run
 
     fmt = check_format(format, "run")
+    unknown = set(read_options) - {"on_duplicate", "nan_score", "normalize_ids", "allow_empty"}
+    if unknown:
+        raise TypeError(f"unknown reading option(s) {', '.join(sorted(unknown))}; see gainscope.io.read_run")
+    options = RunOptions(name=name, on_duplicate=read_options.get("on_duplicate", "error"),
+                         nan_score=RunOptions.parse_nan_score(read_options.get("nan_score", "error")),
+                         normalize_ids=read_options.get("normalize_ids"),
+                         allow_empty=read_options.get("allow_empty", False))  # checks them as read_run does
     if prepared.negative_grades != policies.negative_grades:
         prepared = PreparedJudgments.of(prepared.judgments, policies.negative_grades)
-    if _scannable(source, fmt, read_options, encoding):
+    if _scannable(source, fmt, options, encoding):
         scanned = scan_trec_run(prepared, source, policies)
         if isinstance(scanned, str):
             log.info("%s: read by the Python readers (%s)", source, scanned)
         else:
             positions, tag = scanned
-            jr = judged_run_from_positions(prepared, positions, policies, run_name=name if name is not None else tag,
+            run_name = (name if name is not None else tag) or "run"  # as the readers name it
+            jr = judged_run_from_positions(prepared, positions, policies, run_name=run_name,
                                            run_source=os.fspath(source))
             return jr, ()
     run = read_run(source, format=format, name=name, encoding=encoding, **read_options)
