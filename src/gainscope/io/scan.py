@@ -218,14 +218,47 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
             return "missing ranks"
         rank, score = rank.fill_null(0), score.fill_null(float("nan"))
     columns = frame.select(pl.col("query_id"), pl.col("doc_id"), score, rank)
-    result = _scan.scan_arrow(columns.__arrow_c_stream__(), _index(prepared), 0 if by_scores else 1,
-                              _depth(policies), policies.judged_only)
-    if "fallback" in result:
-        return str(result["fallback"])
-    positions = _positions(result)
+    index, order, depth = _index(prepared), 0 if by_scores else 1, _depth(policies)
+
+    def scan(piece: pl.DataFrame) -> dict[str, Any]:
+        return _scan.scan_arrow(piece.__arrow_c_stream__(), index, order, depth, policies.judged_only)
+
+    pieces = _row_parts(columns)
+    if len(pieces) == 1:
+        results = [scan(pieces[0])]
+    else:
+        with ThreadPoolExecutor(len(pieces)) as pool:
+            results = list(pool.map(scan, pieces))
+    for r in results:
+        if "fallback" in r:
+            return str(r["fallback"])
+    parts = [_positions(r) for r in results]
+    if len(parts) > 1 and len({q for p in parts for q in p.query_ids}) != sum(len(p.query_ids) for p in parts):
+        return "a query whose lines are not all together"
+    positions = _join(parts)
     if rank_nulls:  # no rank column: nothing to compare the scores with
         positions = dataclasses.replace(positions, rank_down=np.zeros_like(positions.rank_down))
     return positions
+
+
+PART_MIN_ROWS = 500_000  # in-memory runs are cut into parts of at least this many rows, one per core
+
+
+def _row_parts(frame: pl.DataFrame) -> list[pl.DataFrame]:
+    """Zero-copy slices of ``frame`` cut where the query id changes, one per core for large frames."""
+    count = min(os.cpu_count() or 1, max(1, frame.height // PART_MIN_ROWS), 8)
+    if count == 1:
+        return [frame]
+    ids = frame["query_id"]
+    cuts = [0]
+    for k in range(1, count):
+        at = frame.height * k // count
+        window = ids.slice(at - 1, 1_000_000)
+        changes = (window != window.shift(1)).fill_null(False).arg_true()
+        if len(changes) and at - 1 + int(changes[0]) > cuts[-1]:
+            cuts.append(at - 1 + int(changes[0]))
+    cuts.append(frame.height)
+    return [frame.slice(a, b - a) for a, b in itertools.pairwise(cuts)]
 
 
 def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> JudgedRun:
