@@ -149,6 +149,18 @@ def _positions(part: dict[str, Any]) -> RankedPositions:
                            arr("rank_down", np.int64), arr("rank_steps", np.int64))
 
 
+def _joined(results: Sequence[dict[str, Any]]) -> RankedPositions | str:
+    """The scanned parts joined in order, or why the Python path must take over (a part's reason, or a query
+    found in two parts: its lines are not together)."""
+    for r in results:
+        if "fallback" in r:
+            return f"{r['fallback']} (line {r['line']} of its part)" if r.get("line") else str(r["fallback"])
+    parts = [_positions(r) for r in results]
+    if len(parts) > 1 and len({q for p in parts for q in p.query_ids}) != sum(len(p.query_ids) for p in parts):
+        return "a query whose lines are not all together"
+    return _join(parts)
+
+
 def _join(parts: Sequence[RankedPositions]) -> RankedPositions:
     if len(parts) == 1:
         return parts[0]
@@ -184,15 +196,10 @@ def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], pol
     else:
         with ThreadPoolExecutor(len(ranges)) as pool:
             results = list(pool.map(scan, ranges))
-    for r in results:
-        if "fallback" in r:
-            return f"{r['fallback']} (line {r['line']} of its part)"
-    if len({r["tag"] for r in results}) > 1:
+    if len({r.get("tag") for r in results}) > 1:
         return "run tags that differ"
-    parts = [_positions(r) for r in results]
-    if len(parts) > 1 and len({q for p in parts for q in p.query_ids}) != sum(len(p.query_ids) for p in parts):
-        return "a query whose lines are not all together"
-    return _join(parts), results[0]["tag"]
+    joined = _joined(results)
+    return joined if isinstance(joined, str) else (joined, results[0]["tag"])
 
 
 def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> RankedPositions | str:
@@ -229,13 +236,9 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
     else:
         with ThreadPoolExecutor(len(pieces)) as pool:
             results = list(pool.map(scan, pieces))
-    for r in results:
-        if "fallback" in r:
-            return str(r["fallback"])
-    parts = [_positions(r) for r in results]
-    if len(parts) > 1 and len({q for p in parts for q in p.query_ids}) != sum(len(p.query_ids) for p in parts):
-        return "a query whose lines are not all together"
-    positions = _join(parts)
+    positions = _joined(results)
+    if isinstance(positions, str):
+        return positions
     if rank_nulls:  # no rank column: nothing to compare the scores with
         positions = dataclasses.replace(positions, rank_down=np.zeros_like(positions.rank_down))
     return positions
