@@ -1,0 +1,377 @@
+"""Comparing systems: paired significance tests, bootstrap intervals and multiple-comparison corrections.
+
+Every function takes per-query values of a system ``a`` and a baseline ``b`` over the same queries, in the same
+order (or, for :func:`bootstrap_ci`, one vector of values) and works on the differences ``d = a - b``. The
+statistics are computed here, in numpy; scipy supplies only distribution functions (Student t, normal), and is
+imported inside the functions that need it so that ``import gainscope`` stays fast.
+
+Tests (all two-sided; ``n`` = number of queries, ``mean`` and ``sd`` (``ddof=1``) of ``d``):
+
+* :func:`paired_t` -- Student's paired t: ``t = mean / (sd / sqrt(n))``, p from t with ``n - 1`` degrees of
+  freedom. ``d`` all zero gives ``t = 0, p = 1`` (scipy returns NaN); constant non-zero ``d`` gives
+  ``t = +-inf, p = 0``.
+* :func:`wilcoxon` -- Wilcoxon signed-rank (Wilcoxon 1945). Zero differences are dropped ("wilcox" zero
+  method), tied ``|d|`` get average ranks; ``W+`` is the sum of the ranks of positive differences over the
+  ``n'`` remaining. Exact p from the distribution of ``W+`` under random signs (dynamic programming over ranks,
+  valid only without ties), or the normal approximation ``z = (W+ - n'(n'+1)/4) / sigma`` with
+  ``sigma^2 = (n'(n'+1)(2n'+1) - sum(t^3 - t) / 2) / 24`` over tie groups of size ``t``, no continuity
+  correction. The statistic reported is ``min(W+, W-)``, as scipy does. Unlike scipy, differences within
+  ``1e-12`` (times the largest ``|d|`` when it exceeds 1) are treated as equal: ``0.5 - 0.3`` and
+  ``0.3 - 0.1`` are the same change in P@10, and should share a rank.
+* :func:`randomization` -- Fisher's paired randomisation (sign-flip) test on the mean difference
+  (Fisher 1935; Smucker, Allan & Carterette 2007): under the null each ``d_i`` is as likely to be ``-d_i``, and
+  ``p = #{s : |mean(s * d)| >= |mean(d)| - 1e-12} / #s``, over all ``2^n`` sign vectors ``s`` when
+  ``n <= exact_up_to`` (exact), otherwise over ``resamples`` random sign vectors plus the identity:
+  ``p = (count + 1) / (resamples + 1)``.
+* :func:`bootstrap_test` -- paired bootstrap test of the mean difference (Efron & Tibshirani 1993, §16.4;
+  Sakai 2006): resample the centred differences ``d - mean(d)`` (the null) with replacement,
+  ``p = (#{|mean(d*)| >= |mean(d)| - 1e-12} + 1) / (resamples + 1)``.
+
+Intervals and corrections:
+
+* :func:`bootstrap_ci` -- bootstrap interval of the mean: "percentile" (the ``(1 +- level) / 2`` quantiles of
+  the resampled means) or "bca" (bias-corrected and accelerated, Efron & Tibshirani 1993 §14.3, eq. 14.10:
+  ``z0 = Phi^-1(share of resampled means below the mean, ties counted half)``, jackknife acceleration
+  ``a = sum(U^3) / (6 sum(U^2)^1.5)`` with ``U_i = (n - 1)(mean of jackknife means - i-th jackknife mean)``,
+  quantiles ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z = Phi^-1((1 -+ level) / 2)``), as
+  ``scipy.stats.bootstrap`` computes them.
+* :func:`correct` -- adjusted p-values, as statsmodels' ``multipletests``: Holm's step-down
+  ``max_{j<=i} min(1, (m - j + 1) p_(j))``, Bonferroni ``min(1, m p)``, Benjamini-Hochberg step-up
+  ``min_{j>=i} min(1, m p_(j) / j)`` (``p_(i)`` the i-th smallest of ``m`` p-values).
+* :func:`effect_size` -- Cohen's ``d_z = mean / sd`` of the paired differences.
+* :func:`wins_ties_losses` -- queries where ``a`` beats, ties or loses to ``b``.
+
+Randomness comes only from ``numpy.random.default_rng(seed)``: the same inputs and seed give the same p-value.
+Resamples are drawn in chunks of about a million numbers (the chunk size depends only on ``n``).
+
+>>> a = [0.52, 0.61, 0.40, 0.75, 0.33, 0.58, 0.47, 0.69]
+>>> b = [0.45, 0.60, 0.31, 0.70, 0.35, 0.49, 0.41, 0.60]
+>>> round(paired_t(a, b).p_value, 4)
+0.0065
+>>> wilcoxon(a, b).detail  # 0.40 - 0.31, 0.58 - 0.49 and 0.69 - 0.60 share a rank
+'normal approximation with tie correction'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from gainscope.errors import InputError, PolicyError
+
+__all__ = [
+    "TestResult",
+    "bootstrap_ci",
+    "bootstrap_test",
+    "correct",
+    "effect_size",
+    "paired_t",
+    "randomization",
+    "wilcoxon",
+    "wins_ties_losses",
+]
+
+#: absolute tolerance (on means, and on |d| for zeros and ties in the Wilcoxon test) below which values are equal
+TOL = 1e-12
+#: Wilcoxon "auto": exact distribution up to this many non-zero differences (as scipy)
+EXACT_WILCOXON_MAX = 50
+#: largest n for which the exact Wilcoxon distribution is built (O(n^3) operations); beyond, use "approx"
+EXACT_WILCOXON_LIMIT = 1000
+#: largest ``exact_up_to`` of the randomisation test (2^(n/2) sums per half are held in memory)
+EXACT_RANDOMIZATION_LIMIT = 40
+#: random numbers drawn per chunk of resamples
+CHUNK = 1 << 20
+
+WILCOXON_METHODS = ("auto", "exact", "approx")
+CI_METHODS = ("percentile", "bca")
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """The outcome of a significance test: its name, statistic, two-sided p-value and how p was computed."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    name: str
+    statistic: float
+    p_value: float
+    detail: str
+
+
+# ---------------------------------------------------------------------------------------------- validation
+def _vector(values: ArrayLike, name: str) -> np.ndarray:
+    try:
+        x = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be numbers, one per query: {exc}") from None
+    if x.ndim != 1:
+        raise InputError(f"{name} must be 1-D (one value per query); got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        bad = int(np.count_nonzero(~np.isfinite(x)))
+        raise InputError(f"{name} has {bad} NaN or infinite value(s); drop or fill undefined queries first "
+                         "(e.g. evaluate with an 'undefined' policy that gives 0)")
+    return x
+
+
+def _differences(a: ArrayLike, b: ArrayLike, min_n: int = 2) -> np.ndarray:
+    x, y = _vector(a, "a"), _vector(b, "b")
+    if len(x) != len(y):
+        raise InputError(f"a and b must have one value per query for the same queries in the same order; got "
+                         f"{len(x)} and {len(y)} values. Align them on query ids first (Results.per_query)")
+    if len(x) < min_n:
+        raise InputError(f"a paired comparison needs at least {min_n} queries; got {len(x)}")
+    return x - y
+
+
+def _count(value: object, name: str, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low \
+            or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"between {low} and {high}"
+        raise PolicyError(f"{name} must be an integer {bound}; got {value!r}")
+    return int(value)
+
+
+def _choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise PolicyError(f"unknown {name} {value!r}; use one of: {', '.join(map(repr, allowed))}")
+    return value
+
+
+def _chunks(total: int, n: int) -> Iterator[int]:
+    """Sizes of the batches of ``total`` resamples of ``n`` values each."""
+    rows = max(1, CHUNK // max(n, 1))
+    for start in range(0, total, rows):
+        yield min(rows, total - start)
+
+
+# ---------------------------------------------------------------------------------------------- t test
+def paired_t(a: ArrayLike, b: ArrayLike) -> TestResult:
+    """Student's paired t test, two-sided: ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` degrees of freedom."""
+    d = _differences(a, b)
+    n = len(d)
+    detail = f"Student t, {n - 1} degrees of freedom"
+    if np.all(d == d[0]):  # no spread: scipy divides by zero (NaN or inf with a warning); we decide
+        if d[0] == 0:
+            return TestResult("paired t", 0.0, 1.0, detail + "; all differences are zero")
+        return TestResult("paired t", math.copysign(math.inf, d[0]), 0.0, detail + "; all differences are equal")
+    from scipy import stats  # type: ignore[import-untyped]
+
+    t = float(d.mean() / np.sqrt(d.var(ddof=1) / n))
+    return TestResult("paired t", t, float(2 * stats.t.sf(abs(t), n - 1)), detail)
+
+
+# ---------------------------------------------------------------------------------------------- Wilcoxon
+def _signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Non-zero differences, the average ranks of their absolute values, and the tie-group sizes."""
+    magnitude = np.abs(d)
+    atol = TOL * max(1.0, float(magnitude.max(initial=0.0)))
+    d = d[magnitude > atol]
+    if len(d) == 0:
+        return d, d, np.zeros(0, dtype=np.int64)
+    order = np.argsort(np.abs(d), kind="stable")
+    ordered = np.abs(d)[order]
+    starts = np.concatenate(([True], np.diff(ordered) > atol))  # a new tie group starts here
+    group = np.cumsum(starts) - 1
+    sizes = np.bincount(group)
+    first = np.flatnonzero(starts)  # 0-based position where each group starts
+    ranks = np.empty(len(d))
+    ranks[order] = (first + (sizes + 1) / 2)[group]  # mean of the 1-based positions first+1 .. first+size
+    return d, ranks, sizes
+
+
+def _wilcoxon_pmf(n: int) -> np.ndarray:
+    """``P(W+ = w)``, ``w = 0 .. n(n+1)/2``, for ``n`` untied ranks with random signs."""
+    pmf = np.ones(1)
+    for k in range(1, n + 1):  # rank k is positive (shift by k) or negative, with probability 1/2 each
+        nxt = np.zeros(len(pmf) + k)
+        nxt[: len(pmf)] = pmf
+        nxt[k:] += pmf
+        pmf = nxt * 0.5
+    return pmf
+
+
+def wilcoxon(a: ArrayLike, b: ArrayLike, *, method: str = "auto") -> TestResult:
+    """Wilcoxon signed-rank test, two-sided; zero differences dropped, tied ``|d|`` given average ranks.
+
+    ``method``: "exact" (distribution of ``W+``; only without ties), "approx" (normal approximation with the tie
+    correction of the variance, no continuity correction), or "auto": exact up to 50 non-zero differences
+    without ties, else approx. The statistic is ``min(W+, W-)``.
+    """
+    _choice(method, "Wilcoxon method", WILCOXON_METHODS)
+    all_d = _differences(a, b)
+    d, ranks, sizes = _signed_ranks(all_d)
+    n = len(d)
+    dropped = len(all_d) - n
+    note = f"; {dropped} zero difference{'s' if dropped != 1 else ''} dropped" if dropped else ""
+    if n == 0:
+        return TestResult("Wilcoxon signed-rank", 0.0, 1.0, "all differences are zero")
+    w_plus = float(ranks[d > 0].sum())
+    w_minus = n * (n + 1) / 2 - w_plus
+    statistic = min(w_plus, w_minus)
+    ties = bool(np.any(sizes > 1))
+    if method == "exact" and ties:
+        raise PolicyError(f"the exact Wilcoxon distribution does not apply to tied |differences| "
+                          f"({int(np.sum(sizes[sizes > 1]))} of {n} values are tied); use method='approx' or 'auto'")
+    if method == "exact" and n > EXACT_WILCOXON_LIMIT:
+        raise PolicyError(f"the exact Wilcoxon distribution is built for at most {EXACT_WILCOXON_LIMIT} non-zero "
+                          f"differences; got {n}. Use method='approx' (accurate at this size) or 'auto'")
+    if method == "exact" or (method == "auto" and not ties and n <= EXACT_WILCOXON_MAX):
+        pmf = _wilcoxon_pmf(n)
+        p = min(1.0, 2 * float(pmf[: round(statistic) + 1].sum()))  # symmetric: 2 P(W+ <= min(W+, W-))
+        return TestResult("Wilcoxon signed-rank", statistic, p, "exact" + note)
+    from scipy import stats
+
+    mean = n * (n + 1) / 4
+    var = (n * (n + 1) * (2 * n + 1) - float(np.sum(sizes**3 - sizes)) / 2) / 24
+    z = (w_plus - mean) / math.sqrt(var)
+    detail = "normal approximation with tie correction" if ties else "normal approximation"
+    return TestResult("Wilcoxon signed-rank", statistic, float(2 * stats.norm.sf(abs(z))), detail + note)
+
+
+# ---------------------------------------------------------------------------------------------- resampling tests
+def _signed_sums(x: np.ndarray) -> np.ndarray:
+    """``sum(s * x)`` for all ``2^len(x)`` sign vectors ``s``."""
+    sums = np.zeros(1)
+    for value in x:
+        sums = np.concatenate((sums + value, sums - value))
+    return sums
+
+
+def randomization(a: ArrayLike, b: ArrayLike, *, resamples: int = 10000, seed: int = 0,
+                  exact_up_to: int = 20) -> TestResult:
+    """Fisher's paired randomisation (sign-flip) test on the mean difference, two-sided.
+
+    Exact over all ``2^n`` sign vectors when ``n <= exact_up_to`` (at most 40), otherwise ``resamples`` random
+    sign vectors from ``numpy.random.default_rng(seed)`` with ``p = (count + 1) / (resamples + 1)``.
+    """
+    d = _differences(a, b)
+    resamples = _count(resamples, "resamples", 1)
+    seed = _count(seed, "seed", 0)
+    exact_up_to = _count(exact_up_to, "exact_up_to", 0, EXACT_RANDOMIZATION_LIMIT)
+    n = len(d)
+    observed = float(d.mean())
+    threshold = abs(observed) - TOL  # on the mean; a sign vector counts if |mean(s * d)| >= threshold
+    if n <= exact_up_to:
+        # meet in the middle: every s is a pair (s1, s2) over the two halves, sum(s * d) = u + v
+        u = _signed_sums(d[: n // 2])
+        v = np.sort(_signed_sums(d[n // 2:]))
+        if threshold <= 0:
+            count = len(u) * len(v)
+        else:
+            high = len(v) - np.searchsorted(v, n * threshold - u, side="left")  # u + v >= n * threshold
+            low = np.searchsorted(v, -n * threshold - u, side="right")  # u + v <= -n * threshold
+            count = int(high.sum() + low.sum())
+        return TestResult("randomization", observed, count / 2.0**n, f"exact, all 2^{n} sign vectors")
+    rng = np.random.default_rng(seed)
+    count = 0
+    for rows in _chunks(resamples, n):
+        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(rows, n), dtype=np.int8)
+        count += int(np.count_nonzero(np.abs(signs @ d) / n >= threshold))
+    return TestResult("randomization", observed, (count + 1) / (resamples + 1),
+                      f"{resamples} random sign flips, seed {seed}")
+
+
+def _bootstrap_means(x: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Means of ``resamples`` resamples of ``x`` with replacement."""
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    return np.concatenate([x[rng.integers(0, n, size=(rows, n))].mean(axis=1) for rows in _chunks(resamples, n)])
+
+
+def bootstrap_test(a: ArrayLike, b: ArrayLike, *, resamples: int = 10000, seed: int = 0) -> TestResult:
+    """Paired bootstrap test of the mean difference (Efron & Tibshirani 1993 §16.4; Sakai 2006), two-sided.
+
+    Resamples ``d - mean(d)`` with replacement; ``p = (#{|mean(d*)| >= |mean(d)|} + 1) / (resamples + 1)``.
+    """
+    d = _differences(a, b)
+    resamples = _count(resamples, "resamples", 1)
+    seed = _count(seed, "seed", 0)
+    observed = float(d.mean())
+    means = _bootstrap_means(d - observed, resamples, seed)
+    count = int(np.count_nonzero(np.abs(means) >= abs(observed) - TOL))
+    return TestResult("bootstrap", observed, (count + 1) / (resamples + 1),
+                      f"{resamples} bootstrap resamples of the centred differences, seed {seed}")
+
+
+def bootstrap_ci(values: ArrayLike, *, level: float = 0.95, resamples: int = 10000, seed: int = 0,
+                 method: str = "percentile") -> tuple[float, float]:
+    """Bootstrap confidence interval of the mean of ``values``: "percentile" or "bca" (as scipy's "BCa").
+
+    A constant vector gives ``(c, c)``. For "bca", the share of resampled means below the mean is kept within
+    ``[1 / (2 resamples), 1 - 1 / (2 resamples)]`` so that the bias correction stays finite (scipy gives NaN).
+    """
+    x = _vector(values, "values")
+    if len(x) < 2:
+        raise InputError(f"a bootstrap interval needs at least 2 values; got {len(x)}")
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+        raise PolicyError(f"level must be a number between 0 and 1 (exclusive), e.g. 0.95; got {level!r}")
+    resamples = _count(resamples, "resamples", 1)
+    seed = _count(seed, "seed", 0)
+    _choice(method, "bootstrap interval method", CI_METHODS)
+    if np.all(x == x[0]):
+        return float(x[0]), float(x[0])
+    means = _bootstrap_means(x, resamples, seed)
+    alpha = (1 - level) / 2
+    if method == "percentile":
+        low, high = np.quantile(means, [alpha, 1 - alpha])
+        return float(low), float(high)
+    from scipy.special import ndtr, ndtri  # type: ignore[import-untyped]
+
+    theta = x.mean()
+    below = (np.count_nonzero(means < theta) + np.count_nonzero(means <= theta)) / (2 * resamples)
+    z0 = float(ndtri(min(max(below, 0.5 / resamples), 1 - 0.5 / resamples)))
+    n = len(x)
+    jackknife = (x.sum() - x) / (n - 1)
+    u = (n - 1) * (jackknife.mean() - jackknife)
+    accel = float(np.sum(u**3) / (6 * np.sum(u**2) ** 1.5))
+    levels = []
+    for z in (float(ndtri(alpha)), -float(ndtri(alpha))):
+        levels.append(float(ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))))
+    low, high = np.quantile(means, levels)
+    return float(low), float(high)
+
+
+# ---------------------------------------------------------------------------------------------- corrections
+def correct(p_values: ArrayLike, method: str = "holm") -> np.ndarray:
+    """Adjusted p-values, in the input order: "holm", "bonferroni", "bh" (Benjamini-Hochberg) or "none"."""
+    _choice(method, "correction", CORRECTIONS)
+    p = _vector(p_values, "p_values")
+    if np.any((p < 0) | (p > 1)):
+        raise InputError(f"p-values must lie in [0, 1]; got {p[(p < 0) | (p > 1)][:5].tolist()}")
+    m = len(p)
+    if method == "none" or m == 0:
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(1.0, p * m)
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    if method == "holm":  # step-down: (m - i + 1) p_(i), running maximum from the smallest
+        adjusted = np.maximum.accumulate(ranked * np.arange(m, 0, -1))
+    else:  # "bh", step-up: m p_(i) / i, running minimum from the largest
+        adjusted = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(1.0, adjusted)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- descriptive
+def effect_size(a: ArrayLike, b: ArrayLike) -> float:
+    """Cohen's ``d_z = mean(d) / sd(d)`` (``ddof=1``) of the paired differences; 0 if all are 0, +-inf if all equal."""
+    d = _differences(a, b)
+    if np.all(d == d[0]):
+        return 0.0 if d[0] == 0 else math.copysign(math.inf, d[0])
+    return float(d.mean() / d.std(ddof=1))
+
+
+def wins_ties_losses(a: ArrayLike, b: ArrayLike, *, tol: float = 0.0) -> tuple[int, int, int]:
+    """Number of queries where ``a - b > tol``, ``|a - b| <= tol`` and ``a - b < -tol``."""
+    if isinstance(tol, bool) or not isinstance(tol, int | float) or not tol >= 0 or not math.isfinite(tol):
+        raise PolicyError(f"tol must be a finite number >= 0; got {tol!r}")
+    d = _differences(a, b, min_n=1)
+    wins, losses = int(np.count_nonzero(d > tol)), int(np.count_nonzero(d < -tol))
+    return wins, len(d) - wins - losses, losses
