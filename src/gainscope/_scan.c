@@ -787,6 +787,21 @@ static int scan_bytes(Scan *s, const char *base, size_t size, int fd_advise) {
     return 0;
 }
 
+/* A scanner ready for its first document; -1 (s->nomem set) when memory runs out. */
+static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth, int judged_only) {
+    memset(s, 0, sizeof *s);
+    s->ix = ix;
+    s->order = order;
+    s->depth = depth;
+    s->judged_only = judged_only;
+    s->gen = 1;
+    if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || grow_dup(s, 1024)) {
+        s->nomem = 1;
+        return -1;
+    }
+    return 0;
+}
+
 static void scan_free(Scan *s) {
     free(s->entries);
     free(s->dup_hash);
@@ -897,18 +912,11 @@ static PyObject *scan_trec_run(PyObject *self, PyObject *args, PyObject *kwds) {
     long long first_page = start - start % page;
     madvise(map + first_page, (size_t)(end - first_page), MADV_SEQUENTIAL);
     Scan s;
-    memset(&s, 0, sizeof s);
-    s.ix = ix;
-    s.order = order;
-    s.depth = depth;
-    s.judged_only = judged_only;
-    s.gen = 1;
     Py_INCREF(ix);
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = buf_i64(&s.qoff, 0) || buf_i64(&s.hit_off, 0) || grow_dup(&s, 1024) ? (s.nomem = 1, -1)
-                                                                              : scan_bytes(&s, map + start,
-                                                                                           (size_t)(end - start), 1);
+    rc = scan_init(&s, ix, order, depth, judged_only);
+    if (!rc) rc = scan_bytes(&s, map + start, (size_t)(end - start), 1);
     Py_END_ALLOW_THREADS
     PyObject *out;
     if (rc && s.nomem) out = PyErr_NoMemory();
@@ -1106,18 +1114,9 @@ static PyObject *scan_arrow(PyObject *self, PyObject *args) {
         nb++;
     }
     Scan s;
-    memset(&s, 0, sizeof s);
-    s.ix = ix;
-    s.order = order;
-    s.depth = depth;
-    s.judged_only = judged_only;
-    s.gen = 1;
-    int rc = 0;
+    int rc;
     Py_BEGIN_ALLOW_THREADS
-    if (buf_i64(&s.qoff, 0) || buf_i64(&s.hit_off, 0) || grow_dup(&s, 1024)) {
-        s.nomem = 1;
-        rc = -1;
-    }
+    rc = scan_init(&s, ix, order, depth, judged_only);
     for (size_t b = 0; !rc && b < nb; b++) rc = scan_batch(&s, &schema, &batches[b]);
     if (!rc) rc = finish_scan(&s);
     Py_END_ALLOW_THREADS
