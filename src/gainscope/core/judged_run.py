@@ -195,6 +195,11 @@ class PreparedJudgments:
         return cls(judgments, negative_grades, frame, query_ids, offsets,
                    rows["grade"].to_numpy().astype(np.float64, copy=False), rows["doc_id"])
 
+    def under(self, negative_grades: str) -> PreparedJudgments:
+        """These judgments prepared for ``negative_grades``: ``self`` when they already are."""
+        return self if negative_grades == self.negative_grades else PreparedJudgments.of(self.judgments,
+                                                                                          negative_grades)
+
     def subset(self, universe: list[str]) -> tuple[np.ndarray, np.ndarray, pl.Series]:
         """Offsets, grades and doc ids of the judged grades of ``universe`` (a bytewise-ordered subset)."""
         if len(universe) == len(self.query_ids):
@@ -221,8 +226,7 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
     """
     policies = policies or Policies()
     prepared = judgments if isinstance(judgments, PreparedJudgments) else PreparedJudgments.of(judgments)
-    if prepared.negative_grades != policies.negative_grades:
-        prepared = PreparedJudgments.of(prepared.judgments, policies.negative_grades)
+    prepared = prepared.under(policies.negative_grades)
     judgments = prepared.judgments
     jframe = prepared.frame
     rframe = run.frame.with_row_index("_row")

@@ -5,7 +5,7 @@ a sparse :class:`~gainscope.core.judged_run.JudgedRun`. For a plain TREC run fil
 reads the file once and keeps only what metrics need: for every query its number of ranked documents and
 the (rank, judgment, score) of its judged documents, in final order. Everything else goes through
 :func:`gainscope.io.read_run` and :func:`~gainscope.core.judged_run.build_judged_run`, which are also the
-reference the scanner is tested against (``tests/property/test_scan.py``).
+reference the scanner is tested against (``tests/property/test_scan_equals_readers.py``).
 
 The scanner is used when all of these hold, and the result is the same either way:
 
@@ -29,9 +29,9 @@ import itertools
 import logging
 import os
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -137,6 +137,26 @@ def _parts(path: str, size: int, count: int | None = None) -> list[tuple[int, in
     return list(itertools.pairwise(cuts))
 
 
+def _unsupported(policies: Policies) -> str | None:
+    """Why the scanner cannot serve these policies, or None."""
+    if _scan is None:
+        return "the C scanner is not built"
+    if policies.ties not in _ORDER:
+        return f"ties={policies.ties!r}"
+    return None
+
+
+_T = TypeVar("_T")
+
+
+def _each(scan: Callable[[_T], dict[str, Any]], parts: Sequence[_T]) -> list[dict[str, Any]]:
+    """``scan`` over the parts, in parallel threads when there are several (the scanner releases the GIL)."""
+    if len(parts) == 1:
+        return [scan(parts[0])]
+    with ThreadPoolExecutor(len(parts)) as pool:
+        return list(pool.map(scan, parts))
+
+
 def _positions(part: dict[str, Any]) -> RankedPositions:
     def arr(key: str, dtype: Any) -> np.ndarray:
         return np.frombuffer(part[key], dtype=dtype)
@@ -179,10 +199,8 @@ def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], pol
                   parts: int | None = None) -> tuple[RankedPositions, str] | str:
     """Scan a TREC run file: its ranked positions and run tag, or the reason it needs the Python readers.
     ``parts``: how many pieces to cut the file into (default: one per core for files of 16 MB or more)."""
-    if _scan is None:
-        return "the C scanner is not built"
-    if policies.ties not in _ORDER:
-        return f"ties={policies.ties!r}"
+    if (why := _unsupported(policies)) is not None:
+        return why
     path = os.fspath(path)
     index = _index(prepared)
     depth = _depth(policies)
@@ -191,11 +209,7 @@ def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], pol
     def scan(r: tuple[int, int]) -> dict[str, Any]:
         return _scan.scan_trec_run(path, index, _ORDER[policies.ties], depth, policies.judged_only, r[0], r[1])
 
-    if len(ranges) == 1:
-        results = [scan(ranges[0])]
-    else:
-        with ThreadPoolExecutor(len(ranges)) as pool:
-            results = list(pool.map(scan, ranges))
+    results = _each(scan, ranges)
     if len({r.get("tag") for r in results}) > 1:
         return "run tags that differ"
     joined = _joined(results)
@@ -206,10 +220,8 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
     """Scan an in-memory run (its polars frame, exported zero-copy through the Arrow C stream interface):
     its ranked positions, or the reason it needs ``build_judged_run`` (for example a run whose queries'
     rows are not together)."""
-    if _scan is None:
-        return "the C scanner is not built"
-    if policies.ties not in _ORDER:
-        return f"ties={policies.ties!r}"
+    if (why := _unsupported(policies)) is not None:
+        return why
     by_scores = run.has_scores and policies.ties != "rank"
     frame = run.frame
     score, rank = pl.col("score").cast(pl.Float64), pl.col("rank").cast(pl.Int64)
@@ -230,12 +242,7 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
     def scan(piece: pl.DataFrame) -> dict[str, Any]:
         return _scan.scan_arrow(piece.__arrow_c_stream__(), index, order, depth, policies.judged_only)
 
-    pieces = _row_parts(columns)
-    if len(pieces) == 1:
-        results = [scan(pieces[0])]
-    else:
-        with ThreadPoolExecutor(len(pieces)) as pool:
-            results = list(pool.map(scan, pieces))
+    results = _each(scan, _row_parts(columns))
     positions = _joined(results)
     if isinstance(positions, str):
         return positions
@@ -267,8 +274,7 @@ def _row_parts(frame: pl.DataFrame) -> list[pl.DataFrame]:
 def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> JudgedRun:
     """The sparse judged run of an in-memory run: :func:`scan_run` when it applies, else
     ``build_judged_run`` (the same result)."""
-    if prepared.negative_grades != policies.negative_grades:
-        prepared = PreparedJudgments.of(prepared.judgments, policies.negative_grades)
+    prepared = prepared.under(policies.negative_grades)
     if native_available():
         positions = scan_run(prepared, run, policies)
         if not isinstance(positions, str):
@@ -308,8 +314,7 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
                          nan_score=RunOptions.parse_nan_score(read_options.get("nan_score", "error")),
                          normalize_ids=read_options.get("normalize_ids"),
                          allow_empty=read_options.get("allow_empty", False))  # checks them as read_run does
-    if prepared.negative_grades != policies.negative_grades:
-        prepared = PreparedJudgments.of(prepared.judgments, policies.negative_grades)
+    prepared = prepared.under(policies.negative_grades)
     if _scannable(source, fmt, options, encoding):
         scanned = scan_trec_run(prepared, source, policies)
         if isinstance(scanned, str):
