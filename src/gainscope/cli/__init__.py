@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from gainscope._version import __version__
+from gainscope.cli.compare import compare_cmd
 from gainscope.cli.evaluate import evaluate_cmd
 from gainscope.cli.explain import explain_cmd
+from gainscope.cli.gate import gate_cmd
 from gainscope.cli.metrics import metrics_cmd
 from gainscope.cli.validate import validate_cmd
 
@@ -23,8 +25,10 @@ def cli() -> None:
     """
 
 
+cli.add_command(compare_cmd)
 cli.add_command(evaluate_cmd)
 cli.add_command(explain_cmd)
+cli.add_command(gate_cmd)
 cli.add_command(metrics_cmd)
 cli.add_command(validate_cmd)
 

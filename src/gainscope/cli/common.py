@@ -180,3 +180,27 @@ def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tu
     options = {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
                "nan_score": nan_score, "normalize_ids": norm}
     return j, options
+
+
+def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kwargs: dict[str, Any], *,
+                   names: tuple[str, ...] = ()) -> list[Any]:
+    """Evaluate run files against a judgments file with the policy and reader options popped from ``kwargs``:
+    judgments read and prepared once, each run through the C scanner when it applies. ``names`` (one per run,
+    or none) override the runs' names. Returns one :class:`~gainscope.results.Results` per run."""
+    from gainscope.core.judged_run import PreparedJudgments
+    from gainscope.core.policies import Policies
+    from gainscope.evaluation import compute
+    from gainscope.io.scan import judged_run_of
+
+    if names and len(names) != len(runs):
+        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+    policies = Policies.from_kwargs(**policies_from(kwargs))
+    for m in metrics:
+        m.check_policies(policies)
+    judg, run_options = read_judgments_and_run_options(judgments, kwargs)
+    prepared = PreparedJudgments.of(judg, policies.negative_grades)
+    out = []
+    for i, run in enumerate(runs):
+        jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
+        out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes))
+    return out

@@ -1,0 +1,72 @@
+"""``gainscope gate JUDGMENTS RUN --baseline BASELINE_RUN --fail-if RULE ...``: exit 1 with a report of what
+failed when a rule fires or a per-query assertion does not hold, 0 when all holds (see :mod:`gainscope.gate`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gainscope.cli.common import evaluate_files, guarded, policy_options, reader_options, split_metrics
+from gainscope.cli.compare import settings_from, statistics_options
+
+EXIT_GATE_FAILED = 1
+
+
+@click.command("gate")
+@click.argument("judgments")
+@click.argument("run")
+@click.option("--baseline", "baseline_run", default=None,
+              help="The baseline run file that delta and significance rules compare with.")
+@click.option("--fail-if", "rules", multiple=True,
+              help="Fail when this holds: 'nDCG@10 < 0.35', 'delta(nDCG@10) < -0.01', 'reldelta(AP) < -2%', "
+                   "'significant_loss(nDCG@10)'. Repeat for several.")
+@click.option("--assertions", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="File of per-query assertions that must hold, one per line: 'q12 nDCG@10 >= 0.8'.")
+@click.option("--fail-on-significant-loss", is_flag=True,
+              help="Add significant_loss(M) for every metric the gate evaluates (needs --baseline).")
+@click.option("-m", "--metric", "metrics", multiple=True,
+              help="More metrics to evaluate (and compare, with --fail-on-significant-loss).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
+              show_default=True, help="Report format (standard output).")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the checks as JUnit XML to this file.")
+@statistics_options
+@policy_options
+@reader_options
+@guarded
+def gate_cmd(judgments: str, run: str, baseline_run: str | None, rules: tuple[str, ...], assertions: Path | None,
+             fail_on_significant_loss: bool, metrics: tuple[str, ...], fmt: str, junit: Path | None,
+             **kwargs: Any) -> None:
+    """Gate RUN for CI: exit 1 and print what failed when any --fail-if rule holds or any per-query assertion
+    does not; exit 0 when all holds.
+
+    Delta rules pair queries with the baseline by id; significance uses the comparison's test and correction
+    (paired t, Holm, alpha 0.05 unless set), corrected over every metric the gate evaluates.
+    """
+    from gainscope.evaluation import resolve_metrics
+    from gainscope.gate import gate, metrics_of, parse_rule, read_assertions
+    from gainscope.render.gate import render_gate, render_junit
+
+    settings = settings_from(kwargs)
+    parsed = [parse_rule(r) for r in rules]
+    checks = read_assertions(assertions) if assertions is not None else []
+    extra = [str(m) for m in resolve_metrics(split_metrics(metrics))] if metrics else []
+    names = list(dict.fromkeys([*metrics_of(parsed, checks), *extra]))
+    if fail_on_significant_loss:
+        if baseline_run is None:
+            raise click.UsageError("--fail-on-significant-loss compares with a baseline; add --baseline RUN")
+        known = {r.text for r in parsed}
+        parsed += [parse_rule(f"significant_loss({m})") for m in names if f"significant_loss({m})" not in known]
+    if not parsed and not checks:
+        raise click.UsageError("nothing to check: give --fail-if rules, --assertions or --fail-on-significant-loss")
+    files = (run,) if baseline_run is None else (run, baseline_run)
+    results = evaluate_files(judgments, files, resolve_metrics(names), kwargs)
+    report = gate(results[0], parsed, checks, baseline=results[1] if baseline_run else None, settings=settings)
+    click.echo(render_gate(report, fmt), nl=False)
+    if junit is not None:
+        junit.write_text(render_junit(report), encoding="utf-8")
+    if not report.passed:
+        sys.exit(EXIT_GATE_FAILED)
