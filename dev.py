@@ -6,13 +6,16 @@
     python3 dev.py bench    # set up .venv with the benchmark peers, run the benchmark (bench/README.md)
 
 Extra arguments after ``test`` go to pytest. The environment is reinstalled only when pyproject.toml,
-setup.py or the C scanner's source changes.
+setup.py or the C scanner's source changes. The HTML report's tests drive a headless Chromium
+(tests/render/browser.py): when none is found, ``test`` installs Debian's chromium if it runs as root with
+apt-get (as CI does), and otherwise says that those tests will be skipped.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -26,6 +29,9 @@ PY = BIN / ("python.exe" if os.name == "nt" else "python")
 
 # the C scanner (gainscope._scan) is optional for users; here its build failing is an error
 ENV = {**os.environ, "GAINSCOPE_REQUIRE_NATIVE": "1"}
+
+# the browsers tests/render/browser.py looks for on PATH (or the one GAINSCOPE_CHROMIUM names)
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
 def _run(*cmd: str | Path) -> None:
@@ -54,6 +60,24 @@ def ensure_env(extras: str) -> None:
     stamp.touch()
 
 
+def _apt_get(*args: str) -> bool:
+    print("+ DEBIAN_FRONTEND=noninteractive apt-get", *args, flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    return subprocess.run(["apt-get", *args], env=env, stdout=subprocess.DEVNULL).returncode == 0
+
+
+def ensure_browser() -> None:
+    """Install Debian's chromium for the browser tests when no browser is found and we are root with apt-get."""
+    if os.environ.get("GAINSCOPE_CHROMIUM") or any(shutil.which(name) for name in BROWSERS):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        print("chromium not found: installing Debian's chromium for the HTML report's browser tests", flush=True)
+        if all(_apt_get(*step) for step in (["update", "-qq"], ["install", "-y", "-qq", "chromium"])):
+            return
+    print("note: no chromium found (and it could not be installed here); the HTML report's browser tests will be "
+          "skipped", flush=True)
+
+
 def demo() -> None:
     ensure_env("")
     gs = BIN / "gainscope"
@@ -65,6 +89,7 @@ def demo() -> None:
 
 def test(args: list[str]) -> None:
     ensure_env("test")
+    ensure_browser()
     _run(PY, "-m", "pytest", *(args or ["-q"]))
 
 
