@@ -13,6 +13,7 @@ parameter, echoed with the results; every value can be explained position by pos
 
 from gainscope import errors
 from gainscope._version import __version__
+from gainscope.compare import CompareSettings, Comparison, compare
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
@@ -22,6 +23,8 @@ from gainscope.metrics import Metric, all_metric_classes, parse_metric
 from gainscope.results import Results
 
 __all__ = [
+    "CompareSettings",
+    "Comparison",
     "Judgments",
     "Metric",
     "Policies",
@@ -29,6 +32,7 @@ __all__ = [
     "Run",
     "__version__",
     "all_metric_classes",
+    "compare",
     "errors",
     "evaluate",
     "evaluate_runs",

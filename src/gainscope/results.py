@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +89,14 @@ class Results:
         """Everything that shaped the numbers: policies, coverage, reader notes."""
         return {"policies": self.policies.as_dict(), "coverage": self.coverage.as_dict(),
                 "notes": list(self.notes)}
+
+    def select(self, metrics: Sequence[str | Metric]) -> Results:
+        """The same results restricted to ``metrics`` (any accepted spelling), in that order."""
+        from dataclasses import replace
+
+        cols = [self._column(m) for m in metrics]
+        return replace(self, metrics=tuple(self.metrics[j] for j in cols), values=self.values[:, cols],
+                       undefined=self.undefined[:, cols])
 
     # ------------------------------------------------------------------ conversion
     def to_dict(self) -> dict[str, Any]:

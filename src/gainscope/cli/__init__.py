@@ -10,6 +10,8 @@ from gainscope.cli.evaluate import evaluate_cmd
 from gainscope.cli.explain import explain_cmd
 from gainscope.cli.gate import gate_cmd
 from gainscope.cli.metrics import metrics_cmd
+from gainscope.cli.plot import plot_cmd
+from gainscope.cli.report import report_cmd
 from gainscope.cli.validate import validate_cmd
 
 __all__ = ["cli", "main"]
@@ -30,6 +32,8 @@ cli.add_command(evaluate_cmd)
 cli.add_command(explain_cmd)
 cli.add_command(gate_cmd)
 cli.add_command(metrics_cmd)
+cli.add_command(plot_cmd)
+cli.add_command(report_cmd)
 cli.add_command(validate_cmd)
 
 

@@ -18,14 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gainscope.cli.common import (
-    guarded,
-    policies_from,
-    policy_options,
-    read_judgments_and_run_options,
-    reader_options,
-    split_metrics,
-)
+from gainscope.cli.common import evaluate_files, guarded, policy_options, reader_options, split_metrics
+from gainscope.cli.compare import naming_options
 from gainscope.cli.evaluate import DEFAULT_METRICS
 
 if TYPE_CHECKING:
@@ -89,32 +83,12 @@ def _plan(kinds: list[str], results: list[Results], metrics: list[str], *, basel
     return plan, skipped
 
 
-def _evaluate(judgments: str, runs: tuple[str, ...], names: list[str], policies: Policies,
-              kwargs: dict[str, Any]) -> list[Results]:
-    """Every run evaluated for every metric, the judgments read and prepared once (as ``evaluate`` does)."""
-    from gainscope.core.judged_run import PreparedJudgments
-    from gainscope.evaluation import compute, resolve_metrics
-    from gainscope.io.scan import judged_run_of
-
-    mets = resolve_metrics(names)
-    for m in mets:
-        m.check_policies(policies)
-    judg, run_options = read_judgments_and_run_options(judgments, kwargs)
-    prepared = PreparedJudgments.of(judg, policies.negative_grades)
-    out = []
-    for run in runs:
-        jr, run_notes = judged_run_of(prepared, run, policies, **run_options)
-        out.append(compute(jr, mets, notes=tuple(judg.notes) + run_notes))
-    return out
-
-
 @click.command("plot")
 @click.argument("judgments")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Metric(s) for the delta, distribution, radar and sensitivity plots: nDCG@10, AP, RR ... or "
                    "trec_eval names. Repeat -m or separate with spaces. Default: nDCG@10 AP RR P@10 R@100.")
-@click.option("--baseline", default=None, help="Run name the delta plots compare against. Default: the first run.")
 @click.option("--kind", "kinds", type=click.Choice([*KINDS, "all"]), multiple=True, default=("all",),
               show_default=True, help="Which plots to draw (repeatable).")
 @click.option("--cutoffs", default="1,3,5,10,20", show_default=True, callback=_cutoffs,
@@ -125,31 +99,32 @@ def _evaluate(judgments: str, runs: tuple[str, ...], names: list[str], policies:
               show_default=True, help="File format(s) (repeatable).")
 @click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the files (created if missing).")
+@naming_options
 @policy_options
 @reader_options
 @guarded
 def plot_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], baseline: str | None,
-             kinds: tuple[str, ...], cutoffs: list[int], family: str, formats: tuple[str, ...], output_dir: Path,
-             **kwargs: Any) -> None:
+             names: tuple[str, ...], kinds: tuple[str, ...], cutoffs: list[int], family: str,
+             formats: tuple[str, ...], output_dir: Path, **kwargs: Any) -> None:
     """Plot the evaluation of RUN(s) against JUDGMENTS into files in the output directory.
 
     Needs matplotlib (pip install 'gainscope[plots]'). Conventions default to trec_eval's, as in evaluate.
     """
-    from gainscope.core.policies import Policies
     from gainscope.evaluation import resolve_metrics
     from gainscope.render import plots
 
-    policies = Policies.from_kwargs(**policies_from(kwargs))
     chosen = list(KINDS) if "all" in kinds else list(dict.fromkeys(kinds))
-    names = [str(m) for m in resolve_metrics(split_metrics(metrics) or list(DEFAULT_METRICS))]
+    shown = [str(m) for m in resolve_metrics(split_metrics(metrics) or list(DEFAULT_METRICS))]
     extra = (plots.cutoff_metrics(family, cutoffs) if "cutoff" in chosen else []) \
         + (plots.pr_metrics() if "pr" in chosen else [])
-    results = _evaluate(judgments, runs, names + extra, policies, kwargs)
+    results = evaluate_files(judgments, runs, resolve_metrics(list(dict.fromkeys(shown + extra))), kwargs,
+                             names=names)
+    policies = results[0].policies
     run_names = [r.run_name for r in results]
     if baseline is not None and baseline not in run_names:
         raise click.BadParameter(f"no run is named {baseline!r}; the runs are {', '.join(run_names)}",
                                  param_hint="--baseline")
-    plan, skipped = _plan(chosen, results, names, baseline=baseline or run_names[0], family=family, cutoffs=cutoffs,
+    plan, skipped = _plan(chosen, results, shown, baseline=baseline or run_names[0], family=family, cutoffs=cutoffs,
                            policies=policies)
     if skipped and "all" not in kinds:
         raise click.UsageError("; ".join(skipped))

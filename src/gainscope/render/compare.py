@@ -18,11 +18,12 @@ from gainscope.compare import CORRECTION_NAMES, TESTS, Comparison, ComparisonRow
 from gainscope.render.results import _markdown
 from gainscope.render.text import fmt_number, text_table
 
-__all__ = ["COMPARE_FORMATS", "comparison_lines", "fmt_p", "render_comparison"]
+__all__ = ["COMPARE_FORMATS", "SHORT_TEST_NAMES", "comparison_lines", "fmt_p", "mark", "render_comparison"]
 
 COMPARE_FORMATS = ("table", "markdown", "latex", "json", "csv")
 
-_SHORT = {"t": "p(t)", "wilcoxon": "p(W)", "randomization": "p(rand)", "bootstrap": "p(boot)"}
+#: column titles of the tests
+SHORT_TEST_NAMES = {"t": "p(t)", "wilcoxon": "p(W)", "randomization": "p(rand)", "bootstrap": "p(boot)"}
 
 
 def fmt_p(p: float | None) -> str:
@@ -63,7 +64,7 @@ def _effect(x: float | None) -> str:
 def _detail_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
     pct = f"{c.settings.level * 100:g}%"
     header = ["metric", "run", "mean", f"{pct} CI", "delta", f"delta {pct} CI",
-              *[_SHORT[t] for t in c.settings.tests], "d_z", "W/T/L", "sig"]
+              *[SHORT_TEST_NAMES[t] for t in c.settings.tests], "d_z", "W/T/L", "sig"]
     rows = []
     for r in c.rows:
         cells = [r.metric, r.run + (" (baseline)" if r.is_baseline else ""), fmt_number(r.mean),
