@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Set up a virtual environment and run the project's jobs, with nothing but Python 3.11+ installed.
 
-    python3 dev.py demo     # set up .venv, evaluate the bundled example runs, explain one value
+    python3 dev.py demo     # set up .venv, evaluate the bundled example runs, explain one value, compare two runs
     python3 dev.py test     # set up .venv with the test extras, run the whole test suite
     python3 dev.py bench    # set up .venv with the benchmark peers, run the benchmark (bench/README.md)
 
@@ -84,6 +84,7 @@ def demo() -> None:
     _run(gs, "evaluate", "examples/qrels.txt", "examples/bm25.run", "examples/hybrid.run",
          "-m", "nDCG@10 nDCG(gain=exponential)@10 AP RR P@5 R@10 Judged@10")
     _run(gs, "explain", "examples/qrels.txt", "examples/bm25.run", "--query", "MQ003", "-m", "nDCG@5")
+    _run(gs, "compare", "examples/qrels.txt", "examples/bm25.run", "examples/hybrid.run", "-m", "nDCG@10 AP RR P@5")
     _run(gs, "evaluate", "examples/dataset.json", "examples/agent_run.jsonl", "-m", "nDCG@5 RR AP P@5", "-q")
 
 
