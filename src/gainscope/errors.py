@@ -12,6 +12,10 @@
     │   ├── MetricSyntaxError                  .text, .position: a metric string that does not parse
     │   └── InvalidParameterError (TypeError)  a parameter outside its declared constraints
     ├── PolicyError (ValueError)               an evaluation policy that is unknown or does not apply
+    ├── JudgeError                             an LLM judge could not label
+    │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
+    │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
+    │   └── BudgetExceededError                the call or cost budget is spent
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -26,12 +30,14 @@ Catch ``GainscopeError`` to handle anything gainscope reports about your data or
     except gainscope.errors.InputError as exc:
         print(exc)          # "run.txt:17: expected 6 columns ..."
 
-The command line turns ``InputError`` into exit code 3 and ``MetricError``/``PolicyError`` into exit code 2.
+The command line turns ``InputError`` into exit code 3, ``MetricError``/``PolicyError`` into exit code 2 and
+``JudgeError`` into exit code 4.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "BudgetExceededError",
     "FormatError",
     "GainscopeError",
     "GainscopeWarning",
@@ -39,6 +45,9 @@ __all__ = [
     "InputError",
     "InputWarning",
     "InvalidParameterError",
+    "JudgeAnswerError",
+    "JudgeError",
+    "JudgeRequestError",
     "MetricError",
     "MetricSyntaxError",
     "MissingDependencyError",
@@ -108,6 +117,32 @@ class InvalidParameterError(MetricError, TypeError):
 
 class PolicyError(GainscopeError, ValueError):
     """An evaluation policy that is unknown, or that a metric cannot honour."""
+
+
+class JudgeError(GainscopeError):
+    """An LLM judge could not label (the server, its answers, or the budget)."""
+
+
+class JudgeRequestError(JudgeError):
+    """A request to the judge's server failed after every retry; ``status`` is the last HTTP status (None for a
+    timeout or a dropped connection) and ``attempts`` the number of attempts made."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class JudgeAnswerError(JudgeError):
+    """An answer that is not a grade on the judge's scale (unparseable, missing, out of range); ``raw`` is the text."""
+
+    def __init__(self, message: str, *, raw: str = "") -> None:
+        self.raw = raw
+        super().__init__(message)
+
+
+class BudgetExceededError(JudgeError):
+    """The budget of calls or cost is spent; nothing more is sent."""
 
 
 class MissingDependencyError(GainscopeError, ImportError):

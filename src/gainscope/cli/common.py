@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from gainscope.errors import GainscopeError, InputError, MetricError, MissingDependencyError, PolicyError
+from gainscope.errors import GainscopeError, InputError, JudgeError, MetricError, MissingDependencyError, PolicyError
 
 __all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "guarded", "policy_options", "reader_options", "split_metrics"]
 
@@ -29,7 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MetricError, PolicyError)):
         return EXIT_USAGE
-    if isinstance(exc, MissingDependencyError):
+    if isinstance(exc, (MissingDependencyError, JudgeError)):
         return EXIT_IO
     if isinstance(exc, InputError):
         return EXIT_INPUT
