@@ -1,0 +1,117 @@
+"""Query and document texts, for the LLM judges: JSONL, TSV, or a BEIR folder.
+
+* JSONL, one object per line: queries ``{"query_id", "text", "title"?, "narrative"?}``, documents
+  ``{"doc_id", "text", "title"?}``. BEIR's ``_id`` and the common ``id`` / ``qid`` / ``docid`` are accepted as the
+  id, ``query`` / ``contents`` / ``body`` as the text.
+* TSV: ``id <TAB> text`` per line (MS MARCO's ``queries.tsv`` and ``collection.tsv``); a third column, if any, is
+  the title of a document.
+* A BEIR folder: ``queries.jsonl`` and ``corpus.jsonl`` inside it.
+
+Corpora can be large: :func:`read_documents` keeps only the documents asked for (``only=``) while streaming.
+Every problem names the file and line: a line that is not JSON, an object without an id or text, an id given
+twice with different text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gainscope.errors import FormatError, InputError
+
+__all__ = ["Document", "Query", "read_documents", "read_queries"]
+
+_ID_KEYS = {"query": ("query_id", "qid", "_id", "id"), "doc": ("doc_id", "docid", "_id", "id", "pid")}
+_TEXT_KEYS = ("text", "query", "contents", "body", "passage")
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query's text (and TREC-style title and narrative when given)."""
+
+    query_id: str
+    text: str
+    title: str = ""
+    narrative: str = ""
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document's text and title."""
+
+    doc_id: str
+    text: str
+    title: str = ""
+
+
+def _source(path: Path, kind: str) -> Path:
+    if path.is_dir():
+        name = "queries.jsonl" if kind == "query" else "corpus.jsonl"
+        inner = path / name
+        if not inner.exists():
+            raise InputError(f"{path} is a folder without {name}; a BEIR folder holds queries.jsonl and corpus.jsonl")
+        return inner
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    return path
+
+
+def _records(path: Path, kind: str) -> Iterator[tuple[int, str, str, dict[str, str]]]:
+    """``(line, id, text, extras)`` per record."""
+    tsv = path.suffix.lower() in (".tsv", ".txt")
+    with path.open(encoding="utf-8-sig") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            if tsv:
+                parts = line.rstrip("\n\r").split("\t")
+                if len(parts) < 2:
+                    raise FormatError(f"expected 'id<TAB>text'; got {len(parts)} column(s)", path=str(path),
+                                      line=number, text=line.rstrip())
+                extras = {"title": parts[2]} if len(parts) > 2 else {}
+                yield number, parts[0], parts[1], extras
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise FormatError(f"not a JSON object ({exc.msg}); each line holds one {kind}", path=str(path),
+                                  line=number, text=line.rstrip()[:200]) from None
+            if not isinstance(obj, dict):
+                raise FormatError(f"expected a JSON object per line; got {type(obj).__name__}", path=str(path),
+                                  line=number)
+            ident = next((obj[k] for k in _ID_KEYS[kind] if k in obj), None)
+            text = next((obj[k] for k in _TEXT_KEYS if k in obj), None)
+            if ident is None or text is None or not isinstance(text, str):
+                want = f"an id ({', '.join(_ID_KEYS[kind])}) and a text ({', '.join(_TEXT_KEYS)})"
+                raise FormatError(f"a {kind} needs {want}; keys: {', '.join(obj) or 'none'}", path=str(path),
+                                  line=number)
+            extras = {k: str(obj[k]) for k in ("title", "narrative") if isinstance(obj.get(k), str)}
+            yield number, str(ident), text, extras
+
+
+def read_queries(path: str | Path) -> dict[str, Query]:
+    """Query texts by query id (see the module docstring for the formats)."""
+    src = _source(Path(path), "query")
+    out: dict[str, Query] = {}
+    for number, qid, text, extras in _records(src, "query"):
+        q = Query(qid, text, extras.get("title", ""), extras.get("narrative", ""))
+        if qid in out and out[qid] != q:
+            raise FormatError(f"query {qid!r} is given twice with different text", path=str(src), line=number)
+        out[qid] = q
+    return out
+
+
+def read_documents(path: str | Path, *, only: Collection[str] | None = None) -> dict[str, Document]:
+    """Document texts by doc id; with ``only``, the documents outside it are skipped while reading."""
+    src = _source(Path(path), "doc")
+    out: dict[str, Document] = {}
+    for number, did, text, extras in _records(src, "doc"):
+        if only is not None and did not in only:
+            continue
+        d = Document(did, text, extras.get("title", ""))
+        if did in out and out[did] != d:
+            raise FormatError(f"document {did!r} is given twice with different text", path=str(src), line=number)
+        out[did] = d
+    return out

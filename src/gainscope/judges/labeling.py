@@ -1,0 +1,300 @@
+"""Labelling (query, document) pairs with an LLM judge: cached in the store, resumable, budgeted, never silent.
+
+:class:`LLMJudge` asks the model for one pair. An answer that is not a grade on the scale (no JSON, no grade,
+out of range) is asked again, up to ``answer_attempts`` requests in all; a request that fails after the client's
+retries counts as one attempt too. When every attempt fails the label is *failed*: it carries no grade, only the
+last raw answer and the error, and it is stored and reported as such -- never as 0.
+
+:func:`label_pairs` runs a judge over many pairs with a fixed pool of workers: pairs already labelled by this
+judge on the same texts come from the store (no request), pairs labelled by a human are skipped (unless asked
+not to), pairs claimed by another live process are left to it, and every new label is committed as soon as it
+arrives. The budget (requests and cost) is checked before each request: nothing is sent that could take the
+spend past it (the cost of a request is reserved from its largest possible size, ``prompt tokens estimated as
+characters / 4 + max_tokens``, and settled with the real ``usage``); pairs left when it is spent are reported.
+Costs come only from the usage the server reports, priced with :class:`Prices`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from gainscope.errors import BudgetExceededError, JudgeAnswerError, JudgeRequestError, PolicyError
+from gainscope.io.texts import Document, Query
+from gainscope.judges.answers import parse_answer
+from gainscope.judges.spec import JudgeSpec
+from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel, text_hash
+
+__all__ = ["Budget", "Judge", "LLMJudge", "Prices", "Progress", "label_pairs"]
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Prices per million tokens, input and output (as providers list them)."""
+
+    input_per_million: float
+    output_per_million: float
+
+    def __post_init__(self) -> None:
+        for v in (self.input_per_million, self.output_per_million):
+            if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+                raise PolicyError(f"prices must be numbers >= 0 (per million tokens); got {v!r}")
+
+    def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        """The cost of a request from its real usage; None when the server reported none."""
+        if prompt_tokens is None or completion_tokens is None:
+            return None
+        return (prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million) / 1e6
+
+
+@dataclass(frozen=True)
+class Budget:
+    """At most ``max_requests`` requests and ``max_cost`` spent (needs prices) by one labelling run."""
+
+    max_requests: int | None = None
+    max_cost: float | None = None
+
+
+class Judge(Protocol):
+    """What code that needs relevance grades (temporal LLM mode, agent gains) asks of a judge."""
+
+    spec: JudgeSpec
+
+    async def grade(self, query: Query, document: Document) -> StoredLabel:
+        """A label for the pair: ``status`` ok with a grade on ``spec.prompt.scale``, or failed without one."""
+        ...
+
+
+class _Client(Protocol):
+    async def complete(self, model: str, messages: list[dict[str, str]], *, temperature: float | None = ...,
+                       max_tokens: int | None = ..., seed: int | None = ..., extra: dict[str, object] | None = ...
+                       ) -> object: ...
+
+
+@dataclass
+class _Spend:
+    """Requests and cost so far, with the reservations of requests in flight."""
+
+    budget: Budget
+    prices: Prices | None
+    requests: int = 0
+    cost: float = 0.0
+    reserved: float = 0.0
+    unpriced: int = 0  # requests whose usage the server did not report
+
+    def reserve(self, estimate: float) -> None:
+        if self.budget.max_requests is not None and self.requests >= self.budget.max_requests:
+            raise BudgetExceededError(f"the budget of {self.budget.max_requests} requests is spent")
+        if self.budget.max_cost is not None and self.cost + self.reserved + estimate > self.budget.max_cost:
+            raise BudgetExceededError(f"the next request could take the cost past the budget of "
+                                      f"{self.budget.max_cost:g} (spent {self.cost:.4f})")
+        self.requests += 1
+        self.reserved += estimate
+
+    def settle(self, estimate: float, cost: float | None) -> None:
+        self.reserved -= estimate
+        if cost is None:
+            self.unpriced += 1
+        else:
+            self.cost += cost
+
+
+class LLMJudge:
+    """A judge backed by a chat-completions client (:class:`gainscope.judges.client.ChatClient`)."""
+
+    def __init__(self, spec: JudgeSpec, client: _Client, *, answer_attempts: int = 3,
+                 prices: Prices | None = None) -> None:
+        if answer_attempts < 1:
+            raise PolicyError(f"answer_attempts must be >= 1; got {answer_attempts}")
+        self.spec = spec
+        self.client = client
+        self.answer_attempts = answer_attempts
+        self.prices = prices
+        self._spend: _Spend | None = None
+
+    def key(self, query: Query, document: Document) -> PairKey:
+        """The store key of a pair for this judge."""
+        return PairKey(self.spec.hash, query.query_id, text_hash(_query_text(query)), document.doc_id,
+                       text_hash(_doc_text(document)))
+
+    def _estimate(self, messages: list[dict[str, str]]) -> float:
+        if self.prices is None:
+            return 0.0
+        prompt = sum(len(m["content"]) for m in messages) / 4
+        return self.prices.cost(int(prompt) + 1, self.spec.max_tokens or 1000) or 0.0
+
+    async def grade(self, query: Query, document: Document) -> StoredLabel:
+        """Ask for the pair's grade (see the module docstring); never raises for a bad answer or a failed request,
+        only BudgetExceededError before a request that the budget does not allow."""
+        spec = self.spec
+        messages = spec.prompt.messages(query.text, document.text, title=document.title,
+                                        narrative=query.narrative)
+        key = self.key(query, document)
+        tokens_in = tokens_out = 0
+        cost: float | None = 0.0
+        raw, error, requests = "", "", 0
+        for _ in range(self.answer_attempts):
+            estimate = self._estimate(messages)
+            if self._spend is not None:
+                self._spend.reserve(estimate)
+            requests += 1
+            try:
+                done = await self.client.complete(spec.model, messages, temperature=spec.temperature,
+                                                  max_tokens=spec.max_tokens, seed=spec.seed, extra=spec.params)
+            except JudgeRequestError as exc:
+                if self._spend is not None:
+                    self._spend.settle(estimate, 0.0)
+                raw, error = "", f"request failed: {exc}"
+                continue
+            pt, ct = getattr(done, "prompt_tokens", None), getattr(done, "completion_tokens", None)
+            this_cost = self.prices.cost(pt, ct) if self.prices is not None else None
+            if self._spend is not None:
+                self._spend.settle(estimate, this_cost)
+            tokens_in += pt or 0
+            tokens_out += ct or 0
+            cost = None if cost is None or this_cost is None else cost + this_cost
+            raw = str(getattr(done, "text", ""))
+            try:
+                grade, reasoning = parse_answer(raw, spec.prompt.scale)
+            except JudgeAnswerError as exc:
+                error = f"unusable answer: {exc}"
+                continue
+            return StoredLabel(key, "llm", "ok", grade, reasoning=reasoning, raw=raw, model=spec.model,
+                               prompt_tokens=tokens_in, completion_tokens=tokens_out,
+                               cost=cost if self.prices else None, requests=requests, created=time.time())
+        return StoredLabel(key, "llm", "failed", None, raw=raw, error=error, model=spec.model,
+                           prompt_tokens=tokens_in, completion_tokens=tokens_out,
+                           cost=cost if self.prices else None, requests=requests, created=time.time())
+
+
+def _query_text(q: Query) -> str:
+    return q.text if not q.narrative else f"{q.text}\n{q.narrative}"
+
+
+def _doc_text(d: Document) -> str:
+    return d.text if not d.title else f"{d.title}\n{d.text}"
+
+
+@dataclass
+class Progress:
+    """Counts of a labelling run, updated as it goes (and passed to the progress callback)."""
+
+    total: int
+    cached: int = 0
+    human: int = 0
+    missing_text: int = 0
+    judged: int = 0
+    failed: int = 0
+    elsewhere: int = 0
+    not_judged: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    unpriced: int = 0
+    started: float = field(default_factory=time.monotonic)
+    budget_note: str = ""
+    missing: list[tuple[str, str]] = field(default_factory=list)
+    failures: list[StoredLabel] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        """Pairs settled so far (from the store, skipped, judged or failed)."""
+        return self.cached + self.human + self.missing_text + self.judged + self.failed + self.elsewhere
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the run started."""
+        return time.monotonic() - self.started
+
+
+async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Query],
+                      documents: Mapping[str, Document], judge: LLMJudge, store: JudgmentStore, *,
+                      budget: Budget = Budget(), workers: int = 8, skip_human: bool = True,
+                      retry_failed: bool = True, progress: Callable[[Progress], None] | None = None
+                      ) -> tuple[Progress, dict[tuple[str, str], StoredLabel]]:
+    """Label ``pairs`` (see the module docstring). Returns the counts and the ok labels by (query, doc)."""
+    if budget.max_cost is not None and judge.prices is None:
+        raise PolicyError("a cost budget needs prices (per million input and output tokens)")
+    store.register_judge(judge.spec.hash, judge.spec.canonical())
+    state = Progress(total=len(pairs))
+    labels: dict[tuple[str, str], StoredLabel] = {}
+    humans = store.human_pairs() if skip_human else set()
+    todo: list[tuple[Query, Document]] = []
+    for q, d in pairs:
+        if (q, d) in humans:
+            state.human += 1
+        elif q not in queries or d not in documents:
+            state.missing_text += 1
+            state.missing.append((q, d))
+        else:
+            query, doc = queries[q], documents[d]
+            stored = store.get(judge.key(query, doc))
+            if stored is not None and (stored.status == "ok" or not retry_failed):
+                state.cached += 1
+                if stored.status == "ok":
+                    labels[(q, d)] = stored
+                else:
+                    state.failures.append(stored)
+            else:
+                todo.append((query, doc))
+    spend = _Spend(budget, judge.prices)
+    judge._spend = spend
+    queue: asyncio.Queue[tuple[Query, Document]] = asyncio.Queue()
+    for item in todo:
+        queue.put_nowait(item)
+    stop = asyncio.Event()
+
+    async def worker() -> None:
+        while not stop.is_set():
+            try:
+                query, doc = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            key = judge.key(query, doc)
+            if not store.claim(key):
+                state.elsewhere += 1
+                continue
+            try:
+                label = await judge.grade(query, doc)
+            except BudgetExceededError as exc:
+                store.release(key)
+                state.budget_note = str(exc)
+                stop.set()
+                state.not_judged += 1
+                return
+            except BaseException:
+                store.release(key)
+                raise
+            store.record(label)
+            if label.status == "ok":
+                state.judged += 1
+                labels[(query.query_id, doc.doc_id)] = label
+            else:
+                state.failed += 1
+                state.failures.append(label)
+            _account(state, label, spend)
+            if progress is not None:
+                progress(state)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+    finally:
+        judge._spend = None
+    state.not_judged += queue.qsize()
+    state.requests, state.cost, state.unpriced = spend.requests, spend.cost, spend.unpriced
+    if progress is not None:
+        progress(state)
+    return state, labels
+
+
+def _account(state: Progress, label: StoredLabel, spend: _Spend) -> None:
+    state.requests = spend.requests
+    state.prompt_tokens += label.prompt_tokens or 0
+    state.completion_tokens += label.completion_tokens or 0
+    state.cost = spend.cost
+    state.unpriced = spend.unpriced
+
