@@ -153,14 +153,15 @@ def test_store_records_labels_and_failures(tmp_path: Path) -> None:
 def test_claims_between_live_and_dead_owners(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     one, two = JudgmentStore(path), JudgmentStore(path)
-    assert one.claim(key()) and one.claim(key())  # its own claim again
-    assert not two.claim(key())  # a live owner holds it
+    assert one.claim(key()) == one.claim(key()) == "claimed"  # its own claim again
+    assert two.claim(key()) == "taken"  # a live owner holds it
     one.release(key())
-    assert two.claim(key())
+    assert two.claim(key()) == "claimed"
     two.record(StoredLabel(key(), "llm", "ok", 1))
-    assert one.claim(key(d="d2"))
+    assert one.claim(key()) == "done"  # recorded by the other since
+    assert one.claim(key(d="d2")) == "claimed"
     one.close()  # closing releases
-    assert two.claim(key(d="d2"))
+    assert two.claim(key(d="d2")) == "claimed"
     # a claim whose owner process died is stale at once
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     pid = int(dead.stdout)
@@ -168,11 +169,11 @@ def test_claims_between_live_and_dead_owners(tmp_path: Path) -> None:
     db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                (*key(d="d3").values(), "gone", two.host, pid, 1e12))
     db.commit()
-    assert two.claim(key(d="d3"))
+    assert two.claim(key(d="d3")) == "claimed"
     db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                (*key(d="d4").values(), "live", two.host, os.getpid(), 0.0))  # live, but the lease ran out
     db.commit()
-    assert two.claim(key(d="d4"))
+    assert two.claim(key(d="d4")) == "claimed"
     two.close()
 
 
@@ -216,7 +217,7 @@ def test_labels_failures_and_reuse(tmp_path: Path) -> None:
     client = ScriptedClient(script())
     judge = LLMJudge(spec, client, prices=Prices(1.0, 2.0))
     with JudgmentStore(tmp_path / "s.sqlite") as store:
-        state, labels = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge, store, workers=2))
+        state, labels = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge=judge, store=store, workers=2))
         assert {d: lb.grade for (_, d), lb in labels.items()} == {"good": 3, "fenced": 1, "retry": 2}
         assert (state.judged, state.failed, state.cached) == (3, 2, 0)
         bad = store.get(judge.key(QUERIES["q1"], DOCS["bad"]))
@@ -230,11 +231,11 @@ def test_labels_failures_and_reuse(tmp_path: Path) -> None:
         assert state.cost == pytest.approx(8 * (100 * 1.0 + 10 * 2.0) / 1e6)
         # a second run asks nothing for the judged pairs and retries only the failures
         client2 = ScriptedClient({**script(), "bad": ['{"grade": 0}'], "down": ['{"grade": 1}']})
-        state2, labels2 = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, LLMJudge(spec, client2), store))
+        state2, labels2 = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge=LLMJudge(spec, client2), store=store))
         assert sorted(client2.calls) == ["bad", "down"] and state2.cached == 3
         assert labels2[("q1", "bad")].grade == 0 and state2.failed == 0
         client3 = ScriptedClient(script())
-        state3, _ = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, LLMJudge(spec, client3), store))
+        state3, _ = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge=LLMJudge(spec, client3), store=store))
         assert client3.calls == [] and state3.cached == 5
 
 
@@ -244,15 +245,16 @@ def test_budget_and_missing_texts_and_humans(tmp_path: Path) -> None:
         store.import_human([("q1", "good", 2)])
         client = ScriptedClient(script())
         pairs = [*PAIRS, ("q1", "unknown-doc")]
-        state, _ = asyncio.run(label_pairs(pairs, QUERIES, DOCS, LLMJudge(spec, client), store,
+        state, _ = asyncio.run(label_pairs(pairs, QUERIES, DOCS, judge=LLMJudge(spec, client), store=store,
                                                 budget=Budget(max_requests=2), workers=1))
         assert state.human == 1 and state.missing_text == 1 and state.missing == [("q1", "unknown-doc")]
         assert state.requests == 2 and len(client.calls) == 2 and "2 requests" in state.budget_note
         assert state.not_judged == state.total - state.done
         with pytest.raises(PolicyError, match="needs prices"):
-            asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, LLMJudge(spec, client), store, budget=Budget(max_cost=1)))
+            asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge=LLMJudge(spec, client), store=store,
+                                    budget=Budget(max_cost=1)))
         # a cost budget stops before a request that could exceed it (reserve: 100 chars / 4 + 300 tokens)
         cheap = LLMJudge(spec, ScriptedClient(script()), prices=Prices(1000.0, 1000.0))
-        state, _ = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, cheap, store, budget=Budget(max_cost=0.2),
+        state, _ = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge=cheap, store=store, budget=Budget(max_cost=0.2),
                                            skip_human=False))
         assert state.cost <= 0.2 and state.not_judged > 0

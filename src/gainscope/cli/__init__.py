@@ -5,10 +5,12 @@ from __future__ import annotations
 import click
 
 from gainscope._version import __version__
+from gainscope.cli.agreement import agreement_cmd
 from gainscope.cli.compare import compare_cmd
 from gainscope.cli.evaluate import evaluate_cmd
 from gainscope.cli.explain import explain_cmd
 from gainscope.cli.gate import gate_cmd
+from gainscope.cli.judge import judge_cmd, store_group
 from gainscope.cli.metrics import metrics_cmd
 from gainscope.cli.plot import plot_cmd
 from gainscope.cli.report import report_cmd
@@ -27,13 +29,16 @@ def cli() -> None:
     """
 
 
+cli.add_command(agreement_cmd)
 cli.add_command(compare_cmd)
 cli.add_command(evaluate_cmd)
 cli.add_command(explain_cmd)
 cli.add_command(gate_cmd)
+cli.add_command(judge_cmd)
 cli.add_command(metrics_cmd)
 cli.add_command(plot_cmd)
 cli.add_command(report_cmd)
+cli.add_command(store_group)
 cli.add_command(validate_cmd)
 
 

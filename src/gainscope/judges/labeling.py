@@ -212,7 +212,7 @@ class Progress:
 
 
 async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Query],
-                      documents: Mapping[str, Document], judge: LLMJudge, store: JudgmentStore, *,
+                      documents: Mapping[str, Document], *, judge: LLMJudge, store: JudgmentStore,
                       budget: Budget = Budget(), workers: int = 8, skip_human: bool = True,
                       retry_failed: bool = True, progress: Callable[[Progress], None] | None = None
                       ) -> tuple[Progress, dict[tuple[str, str], StoredLabel]]:
@@ -255,7 +255,14 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
             except asyncio.QueueEmpty:
                 return
             key = judge.key(query, doc)
-            if not store.claim(key):
+            claim = store.claim(key)
+            if claim == "done":  # another process recorded it meanwhile
+                stored = store.get(key)
+                if stored is not None:
+                    labels[(query.query_id, doc.doc_id)] = stored
+                state.cached += 1
+                continue
+            if claim == "taken":
                 state.elsewhere += 1
                 continue
             try:

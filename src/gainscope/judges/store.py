@@ -181,20 +181,25 @@ class JudgmentStore:
                                 "ORDER BY judge, status").fetchall()
 
     # ------------------------------------------------------------------ claims
-    def claim(self, key: PairKey) -> bool:
-        """Claim ``key`` for this process; False when a live owner holds it."""
+    def claim(self, key: PairKey) -> Literal["claimed", "taken", "done"]:
+        """Claim ``key`` for this process, in one transaction: ``"done"`` when a successful label is already stored
+        (another process may have recorded it since this one looked), ``"taken"`` when a live owner holds it,
+        else ``"claimed"``."""
         now = time.time()
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
+            if db.execute(f"SELECT 1 FROM labels WHERE {_KEY} AND status = 'ok'", key.values()).fetchone():
+                db.execute("COMMIT")
+                return "done"
             row = db.execute(f"SELECT owner, host, pid, expires FROM claims WHERE {_KEY}", key.values()).fetchone()
             if row is not None and row[0] != self.owner and not self._stale(row, now):
                 db.execute("COMMIT")
-                return False
+                return "taken"
             db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (*key.values(), self.owner, self.host, self.pid, now + self.lease))
             db.execute("COMMIT")
-            return True
+            return "claimed"
         except BaseException:
             db.execute("ROLLBACK")
             raise
