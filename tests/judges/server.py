@@ -28,8 +28,9 @@ Reply kinds (``Reply.kind``)::
     drop           closes the connection without sending any response
     empty_choices  200 with "choices": [] (a broken proxy)
     bad_body       200 with an HTML body that is not JSON (a broken proxy)
-    "<status>"     that HTTP status with an OpenAI-style error body, e.g. "429", "500", "503", "408", "400";
-                   Reply.retry_after adds a Retry-After header (seconds), Reply.headers adds any other header
+    "<status>"     that HTTP status with an OpenAI-style error body (or Reply.text verbatim, when given), e.g.
+                   "429", "500", "503", "408", "400"; Reply.retry_after adds a Retry-After header (seconds),
+                   Reply.headers adds any other header
 
 ``Reply.delay`` delays any kind; ``Reply.usage`` sets (prompt_tokens, completion_tokens), else they are estimated as
 characters / 4. With ``json_mode_supported=False`` a request carrying ``response_format`` is refused with a 400
@@ -337,7 +338,10 @@ class _Handler(BaseHTTPRequestHandler):
         message = {429: "Rate limit reached for requests. Please try again later.",
                    408: "Request timed out.", 400: "Invalid request."}.get(
             status, "The server had an error while processing your request. Sorry about that!")
-        self._send_json(status, _error_body(status, message), headers)
+        if reply.text is not None:
+            self._send(status, reply.text.encode(), "application/json", headers)
+        else:
+            self._send_json(status, _error_body(status, message), headers)
 
     def _send_json(self, status: int, payload: object, headers: Mapping[str, str] | None = None) -> None:
         self._send(status, json.dumps(payload).encode(), "application/json", headers)
@@ -410,7 +414,7 @@ class FakeChatServer:
         """Bind and serve in a daemon thread."""
         self._stopping.clear()
         self._server = _HTTPServer(self._address, self)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
                                         name="fake-chat-server", daemon=True)
         self._thread.start()
         return self

@@ -1,0 +1,560 @@
+"""An async client for any OpenAI-compatible chat-completions server, built to be trusted with a budget.
+
+It talks to OpenAI, Azure OpenAI, vLLM, Ollama, the llama.cpp server or a LiteLLM proxy over one
+``httpx.AsyncClient`` and returns the answer's text with the server's own token usage; parsing the text is the
+caller's job (:mod:`gainscope.judges.answers`).
+
+::
+
+    settings = ClientSettings("http://localhost:8000/v1", concurrency=16, requests_per_minute=600)
+    async with ChatClient(settings) as client:
+        done = await client.complete("qwen2.5-7b", [{"role": "user", "content": "..."}])
+        done.text, done.prompt_tokens, done.attempts
+
+What the client does, precisely
+-------------------------------
+
+Every call to :meth:`ChatClient.complete` makes at most ``max_attempts`` attempts. One attempt is:
+
+1. take one of ``concurrency`` slots (an ``asyncio.Semaphore``); the slot is held only while the attempt waits on
+   the limits and talks to the server, never during a backoff sleep;
+2. pass the *gate*, in FIFO order: wait until the shared cooldown is over, the requests-per-minute window has room
+   for one more request and the tokens-per-minute window has room for this request's estimate; then the send
+   time is recorded in both windows;
+3. POST ``{base_url}/chat/completions`` and read the whole response within ``timeout`` seconds.
+
+Outcomes:
+
+* a 2xx JSON body with a non-empty ``choices`` list -> a :class:`Completion`; ``prompt_tokens`` and
+  ``completion_tokens`` come from the body's ``usage`` and are None when the server gives none (never estimated);
+* retried: HTTP 408, 409, 429, 500, 502, 503, 504; a timeout; a refused, reset or dropped connection; a 2xx body
+  that is not JSON or has no ``choices`` (a broken proxy). Not retried: every other status (400, 401, 403, 404,
+  422, ...), and a 429 whose error code is ``insufficient_quota`` (the account has no credit; waiting won't help);
+* before retry ``n`` (n = 1, 2, ...) the call sleeps ``max(retry_after, uniform(0, min(backoff_max,
+  backoff_base * 2 ** (n - 1))))`` -- exponential backoff with full jitter, never less than the server's
+  ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms``. A ``Retry-After`` above ``max_retry_after``
+  ends the call at once instead of waiting less than asked;
+* after a 429, and after any retried response carrying ``Retry-After``, the whole client cools down: no request
+  of this client is sent before that wait is over (as MinimaLLM does), so concurrent requests do not each hammer
+  a server that has asked for a pause;
+* JSON mode: with ``json_mode=None`` the first request carries ``response_format: {"type": "json_object"}``;
+  when the server answers 400 (or 422) with a body mentioning ``response_format`` the request is sent again at once
+  without it (this resend does not use up an attempt) and the client never sends it again. ``True`` always
+  sends it (a 400 is then an error), ``False`` never does. A ``response_format`` passed in ``extra`` is the
+  caller's and is never dropped;
+* after the last attempt, or on an error that is not retried, :class:`~gainscope.errors.JudgeRequestError` is
+  raised with ``status`` (the last HTTP status; None for a timeout or a connection failure), ``attempts`` and a
+  message naming the URL, what went wrong and what to do.
+
+Limits are sliding windows of length ``rate_window`` (60 s): a request is sent only if fewer than
+``requests_per_minute`` requests were sent in the ``rate_window`` seconds before it, so *any* window of that
+length holds at most that many sends, retries included. For ``tokens_per_minute`` each request reserves an
+estimate -- (characters of the messages) / 4 + ``max_tokens`` (0 when not given) -- at its send time, and the
+reservation is replaced by the real ``usage`` total when the answer comes back (kept as estimated when the
+server reports none or the request failed). A request whose estimate alone exceeds the limit is sent when the
+window is empty. A sliding window allows a burst of the whole limit at once; providers that enforce a minute's
+limit over shorter periods (OpenAI calls its limits "quantized") are better served by a shorter window with the
+matching share, e.g. ``requests_per_minute=10, rate_window=1.0`` for 600 requests a minute sent 10 a second.
+
+The API key is sent as ``Authorization: Bearer`` (``api-key`` for Azure) and appears in no message, repr or log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import email.utils
+import math
+import os
+import random
+import time
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from gainscope.errors import JudgeRequestError, PolicyError
+
+__all__ = [
+    "RETRYABLE_STATUSES",
+    "ChatClient",
+    "ClientSettings",
+    "ClientStats",
+    "Completion",
+    "retry_after_seconds",
+]
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+JSON_MODE = {"type": "json_object"}
+Sleep = Callable[[float], Awaitable[None]]
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """How to reach the server and how hard to push it (see the module docstring for the exact rules).
+
+    ``api_key``: explicit, else the environment's ``OPENAI_API_KEY`` (for Azure first ``AZURE_OPENAI_API_KEY``),
+    else none (local servers). ``concurrency``: requests in flight at most. ``requests_per_minute`` and
+    ``tokens_per_minute``: sliding-window limits per ``rate_window`` seconds (a minute unless changed).
+    ``max_attempts``: attempts per request, the first included. ``backoff_base``/``backoff_max``: the
+    exponential backoff with full jitter, in seconds. ``timeout``: seconds one attempt may take, from sending to
+    the whole response. ``json_mode``: None tries ``response_format`` and falls back, True always sends it, False
+    never. ``azure_api_version``: Azure OpenAI mode (``base_url`` is the deployment URL,
+    ``.../openai/deployments/<name>``). ``max_retry_after``: a server asking to wait longer than this ends the
+    request instead.
+    """
+
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    concurrency: int = 8
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    max_attempts: int = 6
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    timeout: float = 60.0
+    json_mode: bool | None = None
+    azure_api_version: str | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    rate_window: float = 60.0
+    max_retry_after: float = 600.0
+
+    def __post_init__(self) -> None:
+        _check(self.concurrency >= 1, "concurrency", self.concurrency, "an integer >= 1")
+        _check(self.max_attempts >= 1, "max_attempts", self.max_attempts, "an integer >= 1")
+        for name in ("requests_per_minute", "tokens_per_minute"):
+            value = getattr(self, name)
+            _check(value is None or value > 0, name, value, "a number > 0, or None for no limit")
+        for name in ("backoff_base", "backoff_max", "max_retry_after"):
+            _check(getattr(self, name) >= 0, name, getattr(self, name), "a number of seconds >= 0")
+        for name in ("timeout", "rate_window"):
+            _check(getattr(self, name) > 0, name, getattr(self, name), "a number of seconds > 0")
+        url = httpx.URL(self.base_url)
+        _check(url.scheme in ("http", "https") and bool(url.host), "base_url", self.base_url,
+               "an http(s) URL such as http://localhost:8000/v1")
+
+
+def _check(ok: bool, name: str, value: object, allowed: str) -> None:
+    if not ok:
+        raise PolicyError(f"client setting {name}={value!r} is not allowed; use {allowed}")
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer: its text (unparsed), the model the server named, the server's token usage (None when it gave
+    none), the attempts made, the seconds from the call to the answer (waits and retries included), the finish
+    reason and the raw JSON body."""
+
+    text: str
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    attempts: int
+    latency: float
+    finish_reason: str | None
+    raw: dict[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ClientStats:
+    """What the client has done so far.
+
+    ``requests``: HTTP requests sent (retries and JSON-mode resends included); ``completions`` / ``failures``:
+    calls that returned / raised; ``retries``: retries by reason (``"429"``, ``"503"``, ``"timeout"``,
+    ``"connection"``, ``"bad_body"``, ``"response_format"`` for the JSON-mode resend, ...); ``rate_limited``: 429
+    answers; ``prompt_tokens`` / ``completion_tokens``: totals of the usage servers reported; ``unreported_usage``:
+    answers without usage; ``limit_wait``: seconds the gate held requests back for the limits and cooldowns (wall
+    time, not summed over the waiting requests); ``json_mode``: whether ``response_format`` is still sent.
+    """
+
+    requests: int
+    completions: int
+    failures: int
+    retries: Mapping[str, int]
+    rate_limited: int
+    prompt_tokens: int
+    completion_tokens: int
+    unreported_usage: int
+    limit_wait: float
+    json_mode: bool
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The wait a response asks for: ``retry-after-ms`` (milliseconds), else ``Retry-After`` as seconds or as an
+    HTTP date (relative to ``now``, a ``time.time()`` value); None when absent or unreadable; never negative."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:  # "-0000": a date in UTC
+            when = when.replace(tzinfo=datetime.UTC)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+# ------------------------------------------------------------------------------------------------- limits
+
+
+class _Window:
+    """A sliding window of amounts sent: room for ``amount`` when the amounts of the last ``length`` seconds plus
+    ``amount`` stay within ``capacity`` (or when the window is empty)."""
+
+    def __init__(self, capacity: float, length: float) -> None:
+        self.capacity = capacity
+        self.length = length
+        self._entries: deque[list[float]] = deque()  # [send time, amount]; lists so that amounts can be settled
+        self._total = 0.0
+
+    def _expire(self, now: float) -> None:
+        while self._entries and self._entries[0][0] <= now - self.length:
+            self._total -= self._entries.popleft()[1]
+
+    def wait(self, now: float, amount: float) -> float:
+        """Seconds until there is room for ``amount`` (0 when there is room now)."""
+        self._expire(now)
+        excess = self._total + amount - self.capacity
+        if excess <= 0 or not self._entries:
+            return 0.0
+        for sent, held in self._entries:  # oldest first: each expiry frees its amount
+            excess -= held
+            if excess <= 0:
+                return sent + self.length - now
+        return self._entries[-1][0] + self.length - now  # more than the capacity: wait for an empty window
+
+    def add(self, now: float, amount: float) -> list[float]:
+        """Record ``amount`` sent at ``now``; the entry can be settled later."""
+        entry = [now, amount]
+        self._entries.append(entry)
+        self._total += amount
+        return entry
+
+    def settle(self, entry: list[float], amount: float) -> None:
+        """Replace an entry's amount (an estimate) by the real one; a no-op once the entry has expired."""
+        if self._entries and entry[0] >= self._entries[0][0]:
+            self._total += amount - entry[1]
+        entry[1] = amount
+
+
+class _Gate:
+    """Where every attempt waits its turn: the shared cooldown, then the RPM and TPM windows (FIFO, one lock)."""
+
+    def __init__(self, settings: ClientSettings, sleep: Sleep, clock: Clock) -> None:
+        length = settings.rate_window
+        self._rpm = _Window(settings.requests_per_minute, length) if settings.requests_per_minute else None
+        self._tpm = _Window(settings.tokens_per_minute, length) if settings.tokens_per_minute else None
+        self._sleep = sleep
+        self._clock = clock
+        self._lock = asyncio.Lock()
+        self.cooldown_until = -math.inf
+        self.waited = 0.0
+
+    def cool_down(self, seconds: float) -> None:
+        """No request passes the gate for the next ``seconds``."""
+        self.cooldown_until = max(self.cooldown_until, self._clock() + seconds)
+
+    async def enter(self, tokens: float) -> list[float] | None:
+        """Wait until the request may be sent, record it, and return its TPM entry (to settle) if any."""
+        async with self._lock:
+            while (wait := self._wait(tokens)) > 0:
+                before = self._clock()
+                await self._sleep(wait)
+                self.waited += self._clock() - before
+            now = self._clock()
+            if self._rpm is not None:
+                self._rpm.add(now, 1)
+            return self._tpm.add(now, tokens) if self._tpm is not None else None
+
+    def settle(self, entry: list[float] | None, tokens: int | None) -> None:
+        """Replace a TPM reservation by the tokens the server reported (kept as estimated when it reported none)."""
+        if entry is not None and tokens is not None and self._tpm is not None:
+            self._tpm.settle(entry, tokens)
+
+    def _wait(self, tokens: float) -> float:
+        now = self._clock()
+        waits = [self.cooldown_until - now]
+        if self._rpm is not None:
+            waits.append(self._rpm.wait(now, 1))
+        if self._tpm is not None:
+            waits.append(self._tpm.wait(now, tokens))
+        return max(waits)
+
+
+# ------------------------------------------------------------------------------------------------- attempts
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """Why an attempt did not produce a completion."""
+
+    reason: str  # "429", "503", "timeout", "connection", "bad_body", "empty_choices", "response_format", ...
+    detail: str
+    status: int | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+
+
+def _estimate_tokens(messages: list[dict[str, str]], max_tokens: int | None) -> int:
+    characters = sum(len(str(message.get("content") or "")) for message in messages)
+    return math.ceil(characters / 4) + (max_tokens or 0)
+
+
+def _server_message(response: httpx.Response) -> tuple[str, str | None]:
+    """The error message of an error body (OpenAI, vLLM and llama.cpp shapes) and its code, shortened."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return response.text[:300].strip(), None
+    error = payload.get("error", payload) if isinstance(payload, dict) else payload
+    if isinstance(error, dict):
+        code = error.get("code")
+        return str(error.get("message") or error)[:300], str(code) if code is not None else None
+    return str(error)[:300], None
+
+
+def _advice(failure: _Failure) -> str:
+    status = failure.status
+    if failure.reason == "429":
+        return ("The server kept rate limiting: lower the concurrency, set a requests- or tokens-per-minute "
+                "limit below the server's, or raise max_attempts.")
+    if failure.reason == "insufficient_quota":
+        return "The account has no quota left: check its plan and billing, then run again."
+    if failure.reason == "retry_after":
+        return "Run again later, or raise max_retry_after to wait that long."
+    if failure.reason == "timeout":
+        return "Raise the timeout or lower the concurrency; the server may be overloaded."
+    if failure.reason == "http":
+        return "Check the base URL."
+    if failure.reason == "connection":
+        return "Check that the server is running at this address and that the base URL is right."
+    if status in (401, 403):
+        return "Check the API key (--api-key or OPENAI_API_KEY) and its permissions."
+    if status == 404:
+        return ("Check the base URL (it usually ends in /v1; for Azure it is the deployment URL, with "
+                "azure_api_version set) and the model name.")
+    if status is not None and 400 <= status < 500 and status not in RETRYABLE_STATUSES:
+        return "The server refused the request as invalid; its message above says why."
+    return "The server kept failing: check its health or logs, or run again later (finished work is kept)."
+
+
+class ChatClient:
+    """Sends chat-completions requests with bounded concurrency, RPM/TPM limits and retries (see the module
+    docstring). Use as an async context manager, or call :meth:`aclose`.
+
+    ``transport``, ``sleep``, ``clock`` and ``rng`` are seams for tests: an httpx transport, the coroutine used to
+    wait, the monotonic clock of the limits and cooldowns, and the random source of the backoff jitter.
+    """
+
+    def __init__(self, settings: ClientSettings, *, transport: httpx.AsyncBaseTransport | None = None,
+                 sleep: Sleep = asyncio.sleep, clock: Clock = time.monotonic,
+                 rng: random.Random | None = None) -> None:
+        self.settings = settings
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = rng if rng is not None else random.Random()
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._gate = _Gate(settings, sleep, clock)
+        self._json_mode = settings.json_mode is not False
+        self._url = settings.base_url.rstrip("/") + "/chat/completions"
+        self._params = {"api-version": settings.azure_api_version} if settings.azure_api_version else {}
+        self._http = httpx.AsyncClient(
+            transport=transport, headers=self._headers(), timeout=httpx.Timeout(settings.timeout),
+            limits=httpx.Limits(max_connections=settings.concurrency,
+                                max_keepalive_connections=settings.concurrency),
+            follow_redirects=False)
+        self._counts: Counter[str] = Counter()
+        self._retries: Counter[str] = Counter()
+
+    def _headers(self) -> dict[str, str]:
+        settings = self.settings
+        azure = settings.azure_api_version is not None
+        key = settings.api_key
+        if key is None and azure:
+            key = os.environ.get("AZURE_OPENAI_API_KEY")
+        if key is None:
+            key = os.environ.get("OPENAI_API_KEY")
+        headers = {"Accept": "application/json"}
+        if key:
+            headers.update({"api-key": key} if azure else {"Authorization": f"Bearer {key}"})
+        headers.update(settings.extra_headers)
+        return headers
+
+    # ------------------------------------------------------------------------------------------ public
+
+    @property
+    def stats(self) -> ClientStats:
+        """A snapshot of the counters (see :class:`ClientStats`)."""
+        counts = self._counts
+        return ClientStats(
+            requests=counts["requests"], completions=counts["completions"], failures=counts["failures"],
+            retries=dict(self._retries), rate_limited=counts["rate_limited"],
+            prompt_tokens=counts["prompt_tokens"], completion_tokens=counts["completion_tokens"],
+            unreported_usage=counts["unreported_usage"], limit_wait=self._gate.waited, json_mode=self._json_mode)
+
+    async def complete(self, model: str, messages: list[dict[str, str]], *, temperature: float | None = 0.0,
+                       max_tokens: int | None = None, seed: int | None = None,
+                       extra: Mapping[str, object] | None = None) -> Completion:
+        """Ask ``model`` for the next message after ``messages``; retried as the module docstring says.
+
+        ``temperature``, ``max_tokens`` and ``seed`` are sent when not None; ``extra`` is merged into the body last
+        (provider-specific fields, e.g. ``{"max_completion_tokens": 50}``). Raises
+        :class:`~gainscope.errors.JudgeRequestError` when every attempt failed or the error is not retryable.
+        """
+        started = self._clock()
+        estimate = _estimate_tokens(messages, max_tokens)
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        for name, value in (("temperature", temperature), ("max_tokens", max_tokens), ("seed", seed)):
+            if value is not None:
+                body[name] = value
+        body.update(extra or {})
+        caller_format = "response_format" in body
+        attempt = 0
+        while True:
+            attempt += 1
+            json_mode = self._json_mode and not caller_format
+            sent = {**body, "response_format": dict(JSON_MODE)} if json_mode else body
+            outcome = await self._attempt(sent, estimate)
+            if isinstance(outcome, dict):
+                self._counts["completions"] += 1
+                return self._completion(outcome, model, attempt, started)
+            if outcome.reason == "response_format" and json_mode and self.settings.json_mode is None:
+                self._json_mode = False  # remembered: this server has no JSON mode
+                self._retries["response_format"] += 1
+                attempt -= 1
+                continue
+            await self._before_retry(outcome, attempt)
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> ChatClient:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------------------------------ internals
+
+    async def _before_retry(self, failure: _Failure, attempt: int) -> None:
+        """Raise if ``failure`` ends the call; otherwise sleep the backoff (and start a cooldown if due)."""
+        settings = self.settings
+        if failure.retry_after is not None and failure.retry_after > settings.max_retry_after:
+            failure = _Failure("retry_after", f"{failure.detail}; the server asks to wait "
+                               f"{failure.retry_after:g} s, more than max_retry_after={settings.max_retry_after:g}",
+                               failure.status)
+        if not failure.retryable or attempt >= settings.max_attempts:
+            self._counts["failures"] += 1
+            raise self._error(failure, attempt)
+        ceiling = min(settings.backoff_max, settings.backoff_base * 2 ** (attempt - 1))
+        delay = max(failure.retry_after or 0.0, self._rng.uniform(0, ceiling))
+        if failure.status == 429 or failure.retry_after is not None:
+            self._gate.cool_down(delay)
+        self._retries[failure.reason] += 1
+        deadline = self._clock() + delay
+        while (remaining := deadline - self._clock()) > 0:
+            await self._sleep(remaining)
+
+    def _error(self, failure: _Failure, attempts: int) -> JudgeRequestError:
+        plural = "s" if attempts != 1 else ""
+        return JudgeRequestError(f"POST {self._url} failed after {attempts} attempt{plural}: {failure.detail}. "
+                                 f"{_advice(failure)}", status=failure.status, attempts=attempts)
+
+    async def _attempt(self, body: dict[str, Any], estimate: int) -> dict[str, Any] | _Failure:
+        """One request: a slot, the gate, the POST; the parsed body of a usable answer, or why not."""
+        async with self._slots:
+            entry = await self._gate.enter(estimate)
+            self._counts["requests"] += 1
+            try:
+                async with asyncio.timeout(self.settings.timeout):
+                    response = await self._http.post(self._url, json=body, params=self._params)
+            except (TimeoutError, httpx.TimeoutException):
+                return _Failure("timeout", f"no complete answer within {self.settings.timeout:g} s",
+                                retryable=True)
+            except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
+                return _Failure("connection", f"connection failed ({type(exc).__name__}: {exc})", retryable=True)
+            except httpx.DecodingError as exc:
+                return _Failure("bad_body", f"a body that cannot be decoded ({exc})", retryable=True)
+            except httpx.HTTPError as exc:
+                return _Failure("http", f"{type(exc).__name__}: {exc}")
+        outcome = self._read(response)
+        if isinstance(outcome, dict):
+            self._gate.settle(entry, _usage(outcome)[2])
+        return outcome
+
+    def _read(self, response: httpx.Response) -> dict[str, Any] | _Failure:
+        status = response.status_code
+        if status == 429:
+            self._counts["rate_limited"] += 1
+        if not 200 <= status < 300:
+            return self._status_failure(response)
+        try:
+            payload = response.json()
+        except ValueError:
+            return _Failure("bad_body", f"HTTP {status} with a body that is not JSON: {response.text[:120]!r}",
+                            status, retryable=True)
+        choices = payload.get("choices") if isinstance(payload, dict) else None
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict) \
+                or not isinstance(choices[0].get("message"), dict):
+            return _Failure("empty_choices", f"HTTP {status} without an answer in 'choices': "
+                            f"{response.text[:120]!r}", status, retryable=True)
+        return payload
+
+    def _status_failure(self, response: httpx.Response) -> _Failure:
+        status = response.status_code
+        message, code = _server_message(response)
+        detail = f"HTTP {status} {message!r}"
+        if status in (400, 422) and "response_format" in response.text.lower():
+            return _Failure("response_format", detail, status)
+        if status == 429 and code == "insufficient_quota":
+            return _Failure("insufficient_quota", detail, status)
+        if status not in RETRYABLE_STATUSES:
+            return _Failure(str(status), detail, status)
+        return _Failure(str(status), detail, status, retryable=True,
+                        retry_after=retry_after_seconds(response.headers))
+
+    def _completion(self, payload: dict[str, Any], model: str, attempts: int, started: float) -> Completion:
+        choice = payload["choices"][0]
+        content = choice["message"].get("content")
+        prompt, completion, _ = _usage(payload)
+        if prompt is None and completion is None:
+            self._counts["unreported_usage"] += 1
+        self._counts["prompt_tokens"] += prompt or 0
+        self._counts["completion_tokens"] += completion or 0
+        finish = choice.get("finish_reason")
+        return Completion(text=content if isinstance(content, str) else "", model=str(payload.get("model") or model),
+                          prompt_tokens=prompt, completion_tokens=completion, attempts=attempts,
+                          latency=self._clock() - started, finish_reason=finish if isinstance(finish, str) else None,
+                          raw=payload)
+
+
+def _usage(payload: Mapping[str, Any]) -> tuple[int | None, int | None, int | None]:
+    """(prompt, completion, total) tokens from the body's ``usage``; None for what it does not report."""
+    usage = payload.get("usage")
+    if not isinstance(usage, dict):
+        return None, None, None
+
+    def number(name: str) -> int | None:
+        value = usage.get(name)
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    prompt, completion, total = number("prompt_tokens"), number("completion_tokens"), number("total_tokens")
+    if total is None and (prompt is not None or completion is not None):
+        total = (prompt or 0) + (completion or 0)
+    return prompt, completion, total

@@ -1,0 +1,420 @@
+"""ChatClient against a real chat-completions server on 127.0.0.1 (tests/judges/server.py); httpx is not mocked.
+
+Delays are scaled down (backoff of hundredths of a second, 1 s rate windows) so the file runs in seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+from collections.abc import Callable, Coroutine
+from dataclasses import replace
+from email.utils import formatdate
+from typing import Any, TypeVar
+
+import pytest
+
+from gainscope.errors import JudgeRequestError, PolicyError
+from gainscope.judges.client import ChatClient, ClientSettings, Completion, retry_after_seconds
+
+from .server import FakeChatServer, RecordedRequest, Reply, default_behaviour
+
+T = TypeVar("T")
+
+# The limits hold at the client's send times; arrivals at the server lag them by a varying few milliseconds (more
+# for a request that opens a connection), so spacing between arrivals is checked with this slack. Retry-After is
+# exact: the client hears the 429 after it arrived, then waits.
+SLACK = 0.05
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+def fast(url: str, **overrides: Any) -> ClientSettings:
+    """Settings with a backoff of hundredths of a second, for tests."""
+    settings = ClientSettings(url, backoff_base=0.01, backoff_max=0.05, timeout=5.0, max_attempts=4)
+    return replace(settings, **overrides)
+
+
+def ask(text: str = "query: q1 document: d1 grade=3") -> list[dict[str, str]]:
+    return [{"role": "system", "content": "You grade relevance."}, {"role": "user", "content": text}]
+
+
+async def complete_all(settings: ClientSettings, texts: list[str], **kwargs: Any) -> list[Completion]:
+    async with ChatClient(settings) as client:
+        return list(await asyncio.gather(*(client.complete("judge", ask(text), **kwargs) for text in texts)))
+
+
+async def complete_one(settings: ClientSettings, text: str = "query: q1 document: d1 grade=3",
+                       **kwargs: Any) -> Completion:
+    async with ChatClient(settings) as client:
+        return await client.complete("judge", ask(text), **kwargs)
+
+
+def first_then_ok(reply: Reply, times: int = 1) -> Callable[[dict[str, Any], int], Reply]:
+    """``reply`` for the first ``times`` attempts of each request, then the default answer."""
+    return lambda body, attempt: reply if attempt <= times else default_behaviour(body, attempt)
+
+
+def max_in_window(times: list[float], length: float) -> int:
+    """The most arrivals in any half-open window [t, t + length) starting at an arrival."""
+    return max(sum(1 for other in times if start <= other < start + length) for start in times)
+
+
+def chat_requests(server: FakeChatServer) -> list[RecordedRequest]:
+    return [request for request in server.requests if request.path.endswith("/chat/completions")]
+
+
+# ------------------------------------------------------------------------------------------------ answers
+
+
+def test_ok_answer_with_usage(chat_server: FakeChatServer) -> None:
+    done = run(complete_one(fast(chat_server.url), max_tokens=50, seed=7))
+    assert done.text == '{"grade": 3, "reasoning": "The passage matches the query at level 3."}'
+    assert (done.model, done.attempts, done.finish_reason) == ("judge", 1, "stop")
+    assert done.prompt_tokens is not None and done.prompt_tokens > 0
+    assert done.completion_tokens == len(done.text) // 4
+    assert done.raw["object"] == "chat.completion"
+    [request] = chat_server.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.body is not None
+    assert request.body["messages"] == ask()
+    assert (request.body["temperature"], request.body["max_tokens"], request.body["seed"]) == (0.0, 50, 7)
+
+
+@pytest.mark.parametrize("kind", ["fenced", "malformed", "out_of_range", "missing_grade"])
+def test_unusable_answers_are_returned_as_text(chat_server: FakeChatServer, kind: str) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply(kind, grade=2)
+    done = run(complete_one(fast(chat_server.url)))
+    expected = {"fenced": "```json\n{", "malformed": "Relevance: high", "out_of_range": '{"grade": 7',
+                "missing_grade": '{"reasoning"'}[kind]
+    assert done.text.startswith(expected)
+    assert done.attempts == 1 and chat_server.count() == 1
+
+
+def test_usage_is_none_when_the_server_gives_none(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply("no_usage")
+
+    async def go() -> tuple[Completion, int]:
+        async with ChatClient(fast(chat_server.url)) as client:
+            done = await client.complete("judge", ask())
+            return done, client.stats.unreported_usage
+
+    done, unreported = run(go())
+    assert (done.prompt_tokens, done.completion_tokens, unreported) == (None, None, 1)
+
+
+def test_extra_fields_are_merged_and_none_fields_left_out(chat_server: FakeChatServer) -> None:
+    run(complete_one(fast(chat_server.url, json_mode=False), temperature=None,
+                     extra={"max_completion_tokens": 20, "top_p": 1}))
+    body = chat_server.requests[0].body
+    assert body == {"model": "judge", "messages": ask(), "max_completion_tokens": 20, "top_p": 1}
+
+
+# ------------------------------------------------------------------------------------------------ retries
+
+
+def test_429_waits_at_least_retry_after(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = first_then_ok(Reply("429", retry_after=0.3))
+
+    async def go() -> tuple[Completion, Any]:
+        async with ChatClient(fast(chat_server.url)) as client:
+            return await client.complete("judge", ask()), client.stats
+
+    done, stats = run(go())
+    first, second = chat_server.request_times()
+    assert second - first >= 0.3
+    assert done.attempts == 2
+    assert (stats.requests, stats.rate_limited, dict(stats.retries)) == (2, 1, {"429": 1})
+
+
+def test_retry_after_ms_is_honoured(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = first_then_ok(Reply("429", headers={"retry-after-ms": "250"}))
+    run(complete_one(fast(chat_server.url)))
+    first, second = chat_server.request_times()
+    assert second - first >= 0.25
+
+
+def test_a_429_pauses_every_request_of_the_client(chat_server: FakeChatServer) -> None:
+    def behaviour(body: dict[str, Any], attempt: int) -> Reply:
+        if "first" in str(body["messages"]) and attempt == 1:
+            return Reply("429", retry_after=0.3)
+        return default_behaviour(body, attempt)
+
+    chat_server.behaviour = behaviour
+
+    async def go() -> None:
+        async with ChatClient(fast(chat_server.url)) as client:
+            first = asyncio.create_task(client.complete("judge", ask("first")))
+            while client.stats.rate_limited == 0:
+                await asyncio.sleep(0.005)
+            await asyncio.gather(first, *(client.complete("judge", ask(f"other {i}")) for i in range(3)))
+
+    run(go())
+    limited = next(r.time for r in chat_server.requests if r.kind == "429")
+    others = [r.time for r in chat_server.requests if "other" in r.user_text]
+    assert len(others) == 3 and min(others) - limited >= 0.3
+
+
+@pytest.mark.parametrize("status", ["408", "409", "500", "502", "503", "504"])
+def test_server_errors_are_retried(chat_server: FakeChatServer, status: str) -> None:
+    chat_server.behaviour = first_then_ok(Reply(status), times=2)
+
+    async def go() -> tuple[Completion, Any]:
+        async with ChatClient(fast(chat_server.url)) as client:
+            return await client.complete("judge", ask()), client.stats
+
+    done, stats = run(go())
+    assert done.attempts == 3 and done.text.startswith('{"grade": 3')
+    assert [r.kind for r in chat_server.requests] == [status, status, "ok"]
+    assert dict(stats.retries) == {status: 2}
+
+
+@pytest.mark.parametrize("kind", ["drop", "empty_choices", "bad_body"])
+def test_dropped_connections_and_broken_bodies_are_retried(chat_server: FakeChatServer, kind: str) -> None:
+    chat_server.behaviour = first_then_ok(Reply(kind))
+    done = run(complete_one(fast(chat_server.url)))
+    assert done.attempts == 2
+    assert [r.kind for r in chat_server.requests] == [kind, "ok"]
+
+
+def test_timeout_is_retried(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = first_then_ok(Reply("timeout", delay=1.0))
+    done = run(complete_one(fast(chat_server.url, timeout=0.2)))
+    assert done.attempts == 2
+    first, second = chat_server.request_times()
+    assert 0.2 - SLACK <= second - first < 1.0  # retried after the client's timeout, not after the server's hold
+
+
+def test_all_attempts_failing_raises_with_status_and_attempts(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply("503")
+    with pytest.raises(JudgeRequestError) as caught:
+        run(complete_one(fast(chat_server.url, max_attempts=4)))
+    assert (caught.value.status, caught.value.attempts) == (503, 4)
+    assert chat_server.count() == 4
+    message = str(caught.value)
+    assert message.startswith(f"POST {chat_server.url}/chat/completions failed after 4 attempts: HTTP 503")
+    assert "check its health" in message
+
+
+@pytest.mark.parametrize(("kind", "timeout"), [("drop", 5.0), ("timeout", 0.1)])
+def test_failing_without_a_response_has_no_status(chat_server: FakeChatServer, kind: str, timeout: float) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply(kind, delay=1.0 if kind == "timeout" else 0.0)
+    with pytest.raises(JudgeRequestError) as caught:
+        run(complete_one(fast(chat_server.url, max_attempts=2, timeout=timeout)))
+    assert (caught.value.status, caught.value.attempts) == (None, 2)
+    assert chat_server.count() == 2
+
+
+def test_refused_connection_is_retried_then_reported() -> None:
+    with socket.socket() as probe:  # a port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(JudgeRequestError) as caught:
+        run(complete_one(fast(f"http://127.0.0.1:{port}/v1", max_attempts=3)))
+    assert (caught.value.status, caught.value.attempts) == (None, 3)
+    assert "server is running" in str(caught.value)
+
+
+@pytest.mark.parametrize(("status", "advice"), [("400", "refused the request"), ("401", "API key"),
+                                                ("404", "base URL"), ("422", "refused the request")])
+def test_other_client_errors_are_not_retried(chat_server: FakeChatServer, status: str, advice: str) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply(status)
+    with pytest.raises(JudgeRequestError) as caught:
+        run(complete_one(fast(chat_server.url, api_key="sk-secret-123")))
+    assert (caught.value.status, caught.value.attempts) == (int(status), 1)
+    assert chat_server.count() == 1
+    assert advice in str(caught.value) and "sk-secret-123" not in str(caught.value)
+
+
+def test_insufficient_quota_is_not_retried(chat_server: FakeChatServer) -> None:
+    quota = '{"error": {"message": "You exceeded your current quota.", "type": "insufficient_quota", ' \
+            '"param": null, "code": "insufficient_quota"}}'
+    chat_server.behaviour = lambda body, attempt: Reply("429", text=quota)
+    with pytest.raises(JudgeRequestError, match="no quota left") as caught:
+        run(complete_one(fast(chat_server.url)))
+    assert caught.value.attempts == 1 and chat_server.count() == 1
+
+
+def test_retry_after_beyond_the_maximum_fails_at_once(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply("429", retry_after=3600)
+    with pytest.raises(JudgeRequestError, match="asks to wait 3600 s, more than max_retry_after=60") as caught:
+        run(complete_one(fast(chat_server.url, max_retry_after=60)))
+    assert (caught.value.status, caught.value.attempts) == (429, 1)
+
+
+def test_backoff_is_exponential_with_full_jitter(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = first_then_ok(Reply("503"), times=3)
+    now = [0.0]
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    settings = fast(chat_server.url, backoff_base=1.0, backoff_max=3.0, max_attempts=6)
+
+    async def go() -> Completion:
+        async with ChatClient(settings, sleep=sleep, clock=lambda: now[0], rng=random.Random(7)) as client:
+            return await client.complete("judge", ask())
+
+    assert run(go()).attempts == 4
+    jitter = random.Random(7)
+    assert slept == pytest.approx([jitter.uniform(0, 1.0), jitter.uniform(0, 2.0), jitter.uniform(0, 3.0)])
+
+
+# ------------------------------------------------------------------------------------------------ limits
+
+
+def test_concurrency_is_bounded(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply("slow", delay=0.1)
+    run(complete_all(fast(chat_server.url, concurrency=3), [f"q{i}" for i in range(12)]))
+    assert chat_server.count() == 12
+    assert chat_server.max_concurrency() == 3
+
+
+def test_requests_per_minute_hold_over_every_window(chat_server: FakeChatServer) -> None:
+    settings = fast(chat_server.url, requests_per_minute=5, rate_window=1.0, concurrency=8)
+    run(complete_all(settings, [f"q{i}" for i in range(12)]))
+    times = chat_server.request_times()
+    assert len(times) == 12
+    assert times[-1] - times[0] >= 2.0 - SLACK  # 5 + 5 + 2: the third batch waits two windows
+    assert max_in_window(times, 1.0 - SLACK) <= 5
+
+
+def test_tokens_per_minute_hold_over_every_window(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply("ok", usage=(100, 200))
+    text = "x" * 380  # with the system message 400 characters = 100 tokens, + max_tokens 200 = 300
+    settings = fast(chat_server.url, tokens_per_minute=1000, rate_window=1.0, concurrency=8)
+    run(complete_all(settings, [text] * 7, max_tokens=200))
+    times = chat_server.request_times()
+    assert times[-1] - times[0] >= 2.0 - SLACK  # 3 + 3 + 1 requests of 300 tokens
+    assert max_in_window(times, 1.0 - SLACK) <= 3
+
+
+def test_tokens_per_minute_are_settled_with_the_real_usage(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply("ok", usage=(5, 5))
+    text = "x" * 380
+    settings = fast(chat_server.url, tokens_per_minute=1000, rate_window=1.0, concurrency=1)
+
+    async def go() -> Any:
+        async with ChatClient(settings) as client:
+            for _ in range(8):
+                await client.complete("judge", ask(text), max_tokens=200)
+            return client.stats
+
+    stats = run(go())
+    times = chat_server.request_times()
+    assert max_in_window(times, 0.9) == 8  # reserved 300 each, settled at 10: no wait for a window
+    assert (stats.prompt_tokens, stats.completion_tokens) == (40, 40)
+
+
+def test_an_estimate_above_the_limit_is_sent_alone(chat_server: FakeChatServer) -> None:
+    settings = fast(chat_server.url, tokens_per_minute=50, rate_window=0.3)
+    run(complete_all(settings, ["y" * 400, "z" * 400]))
+    first, second = chat_server.request_times()
+    assert second - first >= 0.3 - SLACK
+
+
+# ------------------------------------------------------------------------------------------------ JSON mode
+
+
+def test_json_mode_is_sent_when_the_server_has_it(chat_server: FakeChatServer) -> None:
+    run(complete_one(fast(chat_server.url)))
+    assert chat_server.requests[0].body["response_format"] == {"type": "json_object"}  # type: ignore[index]
+
+
+def test_json_mode_falls_back_once_and_remembers(chat_server: FakeChatServer) -> None:
+    chat_server.json_mode_supported = False
+
+    async def go() -> tuple[list[Completion], Any]:
+        async with ChatClient(fast(chat_server.url)) as client:
+            done = [await client.complete("judge", ask(f"q{i}")) for i in range(3)]
+            return done, client.stats
+
+    done, stats = run(go())
+    assert [r.kind for r in chat_server.requests] == ["400_response_format", "ok", "ok", "ok"]
+    assert ["response_format" in (r.body or {}) for r in chat_server.requests] == [True, False, False, False]
+    assert [d.attempts for d in done] == [1, 1, 1]
+    assert stats.json_mode is False and dict(stats.retries) == {"response_format": 1}
+
+
+def test_json_mode_true_does_not_fall_back(chat_server: FakeChatServer) -> None:
+    chat_server.json_mode_supported = False
+    with pytest.raises(JudgeRequestError) as caught:
+        run(complete_one(fast(chat_server.url, json_mode=True)))
+    assert (caught.value.status, caught.value.attempts, chat_server.count()) == (400, 1, 1)
+    assert "response_format" in str(caught.value)
+
+
+def test_json_mode_false_never_sends_it(chat_server: FakeChatServer) -> None:
+    run(complete_one(fast(chat_server.url, json_mode=False)))
+    assert "response_format" not in (chat_server.requests[0].body or {})
+
+
+def test_a_response_format_given_by_the_caller_is_kept(chat_server: FakeChatServer) -> None:
+    chat_server.json_mode_supported = False
+    schema = {"type": "json_schema", "json_schema": {"name": "grade", "schema": {"type": "object"}}}
+    with pytest.raises(JudgeRequestError):
+        run(complete_one(fast(chat_server.url), extra={"response_format": schema}))
+    assert [r.body["response_format"] for r in chat_server.requests] == [schema]  # type: ignore[index]
+
+
+# ------------------------------------------------------------------------------------------------ auth, Azure
+
+
+def test_bearer_key_is_sent_when_given(chat_server: FakeChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings = fast(chat_server.url, api_key="sk-test", extra_headers={"X-Team": "search"})
+    run(complete_one(settings))
+    headers = chat_server.requests[0].headers
+    assert headers["authorization"] == "Bearer sk-test" and headers["x-team"] == "search"
+    assert "sk-test" not in repr(settings)
+
+
+def test_key_from_the_environment(chat_server: FakeChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    run(complete_one(fast(chat_server.url)))
+    assert chat_server.requests[0].headers["authorization"] == "Bearer sk-env"
+
+
+def test_no_key_no_authorization(chat_server: FakeChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    run(complete_one(fast(chat_server.url)))
+    assert "authorization" not in chat_server.requests[0].headers
+
+
+def test_azure_uses_api_key_header_and_api_version(chat_server: FakeChatServer,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AZURE_OPENAI_API_KEY", raising=False)
+    base = chat_server.url.removesuffix("/v1") + "/openai/deployments/judge-dep"
+    run(complete_one(fast(base, api_key="az-key", azure_api_version="2024-06-01")))
+    [request] = chat_requests(chat_server)
+    assert request.path == "/openai/deployments/judge-dep/chat/completions"
+    assert request.query == "api-version=2024-06-01"
+    assert request.headers["api-key"] == "az-key" and "authorization" not in request.headers
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+
+def test_retry_after_forms() -> None:
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({"retry-after": "0.3"}) == 0.3
+    assert retry_after_seconds({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert retry_after_seconds({"retry-after": formatdate(1_000_030, usegmt=True)}, now=1_000_000) == 30.0
+    assert retry_after_seconds({"retry-after": formatdate(1_000_000, usegmt=True)}, now=1_000_030) == 0.0
+    assert retry_after_seconds({"retry-after": "Thu, 01 Jan 1970 00:00:30 -0000"}, now=0) == 30.0
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None
+
+
+@pytest.mark.parametrize(("name", "value"), [("concurrency", 0), ("max_attempts", 0), ("requests_per_minute", 0),
+                                             ("timeout", 0), ("base_url", "localhost:8000")])
+def test_bad_settings_are_refused(name: str, value: Any) -> None:
+    with pytest.raises(PolicyError, match=f"client setting {name}="):
+        fields: dict[str, Any] = {"base_url": "http://127.0.0.1:1/v1", name: value}
+        ClientSettings(**fields)
+
