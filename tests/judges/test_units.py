@@ -258,3 +258,16 @@ def test_budget_and_missing_texts_and_humans(tmp_path: Path) -> None:
         state, _ = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge=cheap, store=store, budget=Budget(max_cost=0.2),
                                            skip_human=False))
         assert state.cost <= 0.2 and state.not_judged > 0
+
+
+def test_price_table(tmp_path: Path) -> None:
+    table = tmp_path / "prices.json"
+    table.write_text('{"m": {"input": 2.5, "output": 10}}', encoding="utf-8")
+    prices = Prices.from_table(table, "m")
+    assert prices.cost(1000, 100) == pytest.approx((1000 * 2.5 + 100 * 10) / 1e6)
+    assert prices.cost(1000, None) is None  # no usage reported: no cost, never an estimate
+    with pytest.raises(InputError, match="no prices for model 'x'; the table has: m"):
+        Prices.from_table(table, "x")
+    table.write_text("{nope", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot read the price table"):
+        Prices.from_table(table, "m")

@@ -84,6 +84,8 @@ def _bar(p: Any) -> str:
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Budget: cost at most (needs prices).")
 @click.option("--price-in", type=click.FloatRange(min=0), default=None, help="Price per million input tokens.")
 @click.option("--price-out", type=click.FloatRange(min=0), default=None, help="Price per million output tokens.")
+@click.option("--prices", "price_table", type=click.Path(exists=True, dir_okay=False), default=None,
+              help='A JSON price table, per million tokens: {"model": {"input": 0.15, "output": 0.6}}.')
 @click.option("--human", "human_qrels", default=None,
               help="Human qrels: imported into the store; their pairs are not sent to the model.")
 @click.option("--judge-human-pairs", is_flag=True, help="Judge pairs that humans judged too (for agreement).")
@@ -96,7 +98,8 @@ def judge_cmd(queries: str, corpus: str, runs: tuple[str, ...], pairs: str | Non
               output: Path | None, jsonl: Path | None, prompt: str, template: str | None, scale: str | None,
               temperature: float, max_tokens: int, seed: int | None, concurrency: int, rpm: float | None,
               tpm: float | None, timeout: float, max_attempts: int, answer_attempts: int, max_requests: int | None,
-              max_cost: float | None, price_in: float | None, price_out: float | None, human_qrels: str | None,
+              max_cost: float | None, price_in: float | None, price_out: float | None, price_table: str | None,
+              human_qrels: str | None,
               judge_human_pairs: bool, no_retry_failed: bool, max_failures: str) -> None:
     """Label (query, document) pairs with an LLM judge: the top --depth documents of each --run, or --pairs.
 
@@ -124,7 +127,10 @@ def judge_cmd(queries: str, corpus: str, runs: tuple[str, ...], pairs: str | Non
     todo = read_pairs(pairs) if pairs else pool_runs([read_run(r) for r in runs], depth)
     query_texts = read_queries(queries)
     doc_texts = read_documents(corpus, only={d for _, d in todo})
-    prices = Prices(price_in, price_out) if price_in is not None and price_out is not None else None
+    if price_table is not None and price_in is not None:
+        raise click.UsageError("give prices once: --prices TABLE or --price-in/--price-out")
+    prices = Prices(price_in, price_out) if price_in is not None and price_out is not None else \
+        Prices.from_table(price_table, model) if price_table is not None else None
     show = sys.stderr.isatty()
 
     def progress(p: Any) -> None:

@@ -17,12 +17,14 @@ Costs come only from the usage the server reports, priced with :class:`Prices`.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
-from gainscope.errors import BudgetExceededError, JudgeAnswerError, JudgeRequestError, PolicyError
+from gainscope.errors import BudgetExceededError, InputError, JudgeAnswerError, JudgeRequestError, PolicyError
 from gainscope.io.texts import Document, Query
 from gainscope.judges.answers import parse_answer
 from gainscope.judges.spec import JudgeSpec
@@ -42,6 +44,24 @@ class Prices:
         for v in (self.input_per_million, self.output_per_million):
             if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
                 raise PolicyError(f"prices must be numbers >= 0 (per million tokens); got {v!r}")
+
+    @classmethod
+    def from_table(cls, path: str | Path, model: str) -> Prices:
+        """The prices of ``model`` from a JSON price table: ``{"model name": {"input": 2.5, "output": 10}}``,
+        per million tokens (the user's own table: prices change, so none is built in)."""
+        p = Path(path)
+        try:
+            table = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"{p}: cannot read the price table ({exc}); expected JSON like "
+                             '{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}') from None
+        if not isinstance(table, dict) or model not in table:
+            known = ", ".join(table) if isinstance(table, dict) else "none"
+            raise InputError(f"{p}: no prices for model {model!r}; the table has: {known}")
+        entry = table[model]
+        if not isinstance(entry, dict) or not {"input", "output"} <= set(entry):
+            raise InputError(f"{p}: the prices of {model!r} need 'input' and 'output' (per million tokens)")
+        return cls(entry["input"], entry["output"])
 
     def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
         """The cost of a request from its real usage; None when the server reported none."""
