@@ -1,0 +1,152 @@
+"""Focus times and their extraction: every rule, the guards against counts, publication years kept apart, and
+relative expressions resolved only against an explicit reference (never the clock)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from gainscope.errors import InputError, MissingDependencyError
+from gainscope.temporal import FocusTime, as_focus_time, extract_focus_time, jaccard
+
+REF = dt.date(2024, 6, 1)
+
+
+def years(text: str, **kw: object) -> set[int]:
+    return set(extract_focus_time(text, **kw).focus_time.years)  # type: ignore[arg-type]
+
+
+def test_focus_time_model() -> None:
+    assert FocusTime.range(2019, 2021) == FocusTime.of(2019, 2020, 2021)
+    assert len(FocusTime.decade(1990)) == 10 and 1999 in FocusTime.decade(1990) and 2000 not in FocusTime.decade(1990)
+    # |{2020,2021} ∩ {2021,2022}| = 1, union 3
+    assert jaccard(FocusTime.of(2020, 2021), FocusTime.of(2021, 2022)) == pytest.approx(1 / 3)
+    assert jaccard(FocusTime(), FocusTime()) == 0.0
+    assert str(FocusTime.of(1990, 1991, 1995)) == "{1990-1991, 1995}"
+    assert as_focus_time(["2008-10", 2015, "1990s"]) == FocusTime.range(2008, 2010) | FocusTime.of(2015) | \
+        FocusTime.decade(1990)
+    with pytest.raises(InputError, match="ends before it starts"):
+        as_focus_time("2010-2005")
+    with pytest.raises(InputError, match="expected years"):
+        as_focus_time([2020, 3.5])
+    with pytest.raises(InputError, match="is not a year"):
+        as_focus_time("last year")
+    with pytest.raises(InputError, match="a decade starts at a multiple of 10"):
+        FocusTime.decade(1995)
+
+
+def test_explicit_years_ranges_decades_centuries() -> None:
+    assert years("Who won the 2014 World Cup?") == {2014}
+    assert years("GDP from 1990 to 1993") == {1990, 1991, 1992, 1993}
+    assert years("between 2001 and 2003") == {2001, 2002, 2003}
+    assert years("the 2019-20 season") == {2019, 2020}
+    assert years("the 1990\u201392 recession") == {1990, 1991, 1992}
+    assert years("the 1990s") == set(range(1990, 2000))
+    assert years("the early 1990s") == {1990, 1991, 1992, 1993}
+    assert years("the mid-1980s") == {1984, 1985, 1986}
+    assert years("late 1970s") == {1977, 1978, 1979}
+    assert years("the 19th century") == set(range(1800, 1900))
+    assert years("on 2020-03-15 and 2021-12-01") == {2020, 2021}
+    # "2020-12" is not a range (it would end before it starts): the year alone is read
+    assert years("in 2020-12") == {2020}
+    # "in 1990 and 1995" is two years, not a range
+    assert years("in 1990 and 1995") == {1990, 1995}
+
+
+def test_named_periods_and_user_periods() -> None:
+    assert years("What happened during WWII?") == set(range(1939, 1946))
+    assert years("World War I and World War II") == set(range(1914, 1919)) | set(range(1939, 1946))
+    assert years("the Cold War") == set(range(1947, 1992))
+    assert years("the COVID-19 pandemic") == {2020, 2021, 2022, 2023}
+    assert years("a pandemic") == set()  # ambiguous, not read
+    assert years("the dot-com bubble", periods={"dot-com bubble": "1995-2000"}) == set(range(1995, 2001))
+    e = extract_focus_time("During the Great Depression")
+    assert [(m.rule, m.note, m.text) for m in e.mentions] == [("period", "Great Depression", "the Great Depression")]
+
+
+def test_counts_amounts_and_pages_are_not_years() -> None:
+    e = extract_focus_time("Published 2024. The 2008 crisis, 1990s boom; page 1234 of 2000 items", kind="document")
+    # TempoEval's regex gives {2024, 2008, 1990..1999, 2000}: the publication year and a count join the focus time
+    assert e.focus_time == FocusTime.of(2008) | FocusTime.decade(1990)
+    assert e.publication_year == 2024
+    assert [(m.text, m.note) for m in e.rejected] == [("1234", "follows 'page': a number, not a year"),
+                                                       ("2000", "a count of 'items', not a year")]
+    assert years("It costs $1999 or 1500 euros, 2000% more, 1,999 units, 2000.5 km") == set()
+    assert years("ISO 2022 and RFC 2119") == set()
+    # a preposition that introduces years wins over the count noun after the number
+    assert years("In 2000 people moved") == {2000}
+    # out of the default bounds (1000..2099)
+    assert years("in 2150 and 0999") == set()
+    assert years("in 2150", year_bounds=(1000, 2200)) == {2150}
+
+
+def test_publication_year_is_kept_apart() -> None:
+    e = extract_focus_time("Posted on March 3, 2021. Copyright 2022. © 2023. The 1929 crash.", kind="document")
+    assert e.focus_time == FocusTime.of(1929)
+    assert e.publication_year == 2021  # the first one found
+    assert [m.text for m in e.publication] == ["Posted on March 3, 2021", "Copyright 2022", "© 2023"]
+    # a query has no publication rule: "published in 2021" is what it asks about
+    assert years("books published in 2021") == {2021}
+    # the caller's publication year wins over the text's and still stays out of the focus time
+    e = extract_focus_time("Updated 2020. The 2008 crisis.", kind="document", publication_year=2019)
+    assert e.publication_year == 2019 and e.focus_time == FocusTime.of(2008)
+
+
+def test_relative_expressions_need_an_explicit_reference() -> None:
+    with pytest.raises(InputError, match=r"'last year' \(characters 19-28\) is a relative time expression .* "
+                                         r"give reference_date="):
+        extract_focus_time("What was inflation last year?")
+    e = extract_focus_time("What was inflation last year?", unresolved="report")
+    assert e.focus_time == FocusTime() and [m.text for m in e.unresolved] == ["last year"]
+    # reference 2024: last year 2023; recently 2022..2024; past 3 years 2021..2024; 5 years ago 2019
+    assert years("last year", reference_date=REF) == {2023}
+    assert years("recently", reference_date=REF) == {2022, 2023, 2024}
+    assert years("over the past three years", reference_date="2024-06-01") == {2021, 2022, 2023, 2024}
+    assert years("5 years ago", reference_date=2024) == {2019}
+    assert years("the last decade", reference_date=REF) == set(range(2014, 2024))
+    assert years("next year and this year", reference_date=REF) == {2024, 2025}
+    e = extract_focus_time("What happened during WWII and recently?", reference_date=REF)
+    assert e.focus_time == FocusTime.range(1939, 1945) | FocusTime.range(2022, 2024)
+    assert e.mentions[1].note == "against reference year 2024"
+    # the same query a year later gives the same answer with the same reference: no clock
+    assert years("recently", reference_date=dt.datetime(2024, 12, 31, 23, 59)) == {2022, 2023, 2024}
+
+
+def test_document_relative_expressions_use_the_publication_year() -> None:
+    e = extract_focus_time("Published 2015. Sales fell last year.", kind="document", reference_date=REF)
+    assert e.focus_time == FocusTime.of(2014)
+    assert e.mentions[0].note == "against publication year 2015"
+    with pytest.raises(InputError, match="reference_date: expected a date"):
+        extract_focus_time("x", reference_date="June 2024")
+
+
+def test_explain_lists_every_decision_in_text_order() -> None:
+    e = extract_focus_time("Published 2024. Since 2008; 2000 items; recently.", kind="document")
+    assert e.explain() == [
+        "publication 0-14 publication 'Published 2024' -> {2024}",
+        "22-26 year '2008' -> {2008}",
+        "rejected 28-32 year '2000' (a count of 'items', not a year)",
+        "40-48 relative 'recently' -> {2022-2024} (against publication year 2024)",
+        "focus time {2008, 2022-2024}; published 2024",
+    ]
+
+
+def test_dateparser_option() -> None:
+    pytest.importorskip("dateparser")
+    e = extract_focus_time("Two weeks ago it may rain; on 3 March 2019", reference_date=REF, use_dateparser=True)
+    assert e.focus_time == FocusTime.of(2019, 2024)
+    assert [(m.text, m.note) for m in e.rejected] == [("may", "no digit and no relative word: not a date")]
+    e = extract_focus_time("Two weeks ago", use_dateparser=True, unresolved="report")
+    assert [(m.rule, m.text) for m in e.unresolved] == [("dateparser", "Two weeks ago")]
+    with pytest.raises(InputError, match=r"'Two weeks ago' .* relative"):
+        extract_focus_time("Two weeks ago", use_dateparser=True)
+
+
+def test_dateparser_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dateparser", None)
+    monkeypatch.setitem(sys.modules, "dateparser.search", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'gainscope\[temporal\]'"):
+        extract_focus_time("in 2020", use_dateparser=True)
