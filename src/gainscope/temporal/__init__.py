@@ -1,9 +1,84 @@
-"""Temporal relevance (seed 001): focus times, their extraction from text, and temporal ranking metrics."""
+"""Temporal relevance (seed 001): focus times, their extraction from text, and temporal ranking metrics.
+
+* :mod:`~gainscope.temporal.focus_time` -- :class:`FocusTime`, a set of years (ranges, decades), Jaccard and
+  overlap;
+* :mod:`~gainscope.temporal.extraction` -- :func:`extract_focus_time`: years, ranges, decades, centuries, named
+  periods, relative expressions against an explicit reference, publication years kept apart, optional dateparser;
+* :mod:`~gainscope.temporal.base`, :mod:`~gainscope.temporal.grades` -- the three modes (gold ids, focus times,
+  an LLM judge), sync ``compute`` and async ``acompute``, failed grades reported;
+* :mod:`~gainscope.temporal.ranking` -- :class:`TemporalNDCG`, :class:`TemporalPrecision`,
+  :class:`TemporalRecall`, :class:`TemporalMRR`, :class:`TemporalMAP`;
+* :mod:`~gainscope.temporal.years` -- :class:`TemporalYearPrecision`, :class:`TemporalYearRecall`,
+  :class:`TemporalDiversity`, :class:`TemporalCoverage`;
+* :mod:`~gainscope.temporal.batch` -- a JSONL of queries evaluated at once (``gainscope temporal evaluate``).
+
+>>> TemporalNDCG(use_focus_time=True).compute(qft={2020, 2021}, dfts=[{2020, 2021}, {2019}], k=2)
+1.0
+
+Differences with TempoEval 0.1.0 (the ``tempoeval`` package), each a defect there or a declared choice here:
+
+=================================  =====================================================  =========================
+what                               TempoEval                                              gainscope
+=================================  =====================================================  =========================
+nDCG gain                          ``2^g - 1`` (docs show linear)                         ``gain=linear`` (seed),
+                                                                                          ``exponential`` on request
+nDCG ideal, focus-time/LLM modes   the top k re-sorted ("local ideal")                    ``ideal=judged`` (all
+                                                                                          judged), ``retrieved``
+                                                                                          on request
+undefined values (IDCG 0, R 0,     0.0                                                    NaN with the reason; the
+empty QFT, nothing retrieved)                                                             batch applies ``undefined``
+failed LLM grade                   0.0 (``verdict``/``relevance_score`` 0)                an error (or NaN with the
+                                                                                          reason), never 0
+precision, LLM mode                average precision over the retrieved ("position-       precision@k over grades >=
+                                   weighted precision")                                   ``rel``
+recall, LLM mode                   sum of graded scores / k (a graded precision)          relevant@k / R
+relevance threshold                Jaccard in precision/MAP, overlap *count* in           Jaccard > ``min_jaccard``
+                                   recall/MRR                                             everywhere
+MAP normaliser                     relevant retrieved in the top k                        ``denominator=judged``
+                                                                                          (R), ``retrieved`` on
+                                                                                          request
+diversity without a scope          1.0                                                    an error
+coverage                           0.0 unless ``temporal_focus`` is change-over-time;     any query; focus-time mode
+                                   LLM only                                               too; any number of anchors
+values                             rounded to 5 decimals                                  full precision
+unknown keyword inputs             swallowed                                              ``TypeError``
+focus-time extraction              counts read as years ("2000 items"), publication       rejected with a reason;
+                                   year in the focus time, "recently" against             publication kept apart;
+                                   ``datetime.now()``                                     explicit reference only
+=================================  =====================================================  =========================
+
+With ``gain="exponential"``, ``ideal="retrieved"`` (nDCG), ``denominator="retrieved"`` (MAP) and the default
+threshold, the focus-time and gold modes give TempoEval's numbers wherever TempoEval's value is defined
+(``tests/temporal/test_parity_tempoeval.py``).
+"""
 
 from __future__ import annotations
 
+from gainscope.temporal.base import TemporalGradeError, TemporalMetric, TemporalScore
 from gainscope.temporal.extraction import PERIODS, Extraction, Mention, extract_focus_time
 from gainscope.temporal.focus_time import FocusTime, as_focus_time, jaccard, overlap
+from gainscope.temporal.ranking import TemporalMAP, TemporalMRR, TemporalNDCG, TemporalPrecision, TemporalRecall
+from gainscope.temporal.years import TemporalCoverage, TemporalDiversity, TemporalYearPrecision, TemporalYearRecall
 
-__all__ = ["PERIODS", "Extraction", "FocusTime", "Mention", "as_focus_time", "extract_focus_time", "jaccard",
-           "overlap"]
+__all__ = [
+    "PERIODS",
+    "Extraction",
+    "FocusTime",
+    "Mention",
+    "TemporalCoverage",
+    "TemporalDiversity",
+    "TemporalGradeError",
+    "TemporalMAP",
+    "TemporalMRR",
+    "TemporalMetric",
+    "TemporalNDCG",
+    "TemporalPrecision",
+    "TemporalRecall",
+    "TemporalScore",
+    "TemporalYearPrecision",
+    "TemporalYearRecall",
+    "as_focus_time",
+    "extract_focus_time",
+    "jaccard",
+    "overlap",
+]
