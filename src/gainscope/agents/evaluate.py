@@ -1,0 +1,265 @@
+"""Evaluate agent conversations: de-duplicate the last turn, grade its unique results, compute seed 003's
+metrics at every iteration and at N, session DCG, and aggregates over conversations.
+
+Scope: only the last turn of each conversation is evaluated (seed 003); its iterations are the ones where
+search was invoked (:meth:`~gainscope.agents.trace.Turn.search_iterations`), numbered ``1..N``.
+
+Aggregates over conversations of each value at N: the mean and the median of the conversations where it is
+defined, a bootstrap confidence interval of the mean (:func:`gainscope.stats.bootstrap_ci`, percentile, 95 %,
+10,000 resamples, seed 0; undefined with fewer than two values), and how many conversations had it undefined.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gainscope.agents.dedup import DEFAULT_DEDUP, Deduplication, DedupSettings, deduplicate
+from gainscope.agents.gains import Grade, JudgmentIndex, judge_grades, judgment_grades, trace_grades
+from gainscope.agents.metrics import CAP, IterationValues, good_gain_curve, iterations_for_all_good, values_at_n
+from gainscope.agents.session import session_dcg
+from gainscope.agents.trace import Conversation
+from gainscope.errors import InputError, PolicyError
+from gainscope.io.texts import Query
+
+__all__ = [
+    "SUMMARY_METRICS",
+    "AgentReport",
+    "AgentSettings",
+    "Aggregate",
+    "ConversationResult",
+    "aggregate",
+    "deduplicate_conversation",
+    "evaluate_agents",
+    "evaluate_agents_async",
+    "score_conversation",
+]
+
+SUMMARY_METRICS = ("N", "R@N", "UR@N", "GR@N", "DupR@N", "CG@N", "RG@N", "DCG@N", "DRG@N", "AvgGain_N", "RAG@N",
+                   "DRAG@N", "SRE@N", "SRR@N", "IterationsForAllGoodResults", "sDCG")
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Every convention that changes a number, echoed in the output.
+
+    ``good_gain``: a result is good when its gain is >= this (2). ``missing``: what a result without a gain
+    counts as, ``"zero"`` or ``"undefined"`` (None: zero with judgments, as trec_eval; undefined otherwise).
+    ``sdcg_b``, ``sdcg_bq``, ``sdcg_depth``: session DCG parameters. ``cap``: of IterationsForAllGoodResults.
+    ``level``, ``resamples``, ``seed``: the bootstrap interval of the aggregates."""
+
+    good_gain: float = 2.0
+    dedup: DedupSettings = field(default_factory=DedupSettings)
+    missing: str | None = None
+    sdcg_b: float = 2.0
+    sdcg_bq: float = 4.0
+    sdcg_depth: int | None = None
+    cap: int = CAP
+    level: float = 0.95
+    resamples: int = 10000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.missing not in (None, "zero", "undefined"):
+            raise PolicyError(f"missing must be 'zero' or 'undefined'; got {self.missing!r}")
+        if self.cap < 1:
+            raise PolicyError(f"cap must be >= 1; got {self.cap}")
+
+    def describe(self, source: str) -> list[tuple[str, str]]:
+        """The conventions as (name, description) rows."""
+        missing = self.missing or ("zero" if source == "judgments" else "undefined")
+        d = self.dedup
+        hard = ", ".join(d.hard_fields) or "none"
+        return [
+            ("scope", "last turn of each conversation; iterations where search was invoked, i = 1..N"),
+            ("gains", {"trace": "from the trace", "judgments": "from judgments keyed by id or URL",
+                       "judge": "from an LLM judge (0-4); failed grades undefined, never 0"}[source]),
+            ("good gain", f"gain >= {self.good_gain:g}"),
+            ("unjudged", "gain 0 (as trec_eval)" if missing == "zero" else "undefined (values after it are NaN)"),
+            ("dedup", f"merge at confidence >= {d.threshold:g}; hard fields {hard}; near-duplicates "
+                      f"{'SimHash <= ' + str(d.simhash_distance) + ' bits' if d.near_duplicates else 'off'}"),
+            ("urls", "w3lib canonical form; tracking parameters, default ports, fragment, trailing slash"
+                     f"{'' if d.url_policy.keep_www else ', www.'}{'' if d.url_policy.keep_scheme else ', http=https'}"
+                     " dropped or made equal"),
+            ("discount", "w(i) = 1/log2(i+1)"),
+            ("sDCG", f"Järvelin et al. 2008, b={self.sdcg_b:g}, bq={self.sdcg_bq:g}, "
+                     f"depth {self.sdcg_depth or 'all'}; each unique result counted once; queries = searches"),
+            ("all good", "judged good results of the query" if source == "judgments"
+             else "good results found in the trace"),
+        ]
+
+
+@dataclass(frozen=True)
+class ConversationResult:
+    """One conversation's evaluation: the de-duplication, grades, the curve over iterations and the summary."""
+
+    conversation_id: str
+    query_id: str
+    turn: int
+    dedup: Deduplication
+    grades: tuple[Grade, ...]
+    curve: tuple[IterationValues, ...]
+    summary: dict[str, float]
+    all_good_found: bool | None
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self, *, iterations: bool = True) -> dict[str, Any]:
+        """Plain data (NaN as None)."""
+        out: dict[str, Any] = {"conversation_id": self.conversation_id, "query_id": self.query_id,
+                               "turn": self.turn, "unique_results": len(self.dedup.unique),
+                               "summary": {k: _plain(v) for k, v in self.summary.items()},
+                               "all_good_found": self.all_good_found,
+                               "grades": {s: sum(1 for g in self.grades if g.status == s)
+                                          for s in ("ok", "unjudged", "failed", "missing")},
+                               "notes": list(self.notes)}
+        if iterations:
+            out["iterations"] = [{"i": it.i, **{k: _plain(v) for k, v in it.values.items()}} for it in self.curve]
+        return out
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A value at N over conversations: mean, median, interval of the mean, defined count, undefined count."""
+
+    metric: str
+    mean: float
+    median: float
+    ci_low: float
+    ci_high: float
+    n: int
+    undefined: int
+
+
+@dataclass(frozen=True)
+class AgentReport:
+    """Every conversation's result and the aggregates, with the settings and the gain source."""
+
+    conversations: tuple[ConversationResult, ...]
+    aggregates: tuple[Aggregate, ...]
+    settings: AgentSettings
+    source: str
+
+    def to_dict(self, *, conversations: bool = True) -> dict[str, Any]:
+        """Plain data for JSON."""
+        out: dict[str, Any] = {
+            "conventions": dict(self.settings.describe(self.source)),
+            "aggregate": {a.metric: {"mean": _plain(a.mean), "median": _plain(a.median),
+                                     "ci": [_plain(a.ci_low), _plain(a.ci_high)], "n": a.n,
+                                     "undefined": a.undefined} for a in self.aggregates},
+        }
+        if conversations:
+            out["conversations"] = [c.to_dict() for c in self.conversations]
+        return out
+
+
+def _plain(x: float) -> float | None:
+    return None if isinstance(x, float) and math.isnan(x) else x
+
+
+def deduplicate_conversation(conversation: Conversation, settings: DedupSettings = DEFAULT_DEDUP) -> Deduplication:
+    """De-duplicate the results of the conversation's last turn."""
+    return deduplicate(conversation.last_turn.search_iterations(), settings)
+
+
+def score_conversation(conversation: Conversation, dedup: Deduplication, grades: Sequence[Grade],
+                       settings: AgentSettings = AgentSettings(), *, known_good: set[str] | None = None,
+                       matched: Sequence[Sequence[str]] | None = None) -> ConversationResult:
+    """The metrics of one conversation from its de-duplication and one grade per unique result."""
+    if len(grades) != len(dedup.unique):
+        raise InputError(f"{len(grades)} grades for {len(dedup.unique)} unique results")
+    gains = {u.number: g.gain for u, g in zip(dedup.unique, grades, strict=True)}
+    per_iteration = [[d.unique for d in ds] for ds in dedup.by_iteration()]
+    curve = good_gain_curve(per_iteration, gains, settings.good_gain)
+    summary = {"N": float(dedup.n_iterations), **values_at_n(curve)}
+    first = {u.number: u.first.iteration for u in dedup.unique}
+    all_good, found = iterations_for_all_good(
+        first, gains, settings.good_gain, known_good=known_good,
+        matched=None if matched is None else {u.number: m for u, m in zip(dedup.unique, matched, strict=True)},
+        cap=settings.cap)
+    summary["IterationsForAllGoodResults"] = all_good
+    searches = [[d.unique for d in ds] for ds in dedup.by_search()]
+    summary["sDCG"] = session_dcg(searches, gains, b=settings.sdcg_b, bq=settings.sdcg_bq, depth=settings.sdcg_depth)
+    summary = {k: summary[k] for k in SUMMARY_METRICS}
+    notes = []
+    for u, g in zip(dedup.unique, grades, strict=True):
+        if g.status != "ok":
+            what = f"gain {g.gain:g}" if g.gain is not None else "undefined"
+            notes.append(f"#{u.number} ({u.first.label}, {u.first.result.describe(40)}): {g.status}, {what}"
+                         f"{': ' + g.note if g.note else ''}")
+    if found is False:
+        notes.append(f"not every judged good result was retrieved; IterationsForAllGoodResults = {settings.cap}")
+    if len(conversation.turns) > 1:
+        notes.append(f"turns 1-{len(conversation.turns) - 1} not evaluated (only the last turn is)")
+    return ConversationResult(conversation.conversation_id, conversation.qid, max(1, len(conversation.turns)), dedup,
+                              tuple(grades), tuple(curve), summary, found, tuple(notes))
+
+
+def aggregate(results: Sequence[ConversationResult], settings: AgentSettings = AgentSettings(),
+              metrics: Sequence[str] = SUMMARY_METRICS) -> list[Aggregate]:
+    """Mean, median and bootstrap interval of each value at N over the conversations where it is defined."""
+    from gainscope.stats import bootstrap_ci
+
+    out = []
+    for m in metrics:
+        values = np.array([r.summary[m] for r in results], dtype=np.float64)
+        defined = values[~np.isnan(values)]
+        nan = float("nan")
+        if len(defined) == 0:
+            out.append(Aggregate(m, nan, nan, nan, nan, 0, len(values)))
+            continue
+        low, high = (bootstrap_ci(defined, level=settings.level, resamples=settings.resamples, seed=settings.seed)
+                     if len(defined) >= 2 else (nan, nan))
+        out.append(Aggregate(m, float(defined.mean()), float(np.median(defined)), low, high, len(defined),
+                             len(values) - len(defined)))
+    return out
+
+
+def _index(judgments: Any, settings: AgentSettings) -> JudgmentIndex:
+    if isinstance(judgments, JudgmentIndex):
+        return judgments
+    return JudgmentIndex.of(judgments, settings.dedup.url_policy)
+
+
+async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgments: Any = None, judge: Any = None,
+                                settings: AgentSettings = AgentSettings(), workers: int = 8) -> AgentReport:
+    """Evaluate conversations with gains from the trace (default), from ``judgments`` (a Judgments,
+    ``{query_id: {doc_id: grade}}`` or a :class:`JudgmentIndex`) or from ``judge`` (the Judge protocol)."""
+    if judgments is not None and judge is not None:
+        raise PolicyError("give gains from judgments or from a judge, not both")
+    if not conversations:
+        raise InputError("no conversation to evaluate")
+    source = "judgments" if judgments is not None else "judge" if judge is not None else "trace"
+    missing = settings.missing or ("zero" if source == "judgments" else "undefined")
+    index = _index(judgments, settings) if judgments is not None else None
+    results = []
+    for conv in conversations:
+        dedup = deduplicate_conversation(conv, settings.dedup)
+        known: set[str] | None = None
+        matched = None
+        if index is not None:
+            grades, matched = judgment_grades(dedup, index, conv.qid, missing=missing,
+                                              url_policy=settings.dedup.url_policy)
+            known = index.good(conv.qid, settings.good_gain)
+        elif judge is not None:
+            text = conv.last_turn.query
+            if dedup.unique and not text:
+                raise InputError(f"conversation {conv.conversation_id}: the last turn has no query (the user's "
+                                 "request), which the judge grades results against")
+            grades = await judge_grades(dedup, judge, Query(conv.qid, text or ""), workers=workers,
+                                        url_policy=settings.dedup.url_policy)
+        else:
+            grades = trace_grades(dedup, missing=missing, where=f"conversation {conv.conversation_id}: ")
+        results.append(score_conversation(conv, dedup, grades, settings, known_good=known, matched=matched))
+    return AgentReport(tuple(results), tuple(aggregate(results, settings)), settings, source)
+
+
+def evaluate_agents(conversations: Sequence[Conversation], *, judgments: Any = None, judge: Any = None,
+                    settings: AgentSettings = AgentSettings(), workers: int = 8) -> AgentReport:
+    """:func:`evaluate_agents_async` run to completion (not from inside a running event loop)."""
+    return asyncio.run(evaluate_agents_async(conversations, judgments=judgments, judge=judge, settings=settings,
+                                             workers=workers))

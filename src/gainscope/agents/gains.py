@@ -1,0 +1,200 @@
+"""Gains of de-duplicated results: from the trace, from judgments (qrels by id or URL), or from a judge.
+
+A gain belongs to a *unique* result (:class:`~gainscope.agents.dedup.UniqueResult`), so it is asked and counted
+once however often the result was returned. Each source gives one :class:`Grade` per unique result:
+
+* **trace** -- the ``gain`` of the first occurrence that has one. Occurrences with other gains raise an
+  :class:`~gainscope.errors.InputWarning` naming the result. A unique result without any gain is *unjudged*.
+* **judgments** -- qrels keyed by the conversation's ``query_id`` (default: its id); a unique result takes the
+  grade of the first of these doc ids found, over its occurrences in order: ``domain_id``, ``id``, the URL as
+  given, then the normalised URL (judgment doc ids that are URLs are normalised the same way, so
+  ``http://www.x.com/a/`` in the qrels matches ``https://x.com/a?utm_source=y`` in the trace).
+* **judge** -- any object with the :class:`~gainscope.judges.labeling.Judge` protocol on the 0-4 scale. The
+  judge sees the turn's query (the user's request) and the result's content (else its snippet) and title; the
+  document id is the first of domain_id, id, normalised URL, else ``text:<hash>``. A label whose status is
+  ``failed`` is a *failed* grade: reported, never counted as 0. A result with no text cannot be judged
+  (*missing*).
+
+``missing="zero"`` counts unjudged results as gain 0 (trec_eval's convention for documents absent from the
+qrels, the default with judgments); ``missing="undefined"`` leaves them without a gain, which makes every
+gain-based value undefined from the iteration where such a result first appears (the default for trace gains).
+Failed and missing judge grades are always undefined.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gainscope.agents.dedup import Deduplication, UniqueResult
+from gainscope.agents.fingerprints import text_hash
+from gainscope.agents.urls import DEFAULT_URL_POLICY, UrlPolicy, normalise_url
+from gainscope.errors import InputError, InputWarning, PolicyError
+from gainscope.io.texts import Document, Query
+
+__all__ = ["MISSING", "Grade", "JudgmentIndex", "judge_grades", "judgment_grades", "trace_grades", "unique_doc_id"]
+
+MISSING = ("zero", "undefined")
+Status = Literal["ok", "unjudged", "failed", "missing"]
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The gain of one unique result, where it came from, and ``note`` when it is not a plain label."""
+
+    gain: float | None
+    status: Status
+    source: str
+    note: str = ""
+    doc_id: str = ""
+
+    @property
+    def defined(self) -> bool:
+        """Whether the result has a gain to count."""
+        return self.gain is not None
+
+
+def _missing(missing: str) -> str:
+    if missing not in MISSING:
+        raise PolicyError(f"missing must be one of {', '.join(MISSING)}; got {missing!r}")
+    return missing
+
+
+def trace_grades(dedup: Deduplication, *, missing: str = "undefined", where: str = "") -> list[Grade]:
+    """Gains from the trace itself (see the module docstring)."""
+    _missing(missing)
+    out = []
+    for u in dedup.unique:
+        gains = [(m.label, m.result.gain) for m in u.members if m.result.gain is not None]
+        if not gains:
+            out.append(Grade(0.0 if missing == "zero" else None, "unjudged", "trace", "no gain in the trace"))
+            continue
+        first = gains[0][1]
+        others = sorted({g for _, g in gains if g != first})
+        if others:
+            warnings.warn(f"{where}result #{u.number} has gains {first} and {', '.join(map(str, others))} in the "
+                          f"trace; the first ({first}, at {gains[0][0]}) is used", InputWarning, stacklevel=2)
+        out.append(Grade(float(first), "ok", "trace"))
+    return out
+
+
+@dataclass
+class JudgmentIndex:
+    """Judgments by query: doc id -> grade, and normalised URL -> doc id for doc ids that are URLs."""
+
+    grades: dict[str, dict[str, float]]
+    urls: dict[str, dict[str, str]]
+
+    @classmethod
+    def of(cls, judgments: Any, url_policy: UrlPolicy = DEFAULT_URL_POLICY) -> JudgmentIndex:
+        """From a :class:`~gainscope.core.judgments.Judgments` or ``{query_id: {doc_id: grade}}``."""
+        table: dict[str, dict[str, float]] = {}
+        if isinstance(judgments, Mapping):
+            for q, docs in judgments.items():
+                if not isinstance(docs, Mapping):
+                    raise InputError(f"judgments of {q!r} must map doc ids to grades")
+                table[str(q)] = {str(d): float(g) for d, g in docs.items()}
+        else:
+            frame = getattr(judgments, "frame", None)
+            if frame is None:
+                raise InputError("judgments must be a Judgments object or {query_id: {doc_id: grade}}")
+            for q, d, g in zip(frame["query_id"].to_list(), frame["doc_id"].to_list(), frame["grade"].to_list(),
+                               strict=True):
+                table.setdefault(q, {})[d] = float(g)
+        urls: dict[str, dict[str, str]] = {}
+        for q, docs in table.items():
+            for d in docs:
+                if "://" in d or d.startswith("www."):
+                    urls.setdefault(q, {}).setdefault(normalise_url(d, url_policy), d)
+        return cls(table, urls)
+
+    def good(self, query_id: str, threshold: float) -> set[str]:
+        """The doc ids judged good (grade >= threshold) for a query."""
+        return {d for d, g in self.grades.get(query_id, {}).items() if g >= threshold}
+
+    def matches(self, query_id: str, unique: UniqueResult, url_policy: UrlPolicy = DEFAULT_URL_POLICY) -> list[str]:
+        """The judged doc ids a unique result is, in lookup order (see the module docstring)."""
+        docs = self.grades.get(query_id, {})
+        urls = self.urls.get(query_id, {})
+        found: list[str] = []
+        for m in unique.members:
+            r = m.result
+            for key in (r.domain_id, r.id, r.url):
+                if key is not None and key in docs and key not in found:
+                    found.append(key)
+            if r.url:
+                doc = urls.get(normalise_url(r.url, url_policy))
+                if doc is not None and doc not in found:
+                    found.append(doc)
+        return found
+
+
+def judgment_grades(dedup: Deduplication, index: JudgmentIndex, query_id: str, *, missing: str = "zero",
+                    url_policy: UrlPolicy = DEFAULT_URL_POLICY) -> tuple[list[Grade], list[list[str]]]:
+    """Gains from judgments, and for each unique result the judged doc ids it matched."""
+    _missing(missing)
+    grades, matched = [], []
+    for u in dedup.unique:
+        found = index.matches(query_id, u, url_policy)
+        matched.append(found)
+        if found:
+            grades.append(Grade(index.grades[query_id][found[0]], "ok", "judgments", doc_id=found[0]))
+        else:
+            grades.append(Grade(0.0 if missing == "zero" else None, "unjudged", "judgments",
+                                "not in the judgments"))
+    return grades, matched
+
+
+def unique_doc_id(unique: UniqueResult, url_policy: UrlPolicy = DEFAULT_URL_POLICY) -> str:
+    """The document id a judge and its store know a unique result by."""
+    for name in ("domain_id", "id"):
+        v = unique.get(name)
+        if v:
+            return v.strip()
+    url = unique.get("url")
+    if url:
+        return normalise_url(url, url_policy)
+    return "text:" + text_hash(unique.get("content") or unique.get("snippet") or unique.get("title") or "")
+
+
+async def judge_grades(dedup: Deduplication, judge: Any, query: Query, *, workers: int = 8,
+                       url_policy: UrlPolicy = DEFAULT_URL_POLICY) -> list[Grade]:
+    """Gains from a judge (the :class:`~gainscope.judges.labeling.Judge` protocol, scale 0-4), one request per
+    unique result with text, at most ``workers`` at a time."""
+    scale = judge.spec.prompt.scale
+    if (scale.low, scale.high) != (0, 4):
+        raise PolicyError(f"agent gains use the 0-4 scale of seed 003; the judge's prompt "
+                          f"{judge.spec.prompt.name!r} grades {scale}")
+    gate = asyncio.Semaphore(max(1, workers))
+
+    async def one(u: UniqueResult) -> Grade:
+        doc_id = unique_doc_id(u, url_policy)
+        text = u.get("content") or u.get("snippet")
+        if not text:
+            return Grade(None, "missing", "judge", "no snippet or content to judge", doc_id)
+        async with gate:
+            label = await judge.grade(query, Document(doc_id, text, u.get("title") or ""))
+        if label.status != "ok" or label.grade is None:
+            return Grade(None, "failed", "judge", label.error or "the judge gave no grade", doc_id)
+        return Grade(float(label.grade), "ok", "judge", doc_id=doc_id)
+
+    return list(await asyncio.gather(*(one(u) for u in dedup.unique)))
+
+
+def grade_summary(grades: Sequence[Grade]) -> dict[str, int]:
+    """How many grades of each status."""
+    out = {"ok": 0, "unjudged": 0, "failed": 0, "missing": 0}
+    for g in grades:
+        out[g.status] += 1
+    return out
+
+
+def is_good(gain: float | None, threshold: float) -> bool | None:
+    """Whether a gain is good (>= threshold); None when it is undefined."""
+    if gain is None or math.isnan(gain):
+        return None
+    return gain >= threshold

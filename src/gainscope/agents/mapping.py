@@ -1,0 +1,224 @@
+"""Where a search tool's results are and which of their fields are the id, URL, title, snippet and content.
+
+Agent logs carry a search tool's output as whatever JSON the tool returned. A :class:`ResultMapping` says
+
+* which tool names are searches (``search_tools``);
+* where the list of results is in the tool's output: a JSON path (``results_path``) in the subset
+  ``$``, ``.key``, ``['key']``, ``[n]`` and ``[*]`` (e.g. ``$.data.web.results``, ``$.hits[*]._source``).
+  Without one, the output itself when it is a list, else the first list under ``results``, ``documents``,
+  ``items``, ``hits``, ``data`` or ``organic_results``;
+* which keys of a result give each field (``fields``): a dotted path or several candidates tried in order.
+  The defaults cover the usual spellings (``link``/``href`` for the URL, ``page_content``/``text`` for the
+  content, ``metadata.url`` ...); a field given in ``fields`` replaces its defaults;
+* which argument of the tool call is the query (``query_arguments``).
+
+A result given as a plain string is a URL when it starts with ``http://`` or ``https://``, else content.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gainscope.agents.trace import RESULT_FIELDS, Result
+from gainscope.errors import InputError, PolicyError
+
+__all__ = ["DEFAULT_FIELDS", "DEFAULT_SEARCH_TOOLS", "ResultMapping", "json_path", "parse_json_path", "parse_payload"]
+
+DEFAULT_SEARCH_TOOLS = ("search", "web_search", "search_web", "retrieve", "retrieval", "file_search",
+                        "search_documents", "vector_search")
+DEFAULT_FIELDS: dict[str, tuple[str, ...]] = {
+    "id": ("id", "doc_id", "document_id", "docid", "_id", "source_id", "metadata.id", "metadata.doc_id"),
+    "domain_id": (),
+    "url": ("url", "link", "href", "uri", "source_url", "metadata.url", "metadata.source_url", "metadata.source"),
+    "title": ("title", "name", "metadata.title"),
+    "snippet": ("snippet", "description", "summary", "excerpt", "highlight"),
+    "content": ("content", "text", "page_content", "body", "chunk", "passage"),
+}
+_AUTO_LISTS = ("results", "documents", "items", "hits", "data", "organic_results")
+_TOKEN = re.compile(r"\.([A-Za-z_][\w\-]*)|\[(\d+)\]|\[\*\]|\['((?:[^'\\]|\\.)*)'\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
+
+
+def parse_json_path(path: str) -> tuple[str | int | None, ...]:
+    """``"$.a[0].b[*]"`` -> ``("a", 0, "b", None)`` (None is ``[*]``); PolicyError for anything else."""
+    text = path.strip()
+    if not text.startswith("$"):
+        text = "$." + text
+    steps: list[str | int | None] = []
+    pos = 1
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise PolicyError(f"cannot read the JSON path {path!r} at position {pos}; use $, .key, ['key'], [n] "
+                              "and [*], e.g. $.data.results or $.hits[*]._source")
+        if m.group(1) is not None:
+            steps.append(m.group(1))
+        elif m.group(2) is not None:
+            steps.append(int(m.group(2)))
+        elif m.group(3) is not None or m.group(4) is not None:
+            steps.append(m.group(3) if m.group(3) is not None else m.group(4))
+        else:
+            steps.append(None)
+        pos = m.end()
+    return tuple(steps)
+
+
+def json_path(value: Any, steps: tuple[str | int | None, ...]) -> list[Any]:
+    """Every value the path reaches (``[*]`` fans out); an empty list when it reaches nothing."""
+    current = [value]
+    for step in steps:
+        nxt: list[Any] = []
+        for v in current:
+            if step is None:
+                if isinstance(v, list):
+                    nxt.extend(v)
+                elif isinstance(v, dict):
+                    nxt.extend(v.values())
+            elif isinstance(step, int):
+                if isinstance(v, list) and step < len(v):
+                    nxt.append(v[step])
+            elif isinstance(v, dict) and step in v:
+                nxt.append(v[step])
+        current = nxt
+    return current
+
+
+def _dotted(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(obj, dict) and part in obj:
+            obj = obj[part]
+        else:
+            return None
+    return obj
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):  # highlights given as a list
+        return " ".join(value) or None
+    return None
+
+
+@dataclass(frozen=True)
+class ResultMapping:
+    """How to find results in a search tool's output (see the module docstring)."""
+
+    search_tools: tuple[str, ...] = DEFAULT_SEARCH_TOOLS
+    results_path: str | None = None
+    fields: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
+    query_arguments: tuple[str, ...] = ("query", "q", "search_query", "queries", "question")
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.fields if f not in RESULT_FIELDS]
+        if unknown:
+            raise PolicyError(f"unknown result field {unknown[0]!r} in the mapping; fields: {', '.join(RESULT_FIELDS)}")
+        if self.results_path is not None:
+            parse_json_path(self.results_path)
+
+    def is_search(self, tool_name: str | None) -> bool:
+        """Whether a tool of this name is a search."""
+        return tool_name is not None and tool_name in self.search_tools
+
+    def candidates(self, name: str) -> tuple[str, ...]:
+        """The keys tried, in order, for one result field."""
+        given = self.fields.get(name)
+        if given is None:
+            return DEFAULT_FIELDS[name]
+        return (given,) if isinstance(given, str) else tuple(given)
+
+    def result_list(self, output: Any) -> list[Any]:
+        """The results in a tool's parsed output (InputError when there is no list where expected)."""
+        if self.results_path is not None:
+            found = json_path(output, parse_json_path(self.results_path))
+            if len(found) == 1 and isinstance(found[0], list):
+                return list(found[0])
+            if "[*]" in self.results_path:
+                return found
+            if not found:
+                raise InputError(f"the results path {self.results_path} reaches nothing in the tool output")
+            raise InputError(f"the results path {self.results_path} reaches {_describe(found[0])}, not a list")
+        if isinstance(output, list):
+            return output
+        if isinstance(output, dict):
+            for key in _AUTO_LISTS:
+                if isinstance(output.get(key), list):
+                    return list(output[key])
+            if any(_dotted(output, k) is not None for f in RESULT_FIELDS for k in self.candidates(f)):
+                return [output]  # a single result
+            raise InputError(f"no list of results in the tool output (keys: {', '.join(output) or 'none'}); "
+                             "give the JSON path of the results (results_path / --results-path)")
+        raise InputError(f"the tool output is {_describe(output)}, not results; give the JSON path of the results")
+
+    def result(self, item: Any) -> Result:
+        """One result from one item of the list (InputError when nothing identifies it)."""
+        if isinstance(item, str):
+            text = item.strip()
+            if not text:
+                raise InputError("an empty string where a result was expected")
+            return Result(url=text) if text.startswith(("http://", "https://")) else Result(content=text)
+        if not isinstance(item, dict):
+            raise InputError(f"a result is {_describe(item)}; expected an object or a string")
+        values: dict[str, str | None] = {}
+        for name in RESULT_FIELDS:
+            values[name] = None
+            for key in self.candidates(name):
+                found = _as_text(_dotted(item, key))
+                if found is not None:
+                    values[name] = found
+                    break
+        if all(v is None for v in values.values()):
+            keys = ", ".join(item) or "none"
+            raise InputError(f"a result without id, url, title, snippet or content (keys: {keys}); map its fields "
+                             "with fields= / --field FIELD=KEY")
+        return Result(id=values["id"], domain_id=values["domain_id"], url=values["url"], title=values["title"],
+                      snippet=values["snippet"], content=values["content"])
+
+    def results(self, output: Any) -> tuple[Result, ...]:
+        """Every result of a tool's parsed output, in order."""
+        out = []
+        for k, item in enumerate(self.result_list(output)):
+            try:
+                out.append(self.result(item))
+            except InputError as exc:
+                raise InputError(f"result {k}: {exc}") from None
+        return tuple(out)
+
+    def query(self, arguments: Any) -> str | None:
+        """The query of a tool call from its (parsed) arguments; several queries are joined with `` | ``."""
+        if isinstance(arguments, str):
+            return arguments or None
+        if not isinstance(arguments, dict):
+            return None
+        for key in self.query_arguments:
+            v = arguments.get(key)
+            if isinstance(v, str) and v:
+                return v
+            if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+                return " | ".join(v)
+        return None
+
+
+def parse_payload(text: Any, what: str) -> Any:
+    """A tool's output or arguments: JSON text parsed, structured values as they are; content-part lists
+    (``[{"type": "text", "text": ...}]``) joined first. InputError when text is not JSON."""
+    if isinstance(text, list) and text and all(isinstance(p, dict) and "text" in p for p in text):
+        text = "".join(str(p["text"]) for p in text)
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{what} is not JSON ({exc.msg}): {text[:80]!r}") from None
+
+
+def _describe(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
