@@ -1,0 +1,303 @@
+"""``gainscope agent evaluate|dedup|plot|convert``: multi-iteration search agents (see :mod:`gainscope.agents`).
+
+Gains come from the trace (default), from ``--judgments QRELS`` (keyed by the conversation's query id and the
+result's id or URL), or from an LLM judge (``--judge MODEL``, the built-in ``graded`` 0-4 prompt, labels cached
+in a judgment store and reused across runs). Exit codes as every command: 2 usage, 3 invalid input, 4 a judge
+that could not be used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gainscope.cli.common import guarded
+
+__all__ = ["agent_group"]
+
+_FIELDS = ("id", "domain_id", "url", "title", "snippet", "content")
+
+
+def trace_options(fn: Any) -> Any:
+    """How trace files are read: the format and, for tool outputs, the result mapping."""
+    options = [
+        click.option("--trace-format", type=click.Choice(["auto", "native", "openai-chat", "openai-responses", "otel"]),
+                     default="auto", show_default=True, help="Format of TRACES (auto: detected from the first "
+                     "JSON value)."),
+        click.option("--search-tool", "search_tools", multiple=True,
+                     help="A tool name that is a search (repeatable; default: search, web_search, search_web, "
+                          "retrieve, retrieval, file_search, search_documents, vector_search)."),
+        click.option("--results-path", default=None,
+                     help="JSON path of the result list in a search tool's output, e.g. $.data.results "
+                          "(default: the output itself if a list, else results/documents/items/hits/data)."),
+        click.option("--field", "fields", multiple=True, metavar="FIELD=KEY",
+                     help="Key (dotted path) of a result field in tool outputs, e.g. --field url=link "
+                          "--field id=metadata.doc_id (repeatable; fields: id, domain_id, url, title, snippet, "
+                          "content)."),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def dedup_options(fn: Any) -> Any:
+    """How results are matched as duplicates."""
+    options = [
+        click.option("--merge-threshold", type=click.FloatRange(min=0, min_open=True), default=1.0,
+                     show_default=True, help="Confidence a candidate needs to be merged (id, url, content 1.0 "
+                     "each; title, snippet 0.5)."),
+        click.option("--soft-field", "soft_fields", multiple=True, type=click.Choice(_FIELDS),
+                     help="A field whose mismatch does not reject a candidate (repeatable; snippet always is)."),
+        click.option("--near-duplicates", is_flag=True,
+                     help="Also match near-duplicate texts (SimHash of content or snippet)."),
+        click.option("--simhash-distance", type=click.IntRange(0, 16), default=3, show_default=True,
+                     help="Bits within which two SimHash fingerprints are near-duplicates."),
+        click.option("--keep-www", is_flag=True, help="Keep www. apart from the bare host in URLs."),
+        click.option("--keep-scheme", is_flag=True, help="Keep http and https apart in URLs."),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def gain_options(fn: Any) -> Any:
+    """Where gains come from, and the metric conventions."""
+    options = [
+        click.option("--judgments", default=None, help="Qrels (any format gainscope reads) keyed by the "
+                     "conversation's query id and the result's domain_id, id or URL."),
+        click.option("--judge", "judge_model", default=None, metavar="MODEL",
+                     help="Grade unique results with this LLM (the graded 0-4 prompt) on an OpenAI-compatible "
+                          "server."),
+        click.option("--base-url", default=lambda: os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+                     show_default="$OPENAI_BASE_URL or https://api.openai.com/v1", help="The judge's server."),
+        click.option("--api-key", default=None, help="API key (default: $OPENAI_API_KEY)."),
+        click.option("--azure-api-version", default=None, help="Talk to Azure OpenAI with this api-version."),
+        click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+                     default=Path("gainscope-judgments.sqlite"), show_default=True,
+                     help="Judgment store: labels are reused across runs."),
+        click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+                     help="Judge requests in flight at most."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+                     help="Seconds per judge request."),
+        click.option("--max-attempts", type=click.IntRange(min=1), default=6, show_default=True,
+                     help="Attempts per judge request on 408/429/5xx, timeouts and dropped connections."),
+        click.option("--good-gain", type=float, default=2.0, show_default=True,
+                     help="A result is good when its gain is at least this."),
+        click.option("--unjudged", type=click.Choice(["zero", "undefined"]), default=None,
+                     help="A result without a gain: 0, or undefined (default: zero with --judgments, as "
+                          "trec_eval; undefined for gains from the trace). Failed judge grades are always "
+                          "undefined."),
+        click.option("--sdcg-b", type=click.FloatRange(min=1, min_open=True), default=2.0, show_default=True,
+                     help="Session DCG: rank discount log base b."),
+        click.option("--sdcg-bq", type=click.FloatRange(min=1, min_open=True), default=4.0, show_default=True,
+                     help="Session DCG: query discount log base bq."),
+        click.option("--sdcg-depth", type=click.IntRange(min=1), default=None,
+                     help="Session DCG: ranks counted per search (default: all)."),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def _mapping(kwargs: dict[str, Any]) -> Any:
+    from gainscope.agents.mapping import DEFAULT_SEARCH_TOOLS, ResultMapping
+
+    fields: dict[str, str] = {}
+    for item in kwargs.pop("fields"):
+        name, sep, key = item.partition("=")
+        if not sep or name.strip() not in _FIELDS or not key.strip():
+            raise click.BadParameter(f"expected FIELD=KEY with FIELD one of {', '.join(_FIELDS)}; got {item!r}",
+                                     param_hint="--field")
+        fields[name.strip()] = key.strip()
+    tools = kwargs.pop("search_tools") or DEFAULT_SEARCH_TOOLS
+    return ResultMapping(search_tools=tuple(tools), results_path=kwargs.pop("results_path"), fields=fields)
+
+
+def _read(traces: tuple[str, ...], kwargs: dict[str, Any]) -> list[Any]:
+    from gainscope.agents.readers import read_conversations
+    from gainscope.errors import InputError
+
+    fmt = kwargs.pop("trace_format")
+    mapping = _mapping(kwargs)
+    out: list[Any] = []
+    seen: dict[str, str] = {}
+    for path in traces:
+        for conv in read_conversations(path, None if fmt == "auto" else fmt, mapping=mapping):
+            if conv.conversation_id in seen:
+                raise InputError(f"conversation {conv.conversation_id!r} is in {seen[conv.conversation_id]} and "
+                                 f"{path}; conversation ids must be unique")
+            seen[conv.conversation_id] = path
+            out.append(conv)
+    return out
+
+
+def _dedup_settings(kwargs: dict[str, Any]) -> Any:
+    from gainscope.agents.dedup import DEFAULT_HARD_FIELDS, DedupSettings
+    from gainscope.agents.urls import UrlPolicy
+
+    soft = set(kwargs.pop("soft_fields"))
+    return DedupSettings(threshold=kwargs.pop("merge_threshold"),
+                         hard_fields=tuple(f for f in DEFAULT_HARD_FIELDS if f not in soft),
+                         near_duplicates=kwargs.pop("near_duplicates"), simhash_distance=kwargs.pop("simhash_distance"),
+                         url_policy=UrlPolicy(keep_www=kwargs.pop("keep_www"), keep_scheme=kwargs.pop("keep_scheme")))
+
+
+class _StoredJudge:
+    """A judge whose labels are looked up in, and recorded to, a judgment store (the Judge protocol)."""
+
+    def __init__(self, judge: Any, store: Any) -> None:
+        self.judge = judge
+        self.spec = judge.spec
+        self.store = store
+        self.cached = self.asked = 0
+        store.register_judge(judge.spec.hash, judge.spec.canonical())
+
+    async def grade(self, query: Any, document: Any) -> Any:
+        key = self.judge.key(query, document)
+        stored = self.store.get(key)
+        if stored is not None and stored.status == "ok":
+            self.cached += 1
+            return stored
+        self.asked += 1
+        label = await self.judge.grade(query, document)
+        self.store.record(label)
+        return label
+
+
+def _report(conversations: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Evaluate with every gain option popped from ``kwargs``."""
+    from gainscope.agents.evaluate import AgentSettings, evaluate_agents, evaluate_agents_async
+
+    judgments, model = kwargs.pop("judgments"), kwargs.pop("judge_model")
+    if judgments is not None and model is not None:
+        raise click.UsageError("give gains from --judgments or from --judge, not both")
+    settings = AgentSettings(good_gain=kwargs.pop("good_gain"), dedup=_dedup_settings(kwargs),
+                             missing=kwargs.pop("unjudged"), sdcg_b=kwargs.pop("sdcg_b"),
+                             sdcg_bq=kwargs.pop("sdcg_bq"), sdcg_depth=kwargs.pop("sdcg_depth"))
+    judge_kwargs = {k: kwargs.pop(k) for k in ("base_url", "api_key", "azure_api_version", "store_path",
+                                               "concurrency", "timeout", "max_attempts")}
+    if judgments is not None:
+        from gainscope.io import read_judgments
+
+        return evaluate_agents(conversations, judgments=read_judgments(judgments, float_grades=True),
+                               settings=settings)
+    if model is None:
+        return evaluate_agents(conversations, settings=settings)
+    from gainscope.judges.client import ChatClient, ClientSettings
+    from gainscope.judges.labeling import LLMJudge
+    from gainscope.judges.prompts import builtin_prompt
+    from gainscope.judges.spec import JudgeSpec
+    from gainscope.judges.store import JudgmentStore
+
+    spec = JudgeSpec(model=model, prompt=builtin_prompt("graded"))
+    client_settings = ClientSettings(base_url=judge_kwargs["base_url"], api_key=judge_kwargs["api_key"],
+                                     concurrency=judge_kwargs["concurrency"], timeout=judge_kwargs["timeout"],
+                                     max_attempts=judge_kwargs["max_attempts"],
+                                     azure_api_version=judge_kwargs["azure_api_version"])
+
+    async def run(store: Any) -> tuple[Any, Any]:
+        async with ChatClient(client_settings) as client:
+            judge = _StoredJudge(LLMJudge(spec, client), store)
+            report = await evaluate_agents_async(conversations, judge=judge, settings=settings,
+                                                 workers=judge_kwargs["concurrency"])
+            return report, judge
+
+    with JudgmentStore(judge_kwargs["store_path"]) as store:
+        report, judge = asyncio.run(run(store))
+    failed = sum(1 for c in report.conversations for g in c.grades if g.status == "failed")
+    click.echo(f"judge {spec.describe()}: {judge.asked} asked, {judge.cached} from the store "
+               f"{judge_kwargs['store_path']}, {failed} failed (undefined, never 0)", err=True)
+    return report
+
+
+@click.group("agent")
+def agent_group() -> None:
+    """Multi-iteration search agents: Retrieved Good Gain metrics over de-duplicated results (seed 003)."""
+
+
+@agent_group.command("evaluate")
+@click.argument("traces", nargs=-1, required=True)
+@trace_options
+@dedup_options
+@gain_options
+@click.option("-q", "--per-conversation", is_flag=True,
+              help="Also show each conversation: every value at every iteration, and notes.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output.")
+@guarded
+def evaluate_cmd(traces: tuple[str, ...], per_conversation: bool, fmt: str, output: Path | None,
+                 **kwargs: Any) -> None:
+    """Evaluate agent TRACES (last turn of each conversation): |R^i|, |UR^i|, |GR^i|, |Dup^i|, G_i, CG, RG,
+    DCG, DRG, AvgGain, RAG, DRAG, SRE, SRR at every iteration and at N, IterationsForAllGoodResults and
+    session DCG; aggregated over conversations (mean, median, 95% bootstrap interval)."""
+    from gainscope.agents.render import render_report
+
+    conversations = _read(traces, kwargs)
+    report = _report(conversations, kwargs)
+    text = render_report(report, fmt, per_conversation=per_conversation)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
+@agent_group.command("dedup")
+@click.argument("traces", nargs=-1, required=True)
+@trace_options
+@dedup_options
+@click.option("--explain", "show", is_flag=True, help="Show every merge decision and why (the default output "
+              "is one line of counts per conversation).")
+@guarded
+def dedup_cmd(traces: tuple[str, ...], show: bool, **kwargs: Any) -> None:
+    """De-duplicate the results of the last turn of each conversation in TRACES: candidates by id, domain id,
+    normalised URL and text hashes, verified field by field."""
+    from gainscope.agents.evaluate import deduplicate_conversation
+    from gainscope.agents.render import render_explanations
+
+    conversations = _read(traces, kwargs)
+    settings = _dedup_settings(kwargs)
+    items = [(c, deduplicate_conversation(c, settings)) for c in conversations]
+    if show:
+        click.echo(render_explanations(items, settings), nl=False)
+        return
+    for conv, d in items:
+        dups = sum(1 for x in d.decisions if not x.new)
+        click.echo(f"{conv.conversation_id}\t{d.n_iterations} iterations\t{len(d.decisions)} results\t"
+                   f"{len(d.unique)} unique\t{dups} duplicates")
+
+
+@agent_group.command("plot")
+@click.argument("traces", nargs=-1, required=True)
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder to write the figures into (created if needed).")
+@trace_options
+@dedup_options
+@gain_options
+@guarded
+def plot_cmd(traces: tuple[str, ...], output_dir: Path, **kwargs: Any) -> None:
+    """Plot cumulative good gain, SRE and SRR by iteration for the conversations in TRACES (PNG and SVG)."""
+    from gainscope.agents.plots import save_curves
+
+    report = _report(_read(traces, kwargs), kwargs)
+    for path in save_curves(report, output_dir):
+        click.echo(str(path))
+
+
+@agent_group.command("convert")
+@click.argument("traces", nargs=-1, required=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The native JSONL file to write.")
+@trace_options
+@guarded
+def convert_cmd(traces: tuple[str, ...], output: Path, **kwargs: Any) -> None:
+    """Convert agent logs (OpenAI chat, Responses, OTel spans) into the native trace format."""
+    from gainscope.agents.trace import write_traces
+
+    n = write_traces(_read(traces, kwargs), output)
+    click.echo(f"{n} conversations written to {output}", err=True)
