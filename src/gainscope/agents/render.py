@@ -108,8 +108,8 @@ def render_explanations(items: list[tuple[Conversation, Deduplication]], setting
         dups = sum(1 for d in dedup.decisions if not d.new)
         turns = len(conv.turns)
         scope = f"turn {turns} of {turns}" if turns > 1 else "single turn"
-        out.append(f"conversation {conv.conversation_id} ({scope}): {dedup.n_iterations} iteration(s), {total} results, "
-                   f"{len(dedup.unique)} unique, {dups} duplicates")
+        out.append(f"conversation {conv.conversation_id} ({scope}): {dedup.n_iterations} iteration(s), "
+                   f"{total} results, {len(dedup.unique)} unique, {dups} duplicates")
         out.extend("  " + line for line in explain(dedup, settings))
         out.append("")
     return "\n".join(out)
