@@ -1,0 +1,112 @@
+"""``gainscope temporal evaluate FILE -m TemporalNDCG@10 ...``: temporal metrics over a JSONL of queries, retrieved
+documents and gold (see :mod:`gainscope.temporal.batch`), per query and aggregated, with the statistics of
+``gainscope compare`` when the file holds several systems."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gainscope.cli.common import EXIT_IO, guarded, split_metrics
+from gainscope.cli.compare import settings_from, statistics_options
+
+__all__ = ["temporal_group"]
+
+DEFAULT_METRICS = ("TemporalNDCG@10",)
+
+
+@click.group("temporal")
+def temporal_group() -> None:
+    """Temporal relevance: focus-time, gold and LLM-judged temporal metrics (seed 001)."""
+
+
+@temporal_group.command("evaluate")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-m", "--metric", "metrics", multiple=True,
+              help="Metric(s): TemporalNDCG, TemporalPrecision, TemporalRecall, TemporalMRR, TemporalMAP, "
+                   "TemporalYearPrecision, TemporalYearRecall, TemporalDiversity, TemporalCoverage, with @K and "
+                   "parameters, e.g. 'TemporalNDCG(gain=exponential, ideal=retrieved)@10'. Default: TemporalNDCG@10.")
+@click.option("--mode", type=click.Choice(["auto", "gold", "focus-time", "llm"]), default="auto", show_default=True,
+              help="auto: gold ids when every line has gold, else focus times (given or extracted from the texts).")
+@click.option("--reference-date", default=None,
+              help="Resolve relative expressions ('last year', 'recently') against this date (YYYY-MM-DD or YYYY) "
+                   "where a line has no reference_date. Never the current date.")
+@click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+              help="Undefined values (no relevant document, no focus time): 0 in the mean, or left out.")
+@click.option("--baseline", default=None, help="The baseline system (default: the first in the file).")
+@statistics_options
+@click.option("-q", "--per-query", is_flag=True, help="Show the value of every query too.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "json", "csv"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output.")
+@click.option("--base-url", default=lambda: os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+              show_default="$OPENAI_BASE_URL or OpenAI", help="LLM mode: the chat-completions server.")
+@click.option("--model", default=None, help="LLM mode: the model name.")
+@click.option("--api-key", default=None, help="LLM mode: API key (default: $OPENAI_API_KEY; none for local servers).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="LLM mode: requests in flight at most.")
+@click.option("--answer-attempts", type=click.IntRange(min=1), default=3, show_default=True,
+              help="LLM mode: requests per document before its grade counts as failed.")
+@click.option("--allow-failures", is_flag=True,
+              help="LLM mode: exit 0 even when some grades failed (their queries have no value and are listed).")
+@guarded
+def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date: str | None, undefined: str,
+                 baseline: str | None, per_query: bool, fmt: str, output: Path | None, base_url: str,
+                 model: str | None, api_key: str | None, concurrency: int, answer_attempts: int,
+                 allow_failures: bool, **kwargs: Any) -> None:
+    """Evaluate the rankings of FILE (JSONL: one line per system and query) with temporal metrics.
+
+    Each line holds a query_id, optionally a system, the query (text and/or qft focus time), the retrieved
+    documents (ids, texts and/or dft focus times) and, for gold mode, gold ids. Prints each system's mean with a
+    bootstrap interval and, with several systems, paired differences with the baseline and corrected p-values.
+    A failed LLM grade never counts as 0: that query has no value, is named, and the exit code is 4.
+    """
+    from gainscope.temporal.batch import evaluate_records, read_records
+    from gainscope.temporal.render import render_evaluation
+
+    settings = settings_from(kwargs)
+    records = read_records(file, reference_date=reference_date)
+    names = split_metrics(metrics) or list(DEFAULT_METRICS)
+    chosen = mode.replace("-", "_")
+    if chosen == "llm":
+        if model is None:
+            raise click.UsageError("--mode llm needs --model (and --base-url for a server other than OpenAI)")
+        evaluation = asyncio.run(_with_judge(records, names, file, undefined, baseline, settings, base_url, model,
+                                             api_key, concurrency, answer_attempts))
+    else:
+        evaluation = evaluate_records(records, names, path=file, mode=chosen,  # type: ignore[arg-type]
+                                      undefined=undefined, baseline=baseline,  # type: ignore[arg-type]
+                                      settings=settings)
+    text = render_evaluation(evaluation, fmt, per_query=per_query)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    failed = sum(len(f) for f in evaluation.failures.values())
+    if failed and not allow_failures:
+        click.echo(f"error: {failed} (query, metric) value(s) could not be computed because the judge failed to "
+                   "grade documents (listed above); --allow-failures to exit 0 anyway", err=True)
+        sys.exit(EXIT_IO)
+
+
+async def _with_judge(records: Any, names: list[str], file: str, undefined: Any, baseline: str | None,
+                      settings: Any, base_url: str, model: str, api_key: str | None, concurrency: int,
+                      answer_attempts: int) -> Any:
+    """Open a chat client, make the judge with the built-in temporal prompt (seed 001's rubric), evaluate."""
+    from gainscope.judges.client import ChatClient, ClientSettings
+    from gainscope.judges.labeling import LLMJudge
+    from gainscope.judges.prompts import builtin_prompt
+    from gainscope.judges.spec import JudgeSpec
+    from gainscope.temporal.batch import aevaluate_records
+
+    spec = JudgeSpec(model=model, prompt=builtin_prompt("temporal"))
+    async with ChatClient(ClientSettings(base_url=base_url, api_key=api_key, concurrency=concurrency)) as client:
+        judge = LLMJudge(spec, client, answer_attempts=answer_attempts)
+        return await aevaluate_records(records, names, path=file, mode="llm", judge=judge, undefined=undefined,
+                                       baseline=baseline, settings=settings)

@@ -1,0 +1,423 @@
+"""Many queries at once: a JSONL file of queries, retrieved documents and gold, evaluated with temporal metrics
+per query, aggregated with bootstrap intervals, and compared across systems when the file holds several.
+
+One JSON object per line, one (system, query) ranking each::
+
+    {"query_id": "q1", "system": "bm25",                       # system (or run) optional: one system "run"
+     "query": "Who won the election in 2020?",                 # text: for LLM mode, or to extract the QFT
+     "qft": [2020],                                            # optional: else extracted from "query"
+     "reference_date": "2024-06-01",                           # optional: resolves "last year" (else --reference-date)
+     "retrieved": [{"doc_id": "d1", "text": "...", "dft": ["2019-2020"], "publication_year": 2021}, ...],
+     "gold": ["d1"]}                                           # or {"d1": 2}: gold mode
+
+``retrieved`` may also be given as parallel lists ``retrieved_ids``, ``retrieved_docs`` (texts) and ``dfts``;
+``gold_ids`` is accepted for ``gold``. A document's focus time is its ``dft``, else extracted from its ``text``
+(as a document: its publication year, given or found, is kept apart). Metric inputs ``other_dfts``,
+``total_relevant``, ``scope``, ``total_scope``, ``anchors``, ``baseline_anchor`` and ``comparison_anchor`` are
+passed on when present.
+
+The mode is the same for the whole file: ``gold`` when every line has gold, else ``focus_time``; or as asked
+(``llm`` needs a judge). Undefined values (NaN with a reason) follow ``undefined``: ``"zero"`` scores them 0 with an
+:class:`~gainscope.errors.UndefinedMetricWarning` naming the queries (as the other gainscope metrics by default),
+``"skip"`` leaves them out of the mean. A failed LLM grade is never scored: the query has no value for that
+metric (left out of the mean) and is listed in :attr:`Evaluation.failures`.
+
+Statistics are those of :mod:`gainscope.compare`: each system's mean with a bootstrap interval, and, for every
+system but the baseline (the first in the file unless named), paired differences over the queries both systems
+have a value for, paired tests corrected over every comparison, effect size and wins/ties/losses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import math
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from gainscope.errors import (
+    FormatError,
+    InputError,
+    PolicyError,
+    UndefinedMetricWarning,
+    UnknownMetricError,
+    format_ids,
+)
+from gainscope.io.texts import Document
+from gainscope.temporal.base import Mode, TemporalMetric, TemporalScore
+from gainscope.temporal.extraction import extract_focus_time, reference_year
+from gainscope.temporal.focus_time import FocusTime, as_focus_time
+from gainscope.temporal.ranking import TemporalMAP, TemporalMRR, TemporalNDCG, TemporalPrecision, TemporalRecall
+from gainscope.temporal.years import TemporalCoverage, TemporalDiversity, TemporalYearPrecision, TemporalYearRecall
+
+if TYPE_CHECKING:
+    from gainscope.compare import CompareSettings, Comparison
+    from gainscope.judges.labeling import Judge
+
+__all__ = ["METRICS", "Evaluation", "MetricSpec", "Record", "aevaluate_records", "evaluate_records", "parse_metric",
+           "read_records"]
+
+#: the metric classes by name
+METRICS: dict[str, type[TemporalMetric]] = {c.__name__: c for c in (
+    TemporalNDCG, TemporalPrecision, TemporalRecall, TemporalMRR, TemporalMAP, TemporalYearPrecision,
+    TemporalYearRecall, TemporalDiversity, TemporalCoverage)}
+
+_EXTRA_INPUTS = ("other_dfts", "total_relevant", "scope", "total_scope", "anchors", "baseline_anchor",
+                 "comparison_anchor")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric name as written: class, parameters, cutoff. ``str`` gives the canonical spelling."""
+
+    cls: type[TemporalMetric]
+    params: tuple[tuple[str, Any], ...]
+    k: int
+
+    def build(self, mode: Mode, judge: Judge | None) -> TemporalMetric:
+        """The metric in ``mode`` (the judge for LLM mode; failures become NaN and are reported)."""
+        flags: dict[str, Any] = {"use_focus_time": mode == "focus_time", "use_llm": mode == "llm"}
+        if mode == "llm":
+            flags.update(llm=judge, on_failure="nan")
+        if self.cls in (TemporalYearPrecision, TemporalYearRecall, TemporalDiversity) and mode != "focus_time":
+            raise PolicyError(f"{self.cls.__name__} is computed from focus times; the file is evaluated in {mode} "
+                              "mode (use --mode focus-time)")
+        if self.cls in (TemporalYearPrecision, TemporalYearRecall, TemporalDiversity, TemporalCoverage):
+            flags.pop("use_focus_time")
+        return self.cls(**flags, **dict(self.params))
+
+    def __str__(self) -> str:
+        return f"{self.cls(**{k: v for k, v in self.params})}@{self.k}"
+
+
+def _value(text: str) -> Any:
+    text = text.strip()
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_metric(text: str) -> MetricSpec:
+    """``TemporalNDCG@10``, ``TemporalNDCG(gain=exponential, ideal=retrieved)@5``, ``TemporalMAP`` (k = 10)."""
+    m = re.fullmatch(r"\s*(\w+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*", text)
+    if m is None:
+        raise UnknownMetricError(f"cannot read the metric {text!r}; write NAME@K or NAME(param=value, ...)@K, "
+                                 "e.g. TemporalNDCG(gain=exponential)@10")
+    name = m[1]
+    if name not in METRICS:
+        close = difflib.get_close_matches(name, list(METRICS), n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise UnknownMetricError(f"unknown temporal metric {name!r}{hint} The temporal metrics: {', '.join(METRICS)}")
+    params: list[tuple[str, Any]] = []
+    for part in filter(None, (p.strip() for p in (m[2] or "").split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or key.strip() in ("use_focus_time", "use_llm", "llm", "on_failure"):
+            raise PolicyError(f"{text!r}: parameters are written name=value (the mode comes from the file or "
+                              f"--mode); got {part!r}")
+        params.append((key.strip(), _value(value)))
+    spec = MetricSpec(METRICS[name], tuple(params), int(m[3]) if m[3] else 10)
+    try:
+        spec.cls(**dict(params))
+    except TypeError as exc:
+        raise PolicyError(f"{text!r}: {exc}") from None
+    except PolicyError as exc:
+        if "needs llm" not in str(exc):
+            raise PolicyError(f"{text!r}: {exc}") from None
+    return spec
+
+
+@dataclass(frozen=True)
+class Record:
+    """One (system, query) line of the file, as read."""
+
+    line: int
+    system: str
+    query_id: str
+    query: str
+    qft: object
+    reference: int | None
+    docs: tuple[dict[str, Any], ...]
+    gold: object
+    extras: dict[str, Any]
+
+
+def _docs(obj: dict[str, Any], where: str) -> tuple[dict[str, Any], ...]:
+    if "retrieved" in obj:
+        items = obj["retrieved"]
+        if not isinstance(items, list):
+            raise InputError(f"{where}: 'retrieved' is a list of documents")
+        out = []
+        for i, d in enumerate(items):
+            if isinstance(d, str):
+                d = {"doc_id": d}
+            if not isinstance(d, dict) or ("doc_id" not in d and "id" not in d):
+                raise InputError(f"{where}: retrieved[{i}] needs a doc_id (or id)")
+            out.append({"doc_id": str(d.get("doc_id", d.get("id"))), **{k: d[k] for k in
+                        ("text", "dft", "publication_year") if k in d}})
+        return tuple(out)
+    ids, texts, dfts = obj.get("retrieved_ids"), obj.get("retrieved_docs"), obj.get("dfts")
+    lists = [x for x in (ids, texts, dfts) if x is not None]
+    if not lists:
+        raise InputError(f"{where}: no ranking; give 'retrieved' (a list of documents) or 'retrieved_ids' / "
+                         "'retrieved_docs' / 'dfts'")
+    if any(not isinstance(x, list) for x in lists) or len({len(x) for x in lists}) > 1:
+        raise InputError(f"{where}: retrieved_ids, retrieved_docs and dfts are lists of the same length")
+    n = len(lists[0])
+    return tuple({"doc_id": str(ids[i]) if ids is not None else f"d{i + 1}",
+                  **({"text": texts[i]} if texts is not None else {}),
+                  **({"dft": dfts[i]} if dfts is not None else {})} for i in range(n))
+
+
+def read_records(path: str | Path, *, reference_date: object = None) -> list[Record]:
+    """The records of a JSONL file (see the module docstring); every problem names the file and line."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    default_ref = reference_year(reference_date, "--reference-date")  # type: ignore[arg-type]
+    out: list[Record] = []
+    seen: set[tuple[str, str]] = set()
+    with p.open(encoding="utf-8-sig") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise FormatError(f"not a JSON object ({exc.msg})", path=str(p), line=number,
+                                  text=line.rstrip()[:200]) from None
+            if not isinstance(obj, dict):
+                raise FormatError("expected one JSON object per line", path=str(p), line=number)
+            where = f"{p}:{number}"
+            qid = next((obj[k] for k in ("query_id", "qid", "id") if k in obj), None)
+            if qid is None:
+                raise FormatError("a line needs a query_id", path=str(p), line=number)
+            system = str(obj.get("system", obj.get("run", "run")))
+            if (system, str(qid)) in seen:
+                raise FormatError(f"query {qid!r} of system {system!r} is given twice", path=str(p), line=number)
+            seen.add((system, str(qid)))
+            try:
+                ref = reference_year(obj.get("reference_date"), f"{where}: reference_date")
+                docs = _docs(obj, where)
+            except InputError as exc:
+                raise InputError(str(exc)) from None
+            out.append(Record(number, system, str(qid), str(obj.get("query", "")), obj.get("qft"),
+                              ref if ref is not None else default_ref, docs, obj.get("gold", obj.get("gold_ids")),
+                              {k: obj[k] for k in _EXTRA_INPUTS if k in obj}))
+    if not out:
+        raise InputError(f"{p}: no records (the file is empty)")
+    return out
+
+
+def _focus_inputs(r: Record, path: str, notes: list[str]) -> dict[str, Any]:
+    where = f"{path}:{r.line}"
+    try:
+        if r.qft is not None:
+            qft = as_focus_time(r.qft, f"{where}: qft")
+        elif r.query:
+            e = extract_focus_time(r.query, reference_date=r.reference)
+            qft = e.focus_time
+            notes.append(f"qft extracted from the query text: {r.query_id}")
+        else:
+            raise InputError(f"{where}: no qft and no query text to extract it from")
+        dfts: list[FocusTime] = []
+        for i, d in enumerate(r.docs):
+            if "dft" in d:
+                dfts.append(as_focus_time(d["dft"], f"{where}: retrieved[{i}].dft"))
+            elif isinstance(d.get("text"), str):
+                pub = d.get("publication_year")
+                dfts.append(extract_focus_time(d["text"], kind="document", reference_date=r.reference,
+                                               publication_year=pub if isinstance(pub, int) else None).focus_time)
+                notes.append(f"dft extracted from the document text: {d['doc_id']}")
+            else:
+                raise InputError(f"{where}: retrieved[{i}] ({d['doc_id']}) has neither a dft nor a text")
+    except InputError as exc:
+        message = str(exc)
+        raise InputError(message if message.startswith(where) else f"{where}: {message}") from None
+    return {"qft": qft, "dfts": dfts, **r.extras}
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """Per-query values (``values[system]``: queries x metrics, NaN = no value), the reasons of undefined values,
+    the failures of LLM grades, the comparison, and notes on how the numbers were made."""
+
+    metrics: tuple[str, ...]
+    systems: tuple[str, ...]
+    mode: Mode
+    query_ids: dict[str, tuple[str, ...]]
+    values: dict[str, np.ndarray]
+    reasons: dict[str, dict[tuple[str, str], str]]
+    failures: dict[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]]
+    comparison: Comparison
+    undefined: Literal["zero", "skip"]
+    notes: tuple[str, ...]
+
+    def per_query(self, system: str, metric: str) -> dict[str, float]:
+        """``{query id: value}`` (NaN: no value)."""
+        j = self.metrics.index(metric)
+        return dict(zip(self.query_ids[system], self.values[system][:, j].tolist(), strict=True))
+
+    def conventions(self) -> list[tuple[str, str]]:
+        """``(name, text)`` pairs describing the evaluation."""
+        rows = [("mode", {"gold": "gold ids", "focus_time": "focus times (Jaccard x 4 grades)",
+                          "llm": "LLM judge grades"}[self.mode]),
+                ("undefined", "0, with a warning naming the queries" if self.undefined == "zero"
+                 else "left out of the mean"),
+                ("ranking", "the order given in the file")]
+        return rows + [("note", n) for n in self.notes]
+
+
+async def _score_all(metrics: list[TemporalMetric], specs: list[MetricSpec], inputs: list[dict[str, Any]],
+                     mode: Mode) -> list[list[TemporalScore]]:
+    if mode != "llm":
+        return [[m.score(**inp, k=s.k) for m, s in zip(metrics, specs, strict=True)] for inp in inputs]
+    rows = await asyncio.gather(*(asyncio.gather(*(m.ascore(**inp, k=s.k) for m, s in zip(metrics, specs, strict=True)))
+                                  for inp in inputs))
+    return [list(row) for row in rows]
+
+
+def _grouped(notes: list[str]) -> list[str]:
+    """"<what>: <id>" notes folded into one note per <what> listing the distinct ids (first few and a count)."""
+    groups: dict[str, list[str]] = {}
+    for n in notes:
+        what, _, ident = n.rpartition(": ")
+        groups.setdefault(what, [])
+        if ident not in groups[what]:
+            groups[what].append(ident)
+    return [f"{what} ({len(ids)}): {format_ids(ids)}" for what, ids in groups.items()]
+
+
+def evaluate_records(records: Sequence[Record], metric_names: Sequence[str], *, path: str = "input",
+                     mode: Literal["auto", "gold", "focus_time", "llm"] = "auto", judge: Judge | None = None,
+                     undefined: Literal["zero", "skip"] = "zero", baseline: str | None = None,
+                     settings: CompareSettings | None = None) -> Evaluation:
+    """Evaluate every record with every metric and compare the systems (see the module docstring); from async
+    code (LLM mode with a client open on the running loop) use :func:`aevaluate_records`."""
+    return asyncio.run(aevaluate_records(records, metric_names, path=path, mode=mode, judge=judge,
+                                         undefined=undefined, baseline=baseline, settings=settings))
+
+
+async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[str], *, path: str = "input",
+                            mode: Literal["auto", "gold", "focus_time", "llm"] = "auto", judge: Judge | None = None,
+                            undefined: Literal["zero", "skip"] = "zero", baseline: str | None = None,
+                            settings: CompareSettings | None = None) -> Evaluation:
+    """:func:`evaluate_records`, awaiting the judge in LLM mode."""
+    from gainscope.compare import CompareSettings, Comparison, ComparisonRow, _compared, _correct, _interval
+    from gainscope.core.policies import Policies
+
+    settings = settings or CompareSettings()
+    if undefined not in ("zero", "skip"):
+        raise PolicyError(f"undefined must be 'zero' or 'skip'; got {undefined!r}")
+    specs = [parse_metric(n) for n in metric_names]
+    if not specs:
+        raise PolicyError("name at least one metric, e.g. -m TemporalNDCG@10")
+    names = tuple(str(s) for s in specs)
+    if len(set(names)) != len(names):
+        raise PolicyError(f"a metric is named twice: {', '.join(names)}")
+    chosen: Mode
+    if mode == "auto":
+        chosen = "gold" if all(r.gold is not None for r in records) else "focus_time"
+    else:
+        chosen = mode
+    if chosen == "llm" and judge is None:
+        raise PolicyError("LLM mode needs a judge")
+    metrics = [s.build(chosen, judge) for s in specs]
+    if chosen == "gold":
+        bad = [r for r in records if r.gold is None]
+        if bad:
+            raise InputError(f"{path}:{bad[0].line}: gold mode, but query {bad[0].query_id!r} has no gold")
+    notes: list[str] = []
+    systems = tuple(dict.fromkeys(r.system for r in records))
+    values: dict[str, np.ndarray] = {}
+    reasons: dict[str, dict[tuple[str, str], str]] = {}
+    failures: dict[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]] = {}
+    query_ids: dict[str, tuple[str, ...]] = {}
+    undefined_queries: dict[str, list[str]] = {}
+    for system in systems:
+        recs = [r for r in records if r.system == system]
+        inputs: list[dict[str, Any]] = []
+        for r in recs:
+            if chosen == "gold":
+                inputs.append({"retrieved_ids": [d["doc_id"] for d in r.docs], "gold_ids": r.gold, **r.extras})
+            elif chosen == "focus_time":
+                inputs.append(_focus_inputs(r, path, notes))
+            else:
+                if not r.query or any(not isinstance(d.get("text"), str) for d in r.docs):
+                    raise InputError(f"{path}:{r.line}: LLM mode needs the query text and every document's text")
+                inputs.append({"query": r.query, "retrieved_docs": [Document(d["doc_id"], d["text"]) for d in r.docs],
+                               **{k: v for k, v in r.extras.items() if k != "other_dfts"}})
+        scores = await _score_all(metrics, specs, inputs, chosen)
+        matrix = np.array([[s.value for s in row] for row in scores], dtype=float).reshape(len(recs), len(specs))
+        reasons[system], failures[system] = {}, {}
+        for r, row in zip(recs, scores, strict=True):
+            for name, s in zip(names, row, strict=True):
+                if s.failures:
+                    failures[system][(r.query_id, name)] = s.failures
+                elif s.undefined:
+                    reasons[system][(r.query_id, name)] = s.reason
+                    undefined_queries.setdefault(name, []).append(f"{system}/{r.query_id}" if len(systems) > 1
+                                                                  else r.query_id)
+        if undefined == "zero":
+            for i, r in enumerate(recs):
+                for j, name in enumerate(names):
+                    if (r.query_id, name) in reasons[system]:
+                        matrix[i, j] = 0.0
+        values[system] = matrix
+        query_ids[system] = tuple(r.query_id for r in recs)
+    notes = _grouped(notes)
+    for name, qs in undefined_queries.items():
+        what = "scored 0" if undefined == "zero" else "left out of the mean"
+        if undefined == "zero":
+            warnings.warn(f"{name} is undefined for {len(qs)} quer{'y' if len(qs) == 1 else 'ies'}, {what}: "
+                          f"{format_ids(qs)}", UndefinedMetricWarning, stacklevel=2)
+        notes.append(f"{name}: undefined for {len(qs)} {'query' if len(qs) == 1 else 'queries'} ({what}): "
+                     f"{format_ids(qs)}")
+    for system in systems:
+        for (q, name), fs in failures[system].items():
+            notes.append(f"{name}: {system}/{q}: no value, the judge could not grade {', '.join(d for d, _ in fs)}")
+    base = systems[0] if baseline is None else baseline
+    if base not in systems:
+        raise InputError(f"the baseline {base!r} is not among the systems: {', '.join(systems)}")
+    order = [base] + [s for s in systems if s != base]
+    rows: list[ComparisonRow] = []
+    pending: list[tuple[ComparisonRow, dict[str, Any]]] = []
+    for j, name in enumerate(names):
+        for sysname in order:
+            col = values[sysname][:, j]
+            finite = col[~np.isnan(col)]
+            low, high = _interval(finite, settings)
+            crow = ComparisonRow(metric=name, run=sysname, baseline=base, queries=len(finite),
+                                mean=float(finite.mean()) if len(finite) else math.nan, ci_low=low, ci_high=high)
+            if sysname == base:
+                rows.append(crow)
+                continue
+            mine = dict(zip(query_ids[sysname], col.tolist(), strict=True))
+            theirs = dict(zip(query_ids[base], values[base][:, j].tolist(), strict=True))
+            paired = [q for q in query_ids[base] if q in mine and not math.isnan(mine[q]) and not math.isnan(theirs[q])]
+            left = sorted((set(mine) | set(theirs)) - set(paired))
+            if left:
+                plural = "query" if len(left) == 1 else "queries"
+                notes.append(f"{name}: {sysname} vs {base}: {len(left)} {plural} without a value in both left out of "
+                             f"the pairing ({len(paired)} paired): {format_ids(left)}")
+            a = np.array([mine[q] for q in paired], dtype=float)
+            b = np.array([theirs[q] for q in paired], dtype=float)
+            pending.append(_compared(crow, a, b, settings))
+    _correct(pending, settings)
+    rows.extend(r for r, _ in pending)
+    by_key = {(r.metric, r.run): r for r in rows}
+    ordered = tuple(by_key[(m, sysname)] for m in names for sysname in order)
+    comparison = Comparison(metrics=names, runs=tuple(order), baseline=base, rows=ordered, settings=settings,
+                            policies=Policies(ties="rank", undefined=undefined), notes=())
+    return Evaluation(names, tuple(order), chosen, query_ids, values, reasons, failures,
+                      replace(comparison, notes=tuple(n for n in notes if "left out of the pairing" in n)),
+                      undefined, tuple(n for n in notes if "left out of the pairing" not in n))
