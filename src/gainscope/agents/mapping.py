@@ -9,7 +9,8 @@ Agent logs carry a search tool's output as whatever JSON the tool returned. A :c
   ``items``, ``hits``, ``data`` or ``organic_results``;
 * which keys of a result give each field (``fields``): a dotted path or several candidates tried in order.
   The defaults cover the usual spellings (``link``/``href`` for the URL, ``page_content``/``text`` for the
-  content, ``metadata.url`` ...); a field given in ``fields`` replaces its defaults;
+  content, ``metadata.url`` ...); a field given in ``fields`` replaces its defaults, and a key given for one
+  field is no longer a default of another;
 * which argument of the tool call is the query (``query_arguments``).
 
 A result given as a plain string is a URL when it starts with ``http://`` or ``https://``, else content.
@@ -128,10 +129,12 @@ class ResultMapping:
         return tool_name is not None and tool_name in self.search_tools
 
     def candidates(self, name: str) -> tuple[str, ...]:
-        """The keys tried, in order, for one result field."""
+        """The keys tried, in order, for one result field: the ones given, else the defaults less any key given
+        for another field (``fields={"domain_id": "docid"}`` keeps ``docid`` out of the generic id)."""
         given = self.fields.get(name)
         if given is None:
-            return DEFAULT_FIELDS[name]
+            claimed = {k for v in self.fields.values() for k in ((v,) if isinstance(v, str) else v)}
+            return tuple(k for k in DEFAULT_FIELDS[name] if k not in claimed)
         return (given,) if isinstance(given, str) else tuple(given)
 
     def result_list(self, output: Any) -> list[Any]:
