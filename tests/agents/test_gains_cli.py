@@ -1,0 +1,254 @@
+"""Gains from the trace, judgments and a judge (a plain object with the Judge protocol; failures never 0), and
+the ``agent`` command group through click's CliRunner (evaluate, dedup --explain, plot, convert; --judge on the
+fake chat-completions server with a judgment store)."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import importlib.util
+import io
+import json
+import math
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gainscope.agents import Conversation, Iteration, Result, Search, Turn, evaluate_agents
+from gainscope.agents.dedup import deduplicate
+from gainscope.agents.gains import JudgmentIndex, judge_grades, trace_grades
+from gainscope.cli.agent import agent_group
+from gainscope.errors import InputError, InputWarning, PolicyError
+from gainscope.io.texts import Document, Query
+from gainscope.judges.prompts import builtin_prompt
+from gainscope.judges.spec import JudgeSpec
+from gainscope.judges.store import PairKey, StoredLabel
+
+
+class TableJudge:
+    """A Judge whose grades come from a table keyed by document id; ``None`` is a failed label."""
+
+    def __init__(self, grades: dict[str, int | None], prompt: str = "graded") -> None:
+        self.spec = JudgeSpec(model="table", prompt=builtin_prompt(prompt))
+        self.grades = grades
+        self.seen: list[tuple[str, str, str]] = []
+
+    async def grade(self, query: Query, document: Document) -> StoredLabel:
+        self.seen.append((query.text, document.doc_id, document.text))
+        key = PairKey(self.spec.hash, query.query_id, "", document.doc_id, "")
+        g = self.grades[document.doc_id]
+        if g is None:
+            return StoredLabel(key, "llm", "failed", None, error="unusable answer: no grade")
+        return StoredLabel(key, "llm", "ok", g)
+
+
+def conversation() -> Conversation:
+    s1 = Search((Result(id="a", snippet="about a", gain=3), Result(url="https://x.org/b", content="b text", gain=2)))
+    s2 = Search((Result(id="a", snippet="about a again"), Result(id="c", gain=1)))
+    return Conversation("c1", (Turn((Iteration((s1,)), Iteration((s2,))), "the question"),), query_id="Q1")
+
+
+def test_trace_gains_take_the_first_and_warn_on_conflicts() -> None:
+    d = deduplicate([Iteration((Search((Result(id="a", gain=3), Result(id="a", gain=1), Result(id="b"))),))])
+    with pytest.warns(InputWarning, match="result #1 has gains 3 and 1 in the trace; the first \\(3, at i1.s1.r1\\)"):
+        grades = trace_grades(d)
+    assert [(g.gain, g.status) for g in grades] == [(3.0, "ok"), (None, "unjudged")]
+    with pytest.raises(PolicyError, match="missing must be one of"):
+        trace_grades(d, missing="drop")
+
+
+def test_judgments_by_id_and_normalised_url() -> None:
+    index = JudgmentIndex.of({"Q1": {"a": 4, "http://www.x.org/b/": 1, "z": 3}})
+    report = evaluate_agents([conversation()], judgments=index)
+    r = report.conversations[0]
+    assert [(g.gain, g.doc_id) for g in r.grades] == [(4.0, "a"), (1.0, "http://www.x.org/b/"), (0.0, "")]
+    assert r.grades[2].status == "unjudged"
+    # CG = 4 (a); z (grade 3) is never retrieved: IterationsForAllGoodResults = 100
+    assert (r.summary["CG@N"], r.summary["IterationsForAllGoodResults"], r.all_good_found) == (4, 100, False)
+    assert report.source == "judgments"
+
+
+def test_judge_gains_once_per_unique_result_and_failures_undefined() -> None:
+    judge = TableJudge({"a": 4, "https://x.org/b": None, "c": 2})
+    report = evaluate_agents([conversation()], judge=judge)
+    r = report.conversations[0]
+    # three unique results, two requests: a's duplicate is not judged again and c has no text to judge
+    assert sorted(doc for _, doc, _ in judge.seen) == ["a", "https://x.org/b"]
+    assert {q for q, _, _ in judge.seen} == {"the question"}
+    assert [g.status for g in r.grades] == ["ok", "failed", "missing"]  # c has no text to judge
+    assert r.grades[1].gain is None and r.grades[1].note == "unusable answer: no grade"
+    # iteration 1 has the failed result: everything gain-based is undefined from there, never a 0
+    assert math.isnan(r.summary["CG@N"]) and r.summary["R@N"] == 4
+    assert any("failed, undefined: unusable answer" in n for n in r.notes)
+
+
+def test_judge_scale_and_query_are_checked() -> None:
+    with pytest.raises(PolicyError, match="0-4 scale of seed 003"):
+        asyncio.run(judge_grades(deduplicate([]), TableJudge({}, prompt="umbrela"), Query("q", "t")))
+    no_query = Conversation("c", (Turn((Iteration((Search((Result(id="a", content="x"),)),)),)),))
+    with pytest.raises(InputError, match="the last turn has no query"):
+        evaluate_agents([no_query], judge=TableJudge({"a": 1}))
+    with pytest.raises(PolicyError, match="not both"):
+        evaluate_agents([no_query], judge=TableJudge({}), judgments={})
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+TRACES = [
+    {"conversation_id": "c1", "turns": [
+        {"query": "old question", "iterations": [{"searches": [{"results": [{"id": "z", "gain": 4}]}]}]},
+        {"query": "who", "iterations": [
+            {"searches": [{"query": "a", "results": [{"id": "d1", "url": "https://www.x.com/a/", "gain": 3,
+                                                      "snippet": "d one"},
+                                                     {"id": "d2", "gain": 1}]},
+                          {"query": "b", "results": [{"id": "d1", "gain": 3}]}]},
+            {"searches": []},
+            {"searches": [{"results": [{"url": "http://x.com/a?utm_source=q", "gain": 3},
+                                       {"id": "d3", "gain": 2}]}]}]}]},
+    {"conversation_id": "c2", "turns": [{"query": "what", "iterations": [
+        {"searches": [{"results": [{"id": "e1", "gain": 4, "content": "e one"}, {"id": "e2", "gain": 0}]}]}]}]},
+]
+
+
+@pytest.fixture
+def traces(tmp_path: Path) -> Path:
+    p = tmp_path / "traces.jsonl"
+    p.write_text("".join(json.dumps(t) + "\n" for t in TRACES), encoding="utf-8")
+    return p
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(agent_group, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_evaluate_json_per_conversation(traces: Path) -> None:
+    code, out, _ = run("evaluate", str(traces), "-q", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    c1 = data["conversations"][0]
+    # c1, last turn: i1 = [d1, d2, d1] (G 3), i2 = [url of d1, d3] (G 2): CG 5, DCG 3 + 2/log2(3)
+    assert (c1["summary"]["N"], c1["summary"]["R@N"], c1["summary"]["DupR@N"], c1["summary"]["CG@N"]) == (2, 5, 2, 5)
+    assert c1["summary"]["DCG@N"] == pytest.approx(3 + 2 / math.log2(3))
+    assert [it["|Dup^i|"] for it in c1["iterations"]] == [1, 1]
+    agg = data["aggregate"]["CG@N"]
+    assert (agg["mean"], agg["median"], agg["n"], agg["undefined"]) == (4.5, 4.5, 2, 0)
+    assert agg["ci"][0] <= 4.5 <= agg["ci"][1]
+    assert data["conventions"]["good gain"] == "gain >= 2"
+
+
+def test_evaluate_table_and_csv(traces: Path) -> None:
+    code, out, _ = run("evaluate", str(traces))
+    assert code == 0 and "over 2 conversations (values at N)" in out and "│ SRR@N " in out
+    assert "conversation c1" not in out
+    code, out, _ = run("evaluate", str(traces), "-q")
+    assert "conversation c1 (query c1, turn 2, 3 unique results)" in out
+    assert "note: turns 1-1 not evaluated (only the last turn is)" in out
+    code, out, _ = run("evaluate", str(traces), "-q", "-f", "csv", "--good-gain", "3")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["conversation_id"], float(r["CG@N"])) for r in rows] == [("c1", 3.0), ("c2", 4.0)]
+    code, out, _ = run("evaluate", str(traces), "-f", "csv")
+    assert out.splitlines()[0] == "metric,mean,median,ci_low,ci_high,n,undefined"
+
+
+def test_evaluate_with_judgments(traces: Path, tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("c1 0 d1 2\nc1 0 d3 4\nc1 0 d9 3\nc2 0 e2 3\n", encoding="utf-8")
+    code, out, _ = run("evaluate", str(traces), "--judgments", str(qrels), "-q", "-f", "json")
+    assert code == 0
+    c1, c2 = json.loads(out)["conversations"]
+    assert (c1["summary"]["CG@N"], c1["summary"]["IterationsForAllGoodResults"], c1["all_good_found"]) == (6, 100,
+                                                                                                           False)
+    assert (c2["summary"]["CG@N"], c2["summary"]["IterationsForAllGoodResults"]) == (3, 1)
+
+
+def test_dedup_explain(traces: Path) -> None:
+    code, out, _ = run("dedup", str(traces), "--explain")
+    assert code == 0
+    assert "conversation c1 (turn 2 of 2): 2 iteration(s), 5 results, 3 unique, 2 duplicates" in out
+    assert "duplicate of #1 (first at i1.s1.r1): via url; url +1; confidence 1 >= 1" in out
+    code, out, _ = run("dedup", str(traces))
+    assert out.splitlines() == ["c1\t2 iterations\t5 results\t3 unique\t2 duplicates",
+                                "c2\t1 iterations\t2 results\t2 unique\t0 duplicates"]
+
+
+def test_plot_and_convert(traces: Path, tmp_path: Path) -> None:
+    code, out, _ = run("plot", str(traces), "-o", str(tmp_path / "figs"))
+    assert code == 0
+    names = sorted(Path(p).name for p in out.split())
+    assert names == ["agent-cumulative-good-gain.png", "agent-cumulative-good-gain.svg", "agent-sre.png",
+                     "agent-sre.svg", "agent-srr.png", "agent-srr.svg"]
+    assert (tmp_path / "figs" / "agent-sre.svg").read_text().lstrip().startswith("<?xml")
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"id": "k", "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [{"id": "1", "type": "function",
+                                              "function": {"name": "lookup", "arguments": "{\"query\": \"q\"}"}}]},
+        {"role": "tool", "tool_call_id": "1", "content": "{\"items\": [{\"href\": \"https://a.b\"}]}"}]}) + "\n")
+    code, _, err = run("convert", str(chat), "--search-tool", "lookup", "-o", str(tmp_path / "native.jsonl"))
+    assert code == 0 and "1 conversations written" in err
+    assert json.loads((tmp_path / "native.jsonl").read_text())["turns"][0]["iterations"][0]["searches"][0][
+        "results"] == [{"url": "https://a.b"}]
+
+
+def test_cli_errors(traces: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"conversation_id": "x", "turns": [{"iterations": [{"searches": [{"results": [{}]}]}]}]}\n')
+    code, _, err = run("evaluate", str(bad))
+    assert code == 3 and f"{bad}:1: turns[0].iterations[0].searches[0].results[0]: a result needs" in err
+    code, _, err = run("evaluate", str(traces), str(traces))
+    assert code == 3 and "conversation 'c1' is in" in err
+    code, _, err = run("evaluate", str(traces), "--judgments", "q", "--judge", "m")
+    assert code == 2 and "not both" in err
+    code, _, err = run("evaluate", str(traces), "--field", "doi=x")
+    assert code == 2 and "expected FIELD=KEY" in err
+
+
+# ------------------------------------------------------------------------------------------------ --judge
+def _load_server() -> Any:
+    path = Path(__file__).resolve().parents[1] / "judges" / "server.py"
+    spec = importlib.util.spec_from_file_location("agents_fake_chat_server", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def fake_server() -> Iterator[Any]:
+    server_module = _load_server()
+    with server_module.FakeChatServer() as server:
+        yield server, server_module
+
+
+def test_judge_end_to_end_with_store(traces: Path, tmp_path: Path, fake_server: Any) -> None:
+    server, module = fake_server
+
+    def behaviour(body: dict[str, Any], attempt: int) -> Any:
+        text = module.user_text(body)
+        if "e one" in text:
+            return module.Reply("ok", grade=4)
+        return module.Reply("malformed")  # d1: never a grade
+
+    server.behaviour = behaviour
+    store = tmp_path / "store.sqlite"
+    args = ("evaluate", str(traces), "-q", "-f", "json", "--judge", "fake-1", "--base-url", server.url,
+            "--store", str(store), "--max-attempts", "1")
+    code, out, err = run(*args)
+    assert code == 0, err
+    c1, c2 = json.loads(out)["conversations"]
+    # e1 and d1 have text: e1 gets 4; d1's answers are never a grade (3 answer attempts), so it is failed --
+    # undefined, not 0; results without text are missing (undefined) and never sent
+    assert server.count() == 4 and "2 asked, 0 from the store" in err and "1 failed (undefined, never 0)" in err
+    assert c1["grades"] == {"ok": 0, "unjudged": 0, "failed": 1, "missing": 2}
+    assert c2["grades"] == {"ok": 1, "unjudged": 0, "failed": 0, "missing": 1}
+    assert c1["summary"]["CG@N"] is None and c2["summary"]["CG@N"] is None and c1["summary"]["R@N"] == 5
+    # again: e1 comes from the store; the failed d1 is asked again
+    code, out, err = run(*args)
+    assert code == 0 and server.count() == 7 and "1 asked, 1 from the store" in err
