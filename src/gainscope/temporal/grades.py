@@ -11,8 +11,9 @@ grade is known for the query: the ideal ranking of nDCG and the ``R`` of recall 
   (Jaccard scaled to [0, 4], seed 001). Relevant: Jaccard > ``min_jaccard`` (default 0: any shared year).
   Pool: every ``dfts`` entry (the whole list given, not only the top k) and ``other_dfts`` (judged documents the
   system did not retrieve).
-* **llm** (``query``, ``retrieved_docs``, optional ``other_docs``): the grade a :class:`~gainscope.judges.
-  labeling.Judge` gives (the built-in ``temporal`` prompt is seed 001's 0-4 rubric). Relevant: grade >= ``rel``
+* **llm** (``query``, ``retrieved_docs``, optional ``other_docs``): the grade a judge gives (any object with
+  the :class:`~gainscope.judges.labeling.Judge` protocol; this module never imports the HTTP client). The
+  built-in ``temporal`` prompt is seed 001's 0-4 rubric. Relevant: grade >= ``rel``
   (default 2, "partially relevant: contains some temporal context"). Only the top k are graded unless the metric
   needs the pool; then every document given is. A failed grade is NaN with its reason in ``failures`` -- never 0.
 """
