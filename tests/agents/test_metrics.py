@@ -211,6 +211,12 @@ def test_judgments_define_all_good_results() -> None:
 
 
 # ------------------------------------------------------------------------------------------------ sDCG
+def test_session_dcg_counts_empty_searches_as_queries() -> None:
+    # search 1 returns nothing, search 2 finds a (gain 3): a is at query position 2, discounted by 1/(1 + log4 2)
+    c = conv([[], [Result(id="a", gain=3)]])
+    assert evaluate_agents([c]).conversations[0].summary["sDCG"] == pytest.approx(3 * 2 / 3)
+
+
 def test_session_dcg_by_hand() -> None:
     gains = {1: 3.0, 2: 2.0, 3: 1.0, 4: 0.0}
     # q1 = [1, 2, 3]: 3/1 + 2/max(1, log2 2) + 1/log2 3

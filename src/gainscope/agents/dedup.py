@@ -167,11 +167,13 @@ class UniqueResult:
 
 @dataclass(frozen=True)
 class Deduplication:
-    """Every decision in trace order and the unique results, for ``n_iterations`` search iterations."""
+    """Every decision in trace order and the unique results, for ``n_iterations`` search iterations of
+    ``searches_per_iteration`` searches each."""
 
     decisions: tuple[Decision, ...]
     unique: tuple[UniqueResult, ...]
     n_iterations: int
+    searches_per_iteration: tuple[int, ...] = ()
 
     def by_iteration(self) -> list[list[Decision]]:
         """The decisions of each iteration ``1..N`` (empty lists for iterations that returned nothing)."""
@@ -182,7 +184,8 @@ class Deduplication:
 
     def by_search(self) -> list[list[Decision]]:
         """The decisions of each search in order (searches with no result give empty lists)."""
-        out: dict[tuple[int, int], list[Decision]] = {}
+        out: dict[tuple[int, int], list[Decision]] = {(i, s): [] for i, n in enumerate(self.searches_per_iteration, 1)
+                                                      for s in range(1, n + 1)}
         for d in self.decisions:
             out.setdefault((d.occurrence.iteration, d.occurrence.search), []).append(d)
         return [out[k] for k in sorted(out)]
@@ -299,7 +302,8 @@ def deduplicate(iterations: Sequence[Iteration], settings: DedupSettings = DEFAU
                     uniques.append(unique)
                     index.add(keys, unique.number)
                     decisions.append(Decision(occ, unique.number, True, checks, None))
-    return Deduplication(tuple(decisions), tuple(uniques), len(iterations))
+    return Deduplication(tuple(decisions), tuple(uniques), len(iterations),
+                         tuple(len(it.searches) for it in iterations))
 
 
 # ---------------------------------------------------------------------------------------------- explain
