@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,8 @@ from gainscope.errors import InputError, PolicyError, format_ids
 from gainscope.evaluation import MetricsArg, evaluate_runs
 from gainscope.results import Results
 
-__all__ = ["CORRECTION_NAMES", "TESTS", "CompareSettings", "Comparison", "ComparisonRow", "compare", "compare_results"]
+__all__ = ["CORRECTION_NAMES", "TESTS", "CompareSettings", "Comparison", "ComparisonRow", "SystemValues", "compare",
+           "compare_results", "compare_values"]
 
 #: test keys, in display order, and the :mod:`gainscope.stats` test each runs
 TESTS: dict[str, str] = {"t": "paired t", "wilcoxon": "Wilcoxon signed-rank", "randomization":
@@ -275,18 +276,44 @@ def compare(judgments: Any, runs: Sequence[Any], metrics: MetricsArg = ("nDCG@10
 
 
 def _renamed(r: Results, name: str) -> Results:
-    from dataclasses import replace
-
     return replace(r, run_name=name)
+
+
+@dataclass(frozen=True)
+class SystemValues:
+    """One system's per-query values for :func:`compare_values`: ``values[i, j]`` is metric ``j`` on
+    ``query_ids[i]``; NaN means no value (the query is left out of that metric's mean and pairings)."""
+
+    name: str
+    query_ids: tuple[str, ...]
+    values: np.ndarray
 
 
 def compare_results(results: Sequence[Results], *, baseline: str | None = None,
                     settings: CompareSettings | None = None) -> Comparison:
     """Compare already evaluated runs (same metrics and policies, unique run names)."""
-    settings = settings or CompareSettings()
     if len(results) < 2:
         raise InputError(f"a comparison needs at least two runs; got {len(results)}")
-    names = [r.run_name for r in results]
+    metric_names = results[0].metric_names
+    for r in results[1:]:
+        if r.metric_names != metric_names or r.policies != results[0].policies:
+            raise InputError(f"run {r.run_name!r} was evaluated with other metrics or policies than "
+                             f"{results[0].run_name!r}; compare results of one evaluation")
+    c = compare_values(metric_names, [SystemValues(r.run_name, r.query_ids, r.values) for r in results],
+                       baseline=baseline, settings=settings, policies=results[0].policies)
+    by_name = {r.run_name: r for r in results}
+    return replace(c, results=tuple(by_name[n] for n in c.runs))
+
+
+def compare_values(metrics: Sequence[str], systems: Sequence[SystemValues], *, baseline: str | None = None,
+                   settings: CompareSettings | None = None, policies: Policies | None = None) -> Comparison:
+    """Compare systems given as per-query values (any producer of values: gainscope's metrics, temporal
+    metrics, agent metrics). ``policies`` are echoed with the report. See the module docstring. A single system
+    gives its means and intervals only."""
+    settings = settings or CompareSettings()
+    if not systems:
+        raise InputError("nothing to compare: no system given")
+    names = [s.name for s in systems]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"two runs are named {dup[0]!r}; runs are told apart by name. Give each a unique name "
@@ -294,27 +321,22 @@ def compare_results(results: Sequence[Results], *, baseline: str | None = None,
     base_name = names[0] if baseline is None else baseline
     if base_name not in names:
         raise InputError(f"the baseline {base_name!r} is not among the runs: {', '.join(names)}")
-    metric_names = results[0].metric_names
-    for r in results[1:]:
-        if r.metric_names != metric_names or r.policies != results[0].policies:
-            raise InputError(f"run {r.run_name!r} was evaluated with other metrics or policies than "
-                             f"{results[0].run_name!r}; compare results of one evaluation")
-    base = results[names.index(base_name)]
-    order = [base] + [r for r in results if r is not base]
+    base = systems[names.index(base_name)]
+    order = [base] + [s for s in systems if s is not base]
     rows: list[ComparisonRow] = []
     pending: list[tuple[ComparisonRow, dict[str, stats.TestResult]]] = []
     notes: list[str] = []
-    for metric in metric_names:
-        for r in order:
-            values = _values(r, metric)
+    for j, metric in enumerate(metrics):
+        for system in order:
+            values = system.values[:, j]
             finite = values[~np.isnan(values)]
             low, high = _interval(finite, settings)
-            row = ComparisonRow(metric=metric, run=r.run_name, baseline=base_name, queries=len(finite),
+            row = ComparisonRow(metric=metric, run=system.name, baseline=base_name, queries=len(finite),
                                 mean=float(finite.mean()) if len(finite) else math.nan, ci_low=low, ci_high=high)
-            if r is base:
+            if system is base:
                 rows.append(row)
                 continue
-            a, b, note = _paired(r, base, metric)
+            a, b, note = _paired(system, base, j, metric)
             if note:
                 notes.append(note)
             pending.append(_compared(row, a, b, settings))
@@ -322,14 +344,9 @@ def compare_results(results: Sequence[Results], *, baseline: str | None = None,
     for row, _ in pending:
         rows.append(row)
     by_key = {(r.metric, r.run): r for r in rows}
-    ordered = tuple(by_key[(m, r.run_name)] for m in metric_names for r in order)
-    return Comparison(metrics=tuple(metric_names), runs=tuple(r.run_name for r in order), baseline=base_name,
-                      rows=ordered, settings=settings, policies=base.policies, notes=tuple(notes),
-                      results=tuple(order))
-
-
-def _values(r: Results, metric: str) -> np.ndarray:
-    return r.values[:, r.metric_names.index(metric)]
+    ordered = tuple(by_key[(m, s.name)] for m in metrics for s in order)
+    return Comparison(metrics=tuple(metrics), runs=tuple(s.name for s in order), baseline=base_name, rows=ordered,
+                      settings=settings, policies=policies or Policies(), notes=tuple(notes))
 
 
 def _interval(x: np.ndarray, settings: CompareSettings) -> tuple[float, float]:
@@ -339,10 +356,10 @@ def _interval(x: np.ndarray, settings: CompareSettings) -> tuple[float, float]:
                               method=settings.ci_method)
 
 
-def _paired(r: Results, base: Results, metric: str) -> tuple[np.ndarray, np.ndarray, str]:
+def _paired(r: SystemValues, base: SystemValues, j: int, metric: str) -> tuple[np.ndarray, np.ndarray, str]:
     """The values of ``r`` and ``base`` on the queries both have a value for, in the baseline's query order,
     and a note naming the queries left out (empty when none is)."""
-    va, vb = _values(r, metric), _values(base, metric)
+    va, vb = r.values[:, j], base.values[:, j]
     pos = {q: i for i, q in enumerate(r.query_ids)}
     ia = np.array([pos.get(q, -1) for q in base.query_ids], dtype=np.int64)
     a = np.where(ia >= 0, va[np.maximum(ia, 0)] if len(va) else np.nan, np.nan)
@@ -353,7 +370,7 @@ def _paired(r: Results, base: Results, metric: str) -> tuple[np.ndarray, np.ndar
     note = ""
     if left_out or only_run:
         dropped = left_out + only_run
-        note = (f"{metric}: {r.run_name} vs {base.run_name}: {len(dropped)} quer"
+        note = (f"{metric}: {r.name} vs {base.name}: {len(dropped)} quer"
                 f"{'y' if len(dropped) == 1 else 'ies'} without a value in both runs left out of the pairing "
                 f"({int(keep.sum())} paired): {format_ids(dropped)}")
     return a[keep], vb[keep], note
@@ -376,8 +393,6 @@ def _compared(row: ComparisonRow, a: np.ndarray, b: np.ndarray,
 
 
 def _with(row: ComparisonRow, **changes: Any) -> ComparisonRow:
-    from dataclasses import replace
-
     return replace(row, **changes)
 
 

@@ -14,6 +14,7 @@ from gainscope.cli.judge import judge_cmd, store_group
 from gainscope.cli.metrics import metrics_cmd
 from gainscope.cli.plot import plot_cmd
 from gainscope.cli.report import report_cmd
+from gainscope.cli.temporal import temporal_group
 from gainscope.cli.validate import validate_cmd
 
 __all__ = ["cli", "main"]
@@ -39,6 +40,7 @@ cli.add_command(metrics_cmd)
 cli.add_command(plot_cmd)
 cli.add_command(report_cmd)
 cli.add_command(store_group)
+cli.add_command(temporal_group)
 cli.add_command(validate_cmd)
 
 

@@ -32,11 +32,10 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
-import math
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -312,7 +311,7 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
                             undefined: Literal["zero", "skip"] = "zero", baseline: str | None = None,
                             settings: CompareSettings | None = None) -> Evaluation:
     """:func:`evaluate_records`, awaiting the judge in LLM mode."""
-    from gainscope.compare import CompareSettings, Comparison, ComparisonRow, _compared, _correct, _interval
+    from gainscope.compare import CompareSettings, SystemValues, compare_values
     from gainscope.core.policies import Policies
 
     settings = settings or CompareSettings()
@@ -385,39 +384,9 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
     for system in systems:
         for (q, name), fs in failures[system].items():
             notes.append(f"{name}: {system}/{q}: no value, the judge could not grade {', '.join(d for d, _ in fs)}")
-    base = systems[0] if baseline is None else baseline
-    if base not in systems:
-        raise InputError(f"the baseline {base!r} is not among the systems: {', '.join(systems)}")
-    order = [base] + [s for s in systems if s != base]
-    rows: list[ComparisonRow] = []
-    pending: list[tuple[ComparisonRow, dict[str, Any]]] = []
-    for j, name in enumerate(names):
-        for sysname in order:
-            col = values[sysname][:, j]
-            finite = col[~np.isnan(col)]
-            low, high = _interval(finite, settings)
-            crow = ComparisonRow(metric=name, run=sysname, baseline=base, queries=len(finite),
-                                mean=float(finite.mean()) if len(finite) else math.nan, ci_low=low, ci_high=high)
-            if sysname == base:
-                rows.append(crow)
-                continue
-            mine = dict(zip(query_ids[sysname], col.tolist(), strict=True))
-            theirs = dict(zip(query_ids[base], values[base][:, j].tolist(), strict=True))
-            paired = [q for q in query_ids[base] if q in mine and not math.isnan(mine[q]) and not math.isnan(theirs[q])]
-            left = sorted((set(mine) | set(theirs)) - set(paired))
-            if left:
-                plural = "query" if len(left) == 1 else "queries"
-                notes.append(f"{name}: {sysname} vs {base}: {len(left)} {plural} without a value in both left out of "
-                             f"the pairing ({len(paired)} paired): {format_ids(left)}")
-            a = np.array([mine[q] for q in paired], dtype=float)
-            b = np.array([theirs[q] for q in paired], dtype=float)
-            pending.append(_compared(crow, a, b, settings))
-    _correct(pending, settings)
-    rows.extend(r for r, _ in pending)
-    by_key = {(r.metric, r.run): r for r in rows}
-    ordered = tuple(by_key[(m, sysname)] for m in names for sysname in order)
-    comparison = Comparison(metrics=names, runs=tuple(order), baseline=base, rows=ordered, settings=settings,
-                            policies=Policies(ties="rank", undefined=undefined), notes=())
-    return Evaluation(names, tuple(order), chosen, query_ids, values, reasons, failures,
-                      replace(comparison, notes=tuple(n for n in notes if "left out of the pairing" in n)),
-                      undefined, tuple(n for n in notes if "left out of the pairing" not in n))
+    comparison = compare_values(names, [SystemValues(sysname, query_ids[sysname], values[sysname])
+                                         for sysname in systems], baseline=baseline, settings=settings,
+                                policies=Policies(ties="rank", undefined=undefined))
+    order = list(comparison.runs)
+    return Evaluation(names, tuple(order), chosen, query_ids, values, reasons, failures, comparison, undefined,
+                      tuple(notes))
