@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gainscope._version import __version__
+from gainscope.cli.agent import agent_group
 from gainscope.cli.agreement import agreement_cmd
 from gainscope.cli.compare import compare_cmd
 from gainscope.cli.evaluate import evaluate_cmd
@@ -30,6 +31,7 @@ def cli() -> None:
     """
 
 
+cli.add_command(agent_group)
 cli.add_command(agreement_cmd)
 cli.add_command(compare_cmd)
 cli.add_command(evaluate_cmd)
