@@ -20,7 +20,7 @@ import numpy as np
 
 from gainscope.agents.evaluate import AgentReport
 from gainscope.errors import InputError
-from gainscope.render.plots import CURVE_SIZE, FORMATS, _color, _finish, _label, _new_figure, save
+from gainscope.render.plots import CURVE_SIZE, FORMATS, finish_axes, new_figure, run_label, save, series_color
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -55,7 +55,7 @@ def iteration_curve(report: AgentReport, metric: str) -> Figure:
     if not report.conversations:
         raise InputError("nothing to plot: no conversation")
     _, title, ylabel = CURVES[metric]
-    fig = _new_figure(CURVE_SIZE)
+    fig = new_figure(CURVE_SIZE)
     from matplotlib.ticker import MaxNLocator
 
     ax = fig.add_subplot()
@@ -67,7 +67,8 @@ def iteration_curve(report: AgentReport, metric: str) -> Figure:
         if many:
             ax.plot(xs, ys, color="#bbbbbb", linewidth=0.8)
         else:
-            ax.plot(xs, ys, color=_color(k), marker="o", markersize=3, linewidth=1.2, label=_label(c.conversation_id))
+            ax.plot(xs, ys, color=series_color(k), marker="o", markersize=3, linewidth=1.2,
+                    label=run_label(c.conversation_id))
     if len(report.conversations) >= 2 and data.shape[1]:
         with np.errstate(invalid="ignore"):
             defined = ~np.isnan(data)
@@ -78,7 +79,7 @@ def iteration_curve(report: AgentReport, metric: str) -> Figure:
                 label=f"mean of {len(report.conversations)}")
     ax.set_xlim(left=0.8)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    _finish(ax, title=title, xlabel="iteration i", ylabel=ylabel,
+    finish_axes(ax, title=title, xlabel="iteration i", ylabel=ylabel,
             legend=not many or len(report.conversations) >= 2)
     return fig
 

@@ -49,13 +49,17 @@ __all__ = [
     "cutoff_metrics",
     "delta_bars",
     "distributions",
+    "finish_axes",
+    "new_figure",
     "png_bytes",
     "position_sensitivity",
     "position_sensitivity_values",
     "pr_curves",
     "pr_metrics",
     "radar",
+    "run_label",
     "save",
+    "series_color",
     "svg_text",
 ]
 
@@ -82,7 +86,7 @@ RADAR_SIZE = (6.5, 6.5)
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-def _new_figure(size: tuple[float, float]) -> Figure:
+def new_figure(size: tuple[float, float]) -> Figure:
     """An empty figure with constrained layout (matplotlib imported here, and only here)."""
     try:
         from matplotlib.figure import Figure
@@ -92,11 +96,11 @@ def _new_figure(size: tuple[float, float]) -> Figure:
     return Figure(figsize=size, dpi=DPI, layout="constrained")
 
 
-def _color(i: int) -> str:
+def series_color(i: int) -> str:
     return COLORS[i % len(COLORS)]
 
 
-def _label(name: str) -> str:
+def run_label(name: str) -> str:
     """A run name for a legend, shortened in the middle when it is long."""
     if len(name) <= LABEL_MAX:
         return name
@@ -136,7 +140,7 @@ def _check_results(results: Sequence[Results]) -> list[Results]:
     return runs
 
 
-def _finish(ax: Axes, *, title: str, xlabel: str, ylabel: str, legend: bool = True) -> None:
+def finish_axes(ax: Axes, *, title: str, xlabel: str, ylabel: str, legend: bool = True) -> None:
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -191,15 +195,15 @@ def _interval(values: np.ndarray) -> tuple[float, float]:
 
 def _curves(results: Sequence[Results], points: Sequence[tuple[float, str]], *, band: bool) -> tuple[Figure, Axes]:
     """One line per run through the aggregates of the metrics in ``points``, with a bootstrap band if asked."""
-    fig = _new_figure(CURVE_SIZE)
+    fig = new_figure(CURVE_SIZE)
     ax = fig.add_subplot()
     xs = [x for x, _ in points]
     for i, r in enumerate(results):
-        ax.plot(xs, [r[name] for _, name in points], marker=MARKERS[i % len(MARKERS)], color=_color(i),
-                label=_label(r.run_name))
+        ax.plot(xs, [r[name] for _, name in points], marker=MARKERS[i % len(MARKERS)], color=series_color(i),
+                label=run_label(r.run_name))
         if band:
             low, high = zip(*(_interval(_column(r, name)) for _, name in points), strict=True)
-            ax.fill_between(xs, low, high, color=_color(i), alpha=0.18, linewidth=0)
+            ax.fill_between(xs, low, high, color=series_color(i), alpha=0.18, linewidth=0)
     ax.set_xticks(xs)
     return fig, ax
 
@@ -231,7 +235,7 @@ def cutoff_curve(results: Sequence[Results], family: str) -> Figure:
     how = template.aggregate
     fig, ax = _curves(runs, points, band=how == "mean")
     band = ", 95% bootstrap interval" if how == "mean" else ""
-    _finish(ax, title=f"{label}@k: {how} over {_queries_text(runs, [n for _, n in points])}{band}",
+    finish_axes(ax, title=f"{label}@k: {how} over {_queries_text(runs, [n for _, n in points])}{band}",
             xlabel="cutoff k", ylabel=f"{how} {label}@k")
     return fig
 
@@ -257,7 +261,7 @@ def pr_curves(results: Sequence[Results], family: str = "IPrec") -> Figure:
     fig, ax = _curves(runs, points, band=False)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
-    _finish(ax, title=f"Interpolated precision-recall ({label}@r): mean over "
+    finish_axes(ax, title=f"Interpolated precision-recall ({label}@r): mean over "
                       f"{_queries_text(runs, [n for _, n in points])}",
             xlabel="recall r", ylabel="interpolated precision")
     return fig
@@ -295,12 +299,12 @@ def _delta_panel(ax: Axes, run: Results, base: Results, metric: str) -> None:
     else:
         ax.set_xticks([])
     wins, ties, losses = wins_ties_losses(ours, theirs)
-    lines = [f"{_label(run.run_name)} \N{MINUS SIGN} {_label(base.run_name)}, {len(ids)} queries",
+    lines = [f"{run_label(run.run_name)} \N{MINUS SIGN} {run_label(base.run_name)}, {len(ids)} queries",
              f"mean Δ {delta.mean():+.4f}, wins/ties/losses {wins}/{ties}/{losses}"]
     if len(ids) < max(len(a), len(b)):
-        lines.append(f"paired by query id: {len(ids)} of {len(a)} ({_label(run.run_name)}) "
-                     f"and {len(b)} ({_label(base.run_name)})")
-    _finish(ax, title="\n".join(lines), xlabel="query (sorted by difference)", ylabel=f"Δ {metric}", legend=False)
+        lines.append(f"paired by query id: {len(ids)} of {len(a)} ({run_label(run.run_name)}) "
+                     f"and {len(b)} ({run_label(base.run_name)})")
+    finish_axes(ax, title="\n".join(lines), xlabel="query (sorted by difference)", ylabel=f"Δ {metric}", legend=False)
 
 
 def delta_bars(results: Sequence[Results], baseline: str, metric: str) -> Figure:
@@ -319,10 +323,10 @@ def delta_bars(results: Sequence[Results], baseline: str, metric: str) -> Figure
     others = [r for r in runs if r is not base]
     if not others:
         raise InputError(f"per-query differences need a run besides the baseline {baseline!r}")
-    fig = _new_figure((min(12.0, max(7.0, 0.25 * len(base.query_ids) + 2)), 3.8 * len(others) + 0.4))
+    fig = new_figure((min(12.0, max(7.0, 0.25 * len(base.query_ids) + 2)), 3.8 * len(others) + 0.4))
     for ax, run in zip(fig.subplots(len(others), 1, squeeze=False)[:, 0], others, strict=True):
         _delta_panel(ax, run, base, name)
-    fig.suptitle(f"{name}: per-query difference against {_label(base.run_name)}")
+    fig.suptitle(f"{name}: per-query difference against {run_label(base.run_name)}")
     return fig
 
 
@@ -342,17 +346,17 @@ def distributions(results: Sequence[Results], metric: str) -> Figure:
     for r, values in zip(runs, data, strict=True):
         if not len(values):
             raise InputError(f"{r.run_name!r} has no defined {name} value to plot")
-    fig = _new_figure((max(5.0, 1.3 * len(runs) + 2.5), 4.8))
+    fig = new_figure((max(5.0, 1.3 * len(runs) + 2.5), 4.8))
     ax = fig.add_subplot()
-    boxes = ax.boxplot(data, tick_labels=[_label(r.run_name) for r in runs], widths=0.5, patch_artist=True,
+    boxes = ax.boxplot(data, tick_labels=[run_label(r.run_name) for r in runs], widths=0.5, patch_artist=True,
                        showfliers=False, showmeans=True,
                        meanprops={"marker": "D", "markerfacecolor": "black", "markeredgecolor": "black"},
                        medianprops={"color": "black"})
     for i, (box, values) in enumerate(zip(boxes["boxes"], data, strict=True)):
-        box.set(facecolor=_color(i), alpha=0.35)
-        ax.scatter(i + 1 + _jitter(len(values)), values, s=16, color=_color(i), zorder=3, linewidths=0)
+        box.set(facecolor=series_color(i), alpha=0.35)
+        ax.scatter(i + 1 + _jitter(len(values)), values, s=16, color=series_color(i), zorder=3, linewidths=0)
     ax.plot([], [], "D", color="black", label="mean")
-    _finish(ax, title=f"{name} per query ({_queries_text(runs, [name])})", xlabel="run", ylabel=name)
+    finish_axes(ax, title=f"{name} per query ({_queries_text(runs, [name])})", xlabel="run", ylabel=name)
     return fig
 
 
@@ -365,7 +369,7 @@ def radar(results: Sequence[Results], metrics: Sequence[str]) -> Figure:
     names = list(dict.fromkeys(_canonical(m) for m in metrics))
     if len(names) < 3:
         raise MetricError(f"a radar chart needs at least 3 metrics; got {len(names)}: {', '.join(names) or 'none'}")
-    fig = _new_figure(RADAR_SIZE)
+    fig = new_figure(RADAR_SIZE)
     ax = cast("PolarAxes", fig.add_subplot(projection="polar"))
     ax.set_theta_offset(math.pi / 2)
     ax.set_theta_direction(-1)
@@ -375,8 +379,8 @@ def radar(results: Sequence[Results], metrics: Sequence[str]) -> Figure:
     for i, r in enumerate(runs):
         values = [r[n] for n in names]
         top = max([top, *(v for v in values if not math.isnan(v))])
-        ax.plot(closed, [*values, values[0]], marker="o", color=_color(i), label=_label(r.run_name))
-        ax.fill(closed, [*values, values[0]], color=_color(i), alpha=0.15)
+        ax.plot(closed, [*values, values[0]], marker="o", color=series_color(i), label=run_label(r.run_name))
+        ax.fill(closed, [*values, values[0]], color=series_color(i), alpha=0.15)
     ax.set_xticks(angles, names)
     ax.set_ylim(0, top)
     ax.set_title(f"Aggregates over {_queries_text(runs, names)}", pad=18)
@@ -414,14 +418,14 @@ def position_sensitivity(metrics: Sequence[str], depth: int = 10, grade: float =
     """How each metric falls as the only relevant document moves down the ranking: one line per metric over
     positions 1 .. ``depth``, with the values gainscope computes (:func:`position_sensitivity_values`)."""
     values = position_sensitivity_values(metrics, depth, grade, policies=policies)
-    fig = _new_figure(CURVE_SIZE)
+    fig = new_figure(CURVE_SIZE)
     ax = fig.add_subplot()
     positions = list(range(1, depth + 1))
     for i, (name, ys) in enumerate(values.items()):
         ax.plot(positions, ys, marker=MARKERS[i % len(MARKERS)], linestyle=LINESTYLES[i % len(LINESTYLES)],
-                color=_color(i), label=name)
+                color=series_color(i), label=name)
     ax.set_xticks(positions)
-    _finish(ax, title=f"Position sensitivity: 1 relevant document (grade {grade:g}) of {depth} judged",
+    finish_axes(ax, title=f"Position sensitivity: 1 relevant document (grade {grade:g}) of {depth} judged",
             xlabel="position of the relevant document", ylabel="value")
     return fig
 
