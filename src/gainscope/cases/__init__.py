@@ -1,0 +1,53 @@
+"""Quepid-style cases and scorers: score queries the way Quepid does, outside the browser.
+
+* :mod:`~gainscope.cases.scorers`: Quepid's built-in scorers (CG, DCG, nDCG, NDCG_CUT, P, AP, RR, ERR,
+  avgRating100, editDistanceFromBest, the default scorer, the 2018 blog's NDCG), every one with ``k``;
+* :mod:`~gainscope.cases.scoring`: per-query scores and the case score, with every convention reported;
+* :mod:`~gainscope.cases.custom`: Python scorers, and :func:`resolve_scorer` for names, ``.js`` files and
+  ``module:function``;
+* :mod:`~gainscope.cases.javascript`: Quepid JavaScript scorers run unchanged in a V8 sandbox;
+* :mod:`~gainscope.cases.files`, :mod:`~gainscope.cases.quepid_csv`, :mod:`~gainscope.cases.rre`,
+  :mod:`~gainscope.cases.rank_eval`, :mod:`~gainscope.cases.trec`: case files, importers and exporters;
+* :mod:`~gainscope.cases.compare`: two cases (two snapshots) query by query.
+
+::
+
+    from gainscope.cases import read_case, resolve_scorer, score_case
+
+    case = read_case("movies.json")
+    result = score_case(case, resolve_scorer("nDCG@10"))
+    result.score, result.per_query(), result.conventions
+"""
+
+from __future__ import annotations
+
+from gainscope.cases.custom import PythonScorer, python_scorer, resolve_scorer
+from gainscope.cases.edit_distance import edit_distance, levenshtein, quepid_legacy_distance
+from gainscope.cases.errors import ScorerError
+from gainscope.cases.model import Case, CaseQuery
+from gainscope.cases.scale import RatingScale
+from gainscope.cases.scorers import BUILTINS, BuiltinScorer, Scorer, ScorerResult, builtin_scorer
+from gainscope.cases.scoring import CaseScore, QueryScore, score_case
+from gainscope.cases.view import QueryView
+
+__all__ = [
+    "BUILTINS",
+    "BuiltinScorer",
+    "Case",
+    "CaseQuery",
+    "CaseScore",
+    "PythonScorer",
+    "QueryScore",
+    "QueryView",
+    "RatingScale",
+    "Scorer",
+    "ScorerError",
+    "ScorerResult",
+    "builtin_scorer",
+    "edit_distance",
+    "levenshtein",
+    "python_scorer",
+    "quepid_legacy_distance",
+    "resolve_scorer",
+    "score_case",
+]

@@ -1,0 +1,138 @@
+"""What a scorer sees of one query: Quepid's scorer API in Python.
+
+A :class:`QueryView` is built for each query of a case and handed to every scorer, built-in or custom. It
+mirrors the functions Quepid gives JavaScript scorers (the JavaScript runtime implements the very same
+definitions; a parity test keeps them equal):
+
+==========================  ==================================================================================
+Quepid (JavaScript)         :class:`QueryView`
+==========================  ==================================================================================
+``docs``                    ``doc_ids`` and ``ratings``: returned documents in rank order, None = unrated
+``bestDocs``                ``best``: every rated document, returned or not, rating descending (ties keep the
+                            order of the ratings), as ``(doc_id, rating)``
+``hasDocRating(i)``         ``has_doc_rating(i)``: a document at 0-based position ``i`` that is rated
+``docRating(i)``            ``doc_rating(i)``: its rating, None when unrated or absent
+``numFound()``              ``num_found``: the engine's total hits (``num_found`` of the case, else the number
+                            of results)
+``numReturned()``           ``num_returned``: the number of returned documents
+``topRatings(n)``           ``top_ratings(n)``: the first ``n`` ratings of ``best``
+``avgRating(n=10)``         ``avg_rating(n)``
+``avgRating100(n=10)``      ``avg_rating100(n)``
+``editDistanceFromBest``    ``edit_distance_from_best(n, variant)``
+``qOption(key)``            ``q_option(key)``: the query's option, None when absent
+``max``                     ``scale_max``: the last value of the rating scale
+==========================  ==================================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gainscope.cases.edit_distance import edit_distance
+from gainscope.cases.model import CaseQuery
+from gainscope.cases.scale import RatingScale
+
+__all__ = ["DEFAULT_COUNT", "QueryView"]
+
+DEFAULT_COUNT = 10
+"""Quepid's ``DEFAULT_NUM_DOCS``: the depth of ``eachDoc``, ``avgRating`` and friends when no count is given."""
+
+
+@dataclass(frozen=True)
+class QueryView:
+    """One query as a scorer sees it (see the module docstring for the Quepid equivalents)."""
+
+    query: str
+    doc_ids: tuple[str, ...]
+    ratings: tuple[float | None, ...]
+    best: tuple[tuple[str, float], ...]
+    scale: RatingScale
+    num_found: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, q: CaseQuery, scale: RatingScale) -> QueryView:
+        """The view of a case query on a scale."""
+        order = {doc: i for i, doc in enumerate(q.ratings)}
+        best = tuple(sorted(q.ratings.items(), key=lambda item: (-item[1], order[item[0]])))
+        return cls(q.query, q.results, tuple(q.rating_list()), best, scale,
+                   q.num_found if q.num_found is not None else len(q.results), dict(q.options))
+
+    # -------------------------------------------------------------------------------------- Quepid's API
+    @property
+    def num_returned(self) -> int:
+        """The number of returned documents (``numReturned()``)."""
+        return len(self.doc_ids)
+
+    @property
+    def scale_max(self) -> float:
+        """The top of the rating scale (Quepid's ``max``)."""
+        return self.scale.max
+
+    def has_doc_rating(self, i: int) -> bool:
+        """True when a document exists at 0-based position ``i`` and is rated (``hasDocRating(i)``)."""
+        return 0 <= i < len(self.ratings) and self.ratings[i] is not None
+
+    def doc_rating(self, i: int) -> float | None:
+        """The rating at 0-based position ``i``; None when unrated or when there is no document there."""
+        return self.ratings[i] if 0 <= i < len(self.ratings) else None
+
+    def rating_or_zero(self, i: int) -> float:
+        """The rating at position ``i``, 0 when unrated or absent: Quepid's "pessimistic" missing rating."""
+        r = self.doc_rating(i)
+        return 0.0 if r is None else r
+
+    def top_ratings(self, count: int) -> list[float]:
+        """The first ``count`` ratings of ``best`` (fewer when fewer documents are rated; not padded)."""
+        return [r for _, r in self.best[:count]]
+
+    def q_option(self, key: str) -> Any:
+        """The query option ``key``, None when absent (``qOption``)."""
+        return self.options.get(key)
+
+    def avg_rating(self, count: int = DEFAULT_COUNT) -> float | None:
+        """Mean rating of the *rated* documents among the first ``count`` returned, None when none is rated.
+
+        ``avgRating = sum(trunc(r_i)) / #rated`` over rated ``i < min(count, numReturned)``. Ratings are
+        truncated to integers first, as Quepid's ``parseInt`` does (no effect on integer ratings).
+        """
+        rated = [math.trunc(r) for r in self.ratings[:count] if r is not None]
+        return sum(rated) / len(rated) if rated else None
+
+    def avg_rating100(self, count: int = DEFAULT_COUNT) -> float | None:
+        """``floor(avgRating * 100 / max)``: the mean rating on a 0-100 scale, rounded down.
+
+        None when no document is rated, and also when the mean is 0: Quepid tests ``!avg``, so an average of
+        exactly 0 counts as "no average" (the default scorer then sets no score).
+        """
+        avg = self.avg_rating(count)
+        if not avg:
+            return None
+        return float(math.floor(avg * 100 / self.scale_max))
+
+    def distance_lists(self, count: int = DEFAULT_COUNT,
+                       truncate: bool = False) -> tuple[list[float | None], list[float | None]]:
+        """The two lists ``editDistanceFromBest`` compares, built as Quepid builds them.
+
+        * results: the ratings of the first ``min(count, numReturned)`` documents, None for unrated ones
+          (truncated to integers when ``truncate``, Quepid's ``parseInt``);
+        * best: the first ``min(count, len(best))`` best ratings, padded with None up to the length of the
+          results list when shorter (never cut to it: with 3 results and 7 rated documents the best list
+          keeps 7 entries, as in Quepid).
+        """
+        results = list(self.ratings[:count])
+        if truncate:
+            results = [None if r is None else math.trunc(r) for r in results]
+        best: list[float | None] = [r for _, r in self.best[:count]]
+        best += [None] * (len(results) - len(best))
+        return results, best
+
+    def edit_distance_from_best(self, count: int = DEFAULT_COUNT, variant: str = "levenshtein") -> int:
+        """The edit distance between the returned ratings and the best ratings (see :meth:`distance_lists`
+        and :mod:`gainscope.cases.edit_distance` for the two variants)."""
+        legacy = variant == "quepid-legacy"
+        a, b = self.distance_lists(count, truncate=legacy)
+        return edit_distance(a, b, variant)

@@ -1,0 +1,268 @@
+"""Quepid's built-in scorers on hand-computed cases (the arithmetic is in the comments), the blog's examples,
+the edit distances and the rating scales."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gainscope.cases import (
+    Case,
+    CaseQuery,
+    RatingScale,
+    builtin_scorer,
+    levenshtein,
+    quepid_legacy_distance,
+    score_case,
+)
+from gainscope.cases.scorers import (
+    ap,
+    avg_rating100,
+    blog_ndcg,
+    cg,
+    dcg,
+    default_score,
+    edit_distance_from_best,
+    err,
+    ndcg,
+    ndcg_cut,
+    precision,
+    reciprocal_rank,
+)
+from gainscope.cases.view import QueryView
+from gainscope.errors import InputError, InvalidParameterError, UnknownMetricError
+
+GRADED = RatingScale.parse("graded")
+ONE_TO_TEN = RatingScale.parse("1-10")
+
+
+def view(ratings: list[float | None], extra: dict[str, float] | None = None,
+         scale: RatingScale = GRADED, **kw: object) -> QueryView:
+    """A query whose i-th result is 'd{i}' rated ratings[i] (None = unrated), plus rated documents that were
+    not returned."""
+    results = tuple(f"d{i}" for i in range(len(ratings)))
+    rated = {f"d{i}": r for i, r in enumerate(ratings) if r is not None}
+    rated.update(extra or {})
+    return QueryView.of(CaseQuery("q", rated, results, **kw), scale)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------ the blog's examples
+# 1-10 scale; 0 in the blog's list means "position not rated"
+BLOG = view([10, 8, 9, None, 5, 1, 4, None, None, None], scale=ONE_TO_TEN)
+
+
+def test_blog_avg_rating100_edit_distance_and_default() -> None:
+    # sum of ratings 10 + 8 + 9 + 5 + 1 + 4 = 37 over 6 rated; 37 / 6 * 100 / 10 = 61.67 -> 61 (rounded down)
+    assert BLOG.avg_rating(10) == pytest.approx(37 / 6)
+    assert avg_rating100(BLOG, 10) == 61
+    # best = [10, 9, 8, 5, 4, 1] padded with 4 'no rating' to 10; distance from
+    # [10, 8, 9, -, 5, 1, 4, -, -, -]: 2 substitutions (8, 9) + delete '-' + swap (1, 4 vs 4, 1: 2) ... = 4
+    assert BLOG.distance_lists(10) == ([10, 8, 9, None, 5, 1, 4, None, None, None],
+                                       [10, 9, 8, 5, 4, 1, None, None, None, None])
+    assert edit_distance_from_best(BLOG, 10) == 4
+    assert edit_distance_from_best(BLOG, 10, "quepid-legacy") == 4
+    assert default_score(BLOG, 10) == 57  # 61 - 4
+    assert default_score(BLOG, 10, "quepid-legacy") == 57
+
+
+# Wikipedia's DCG example: returned ratings [3, 2, 3, 0, 1, 2] (the 0 is unrated), and two more documents rated
+# 3 and 2 that were not returned, so the best ratings are [3, 3, 3, 2, 2, 2, 1]
+WIKI = view([3, 2, 3, None, 1, 2], {"x1": 3, "x2": 2}, scale=ONE_TO_TEN)
+
+
+def test_wikipedia_example_with_the_blogs_ndcg() -> None:
+    assert WIKI.top_ratings(10) == [3, 3, 3, 2, 2, 2, 1]
+    # DCG = 3/1 + 2/log2(3) + 3/log2(4) + 0 + 1/log2(6) + 2/log2(7) = 3 + 1.26186 + 1.5 + 0.38685 + 0.71241 = 6.86113
+    # IDCG = 3 + 3/log2(3) + 3/2 + 2/log2(5) + 2/log2(6) + 2/log2(7) + 1/log2(8) = 9.07360 (padded with 0 to 10)
+    actual = 3 + 2 / math.log2(3) + 3 / 2 + 1 / math.log2(6) + 2 / math.log2(7)
+    ideal = 3 + 3 / math.log2(3) + 3 / 2 + 2 / math.log2(5) + 2 / math.log2(6) + 2 / math.log2(7) + 1 / 3
+    assert actual == pytest.approx(6.861127, abs=1e-6) and ideal == pytest.approx(9.073596, abs=1e-6)
+    assert blog_ndcg(WIKI, 10) == pytest.approx(100 * actual / ideal)  # 75.6164
+    assert blog_ndcg(WIKI, 10) == pytest.approx(75.6164, abs=1e-4)
+    # with k = 6 both lists are cut at 6: ideal [3, 3, 3, 2, 2, 2] = 8.74026 -> 78.5 (Wikipedia's nDCG6 0.785)
+    assert blog_ndcg(WIKI, 6) == pytest.approx(100 * actual / (ideal - 1 / 3))
+    assert blog_ndcg(WIKI, 6) == pytest.approx(78.50, abs=0.01)
+
+
+# ----------------------------------------------------------------------------------------- the built-ins
+# G on 0-3: returned [3, -, 2, 0, 1] (d1 unrated) and two rated documents not returned, 3 and 2.
+# best = [3, 3, 2, 2, 1, 0]
+G = view([3, None, 2, 0, 1], {"x": 3, "y": 2})
+
+
+def test_cg_and_dcg() -> None:
+    assert cg(G, 10) == 6  # 3 + 0 + 2 + 0 + 1
+    assert cg(G, 2) == 3  # 3 + 0
+    # (2^3 - 1)/log2(2) + 0 + (2^2 - 1)/log2(4) + 0 + (2^1 - 1)/log2(6) = 7 + 1.5 + 0.386853
+    assert dcg(G, 10) == pytest.approx(7 + 1.5 + 1 / math.log2(6))
+    assert dcg(G, 1) == 7
+
+
+def test_ndcg_ideal_from_every_rated_document_uncut() -> None:
+    # IDCG over [3, 3, 2, 2, 1, 0]: 7 + 7/log2(3) + 3/2 + 3/log2(5) + 1/log2(6) = 14.595391
+    idcg = 7 + 7 / math.log2(3) + 1.5 + 3 / math.log2(5) + 1 / math.log2(6)
+    assert ndcg(G, 10) == pytest.approx((7 + 1.5 + 1 / math.log2(6)) / idcg)  # 0.608883
+    assert ndcg(G, 2) == pytest.approx(7 / idcg)  # ideal not cut at 2: 0.479603
+    assert ndcg_cut(G, 2) == pytest.approx(7 / (7 + 7 / math.log2(3)))  # ideal cut at 2: 0.613149
+
+
+def test_ndcg_scenarios_of_the_reference_notes() -> None:
+    # A: one hit rated 3; five documents rated 3 exist: 7 / (7 sum over 5 ranks) = 0.339
+    a = view([3], {f"r{i}": 3 for i in range(4)})
+    assert ndcg(a, 10) == pytest.approx(0.339, abs=5e-4) and ndcg_cut(a, 10) == pytest.approx(0.339, abs=5e-4)
+    # B: the five rated-3 documents at ranks 6-10
+    b = view([0, 0, 0, 0, 0, 3, 3, 3, 3, 3])
+    assert ndcg(b, 10) == pytest.approx(0.541, abs=5e-4) and ndcg_cut(b, 10) == pytest.approx(0.541, abs=5e-4)
+    # C: a perfect top 10, but 20 documents rated 3: nDCG@10 cannot reach 1, NDCG_CUT@10 does
+    c = view([3] * 10, {f"r{i}": 3 for i in range(10)})
+    assert ndcg(c, 10) == pytest.approx(0.645, abs=5e-4)
+    assert ndcg_cut(c, 10) == 1.0
+
+
+def test_ndcg_zero_ideal_is_zero() -> None:
+    assert ndcg(view([0, None]), 10) == 0.0 and ndcg_cut(view([0, None]), 10) == 0.0
+
+
+def test_precision_denominator_is_documents_returned_within_k() -> None:
+    assert precision(G, 10) == 0.6  # relevant (> 0): d0, d2, d4 = 3, over 5 returned (not 10)
+    assert precision(G, 2) == 0.5  # d0 relevant, d1 unrated = 0: 1 / 2
+    assert precision(view([2, 0, 1, None], scale=GRADED), 10) == 0.5  # any grade > 0 is relevant: 2 / 4
+    assert precision(view([]), 10) == 0.0
+
+
+def test_average_precision_denominator_is_every_relevant_rated_document() -> None:
+    # relevant at ranks 1, 3, 5: P@1 + P@3 + P@5 = 1 + 2/3 + 3/5 = 2.266667; 5 rated > 0 (d0, x, d2, y, d4)
+    assert ap(G, 10) == pytest.approx((1 + 2 / 3 + 3 / 5) / 5)  # 0.453333
+    assert ap(G, 2) == pytest.approx(1 / 5)  # only rank 1 within k; the denominator stays 5
+    # 12 relevant documents, all in the top 10: AP@10 = 10 / 12 < 1
+    assert ap(view([1] * 10, {"a": 1, "b": 1}), 10) == pytest.approx(10 / 12)
+    assert ap(view([0, None]), 10) is None  # nothing rated > 0: Quepid divides 0 by 0
+
+
+def test_reciprocal_rank() -> None:
+    assert reciprocal_rank(G, 10) == 1.0
+    assert reciprocal_rank(view([0, None, 2]), 10) == pytest.approx(1 / 3)
+    assert reciprocal_rank(view([0, None, 2]), 2) == 0.0
+
+
+def test_err_max_grade_is_the_top_of_the_scale() -> None:
+    # R = (2^r - 1) / 2^3: 7/8, 0, 3/8, 0, 1/8
+    # ERR = 1 * 0.875/1 + 0.125 * 0/2 + 0.125 * 0.375/3 + 0.078125 * 0/4 + 0.078125 * 0.125/5
+    #     = 0.875 + 0.015625 + 0.001953125 = 0.892578125
+    assert err(G, 10) == pytest.approx(0.892578125)
+    assert err(G, 1) == 0.875
+    # on a 0-4 scale the same ratings give R = 7/16, ...: 7/16 + (9/16)(3/16)/3 + (9/16)(13/16)(1/16)/5
+    g4 = view([3, None, 2, 0, 1], scale=RatingScale.parse("0-4"))
+    assert err(g4, 10) == pytest.approx(7 / 16 + (9 / 16) * (3 / 16) / 3 + (9 / 16) * (13 / 16) * (1 / 16) / 5)
+
+
+def test_avg_rating100_quirks() -> None:
+    assert avg_rating100(view([None, None]), 10) is None  # nothing rated
+    assert avg_rating100(view([0, 0]), 10) is None  # Quepid's !avg: a mean of 0 is no mean
+    assert avg_rating100(view([2, 1]), 10) == 50  # 1.5 * 100 / 3 = 50
+    assert avg_rating100(view([2, 2, 1]), 10) == 55  # 5/3 * 100 / 3 = 55.56 -> 55
+    assert avg_rating100(view([2.7, 1.2]), 10) == 50  # parseInt: (2 + 1) / 2 * 100 / 3 = 50
+
+
+def test_edit_distance_variants_differ_on_a_swap() -> None:
+    # returned [2, 3, 1], best [3, 2, 1]: Levenshtein 2 (two substitutions); the legacy table (base case 0) 1
+    v = view([2, 3, 1], scale=ONE_TO_TEN)
+    assert edit_distance_from_best(v, 10) == 2
+    assert edit_distance_from_best(v, 10, "quepid-legacy") == 1
+    # avg (2 + 3 + 1) / 3 = 2 -> 20; default = 20 - 2 = 18, or 20 - 1 = 19 with the legacy distance
+    assert default_score(v, 10) == 18 and default_score(v, 10, "quepid-legacy") == 19
+
+
+def test_edit_distance_lists_when_fewer_results_than_rated() -> None:
+    # 2 returned, 4 rated: the best list keeps min(k, 4) = 4 entries (Quepid pads, never cuts)
+    v = view([1, 2], {"a": 3, "b": 3}, scale=ONE_TO_TEN)
+    assert v.distance_lists(10) == ([1, 2], [3, 3, 2, 1])
+    assert edit_distance_from_best(v, 10) == 3  # substitute 1->3, 2->3, insert 2, 1 ... Levenshtein = 3
+    assert levenshtein([1, 2], [3, 3, 2, 1]) == 3
+
+
+def test_legacy_edit_distance_cases_of_the_reference_notes() -> None:
+    assert quepid_legacy_distance([3, 2, 1, 0], [0, 1, 2, 3]) == 3
+    assert levenshtein([3, 2, 1, 0], [0, 1, 2, 3]) == 4
+    assert quepid_legacy_distance([1, 2, 3, 4, 5], [5, 1, 2, 3, 4]) == 1
+    assert levenshtein([1, 2, 3, 4, 5], [5, 1, 2, 3, 4]) == 2
+    assert quepid_legacy_distance([], [1, 2]) == 0 and levenshtein([], [1, 2]) == 2
+    assert quepid_legacy_distance([1, 2], []) == 0 and levenshtein([1, 2], []) == 2
+    assert quepid_legacy_distance([None, 1], [None, 1]) == 0  # null === null
+
+
+# -------------------------------------------------------------------------------------------- names
+def test_builtin_names_round_trip_and_k_is_a_parameter() -> None:
+    assert builtin_scorer("ndcg@5").name == "nDCG@5"
+    assert builtin_scorer("AP").name == "AP@10"
+    assert builtin_scorer("v1").name == "default@10"
+    legacy = builtin_scorer("default(edit_distance=quepid-legacy)@7")
+    assert legacy.name == "default(edit_distance=quepid-legacy)@7" and legacy.k == 7
+    assert builtin_scorer(legacy.name) == legacy
+    assert builtin_scorer("default@10", edit_distance="quepid-legacy").edit_distance == "quepid-legacy"
+    with pytest.raises(UnknownMetricError, match=r"unknown scorer 'nDGC'; did you mean nDCG"):
+        builtin_scorer("nDGC@10")
+    with pytest.raises(InvalidParameterError, match="k must be an integer >= 1; got 0"):
+        builtin_scorer("P@0")
+    with pytest.raises(InvalidParameterError, match=r"unknown parameter 'gain' \(parameters of P: none\)"):
+        builtin_scorer("P(gain=2)@3")
+
+
+# -------------------------------------------------------------------------------------------- scales
+def test_rating_scales() -> None:
+    assert RatingScale.parse("binary").describe() == "0-1 (0=Irrelevant, 1=Relevant)"
+    assert RatingScale.parse("graded").max == 3
+    assert RatingScale.parse("1-10").values == tuple(range(1, 11))
+    custom = RatingScale.parse({"0": "Bad", "5": "Okay", "10": "Great"})
+    assert custom.values == (0, 5, 10) and custom.labels[5] == "Okay" and custom.max == 10
+    assert custom.describe() == "[0, 5, 10] (0=Bad, 5=Okay, 10=Great)"
+    assert RatingScale.parse(custom.to_json()) == custom
+    assert RatingScale.parse([0, 1, 2]).to_json() == [0, 1, 2]
+    with pytest.raises(InputError, match="strictly ascending"):
+        RatingScale.parse([3, 2, 1])
+    with pytest.raises(InputError, match="unknown rating scale 'stars'"):
+        RatingScale.parse("stars")
+    with pytest.raises(InputError, match=r"query 'q', document 'd1': rating 4 is outside the scale 0-3"):
+        Case((CaseQuery("q", {"d1": 4}, ("d1",)),), GRADED)
+
+
+# --------------------------------------------------------------------------------------- case scoring
+def test_case_score_excludes_zero_result_and_unrated_queries() -> None:
+    case = Case((
+        CaseQuery("star wars", {"a": 1, "b": 0}, ("a", "b")),      # P@10 = 1/2
+        CaseQuery("star trek", {"c": 1}, ("x", "c", "y", "z")),    # P@10 = 1/4
+        CaseQuery("empty", {"c": 1}, ()),                          # zero results
+        CaseQuery("nobody rated", {}, ("a",)),                     # no ratings
+    ), RatingScale.parse("binary"))
+    result = score_case(case, builtin_scorer("P@10"))
+    assert [q.status for q in result.queries] == ["scored", "scored", "zsr", "unrated"]
+    assert result.score == pytest.approx((0.5 + 0.25) / 2)
+    assert "case score: mean of 2 of 4 query scores" in result.conventions
+    assert "zero-result queries left out (Quepid's browser): empty" in result.conventions
+    assert "unrated queries left out (Quepid's browser): nobody rated" in result.conventions
+    zero = score_case(case, builtin_scorer("P@10"), unscored="zero")
+    assert zero.score == pytest.approx((0.5 + 0.25 + 0 + 0) / 4)
+    assert zero.query("empty").counted == 0.0 and zero.query("empty").value is None
+
+
+def test_case_score_undefined_queries_count_as_zero_unless_skipped() -> None:
+    case = Case((CaseQuery("q1", {"a": 1}, ("a",)),            # AP = 1
+                 CaseQuery("q2", {"a": 0}, ("a", "b"))),       # nothing relevant: AP undefined
+                RatingScale.parse("binary"))
+    result = score_case(case, builtin_scorer("AP@10"))
+    assert result.query("q2").status == "undefined" and result.score == 0.5
+    assert any(c.startswith("undefined scores counted as 0") for c in result.conventions)
+    assert score_case(case, builtin_scorer("AP@10"), undefined="skip").score == 1.0
+
+
+def test_case_scale_defaults_to_the_scorers_and_conventions_name_it() -> None:
+    case = Case((CaseQuery("q", {"a": 3, "b": 1}, ("b", "a")),))
+    result = score_case(case, builtin_scorer("ERR@10"))
+    assert result.scale == GRADED
+    assert result.conventions[1] == "scale: 0-3 (0=Poor, 1=Fair, 2=Good, 3=Perfect), max 3 (the scorer's default)"
+    assert "ERR: R = (2^r - 1) / 2^max with max = the top of the rating scale" in result.conventions
+    # R = 1/8, then 7/8: 1/8 + (7/8)(7/8)/2
+    assert result.score == pytest.approx(1 / 8 + (7 / 8) * (7 / 8) / 2)
+    with pytest.raises(InputError, match="rating 3 is outside the scale 0-1"):
+        score_case(case, builtin_scorer("ERR@10"), scale="binary")
