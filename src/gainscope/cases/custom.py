@@ -1,0 +1,147 @@
+"""Custom scorers in Python, and finding a scorer from a name.
+
+A Python scorer is any function of a :class:`~gainscope.cases.view.QueryView` that returns a number (the
+query score) or None (no score)::
+
+    from gainscope.cases import python_scorer
+
+    @python_scorer(scale="0-3", depth=5)
+    def top5_perfect(q):
+        "Share of the top 5 rated Perfect."
+        return sum(1 for i in range(5) if q.doc_rating(i) == 3) / 5
+
+    score_case(case, top5_perfect)
+
+It is unit-testable like any function, needs no sandbox (it is your code, run as your code) and gets the
+same post-processing as every scorer (negative scores become 0). An exception inside it becomes a
+:class:`~gainscope.cases.errors.ScorerError` naming the query; the original is chained.
+
+:func:`resolve_scorer` turns what a user typed into a scorer: a built-in name (``nDCG@10``), a JavaScript
+file (``my_scorer.js``, run sandboxed, see :mod:`gainscope.cases.javascript`) or ``module:function`` (a Python
+scorer; imported, so only from the command line or Python, never from a case file).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gainscope.cases.errors import ScorerError
+from gainscope.cases.scale import RatingScale
+from gainscope.cases.scorers import BuiltinScorer, Scorer, ScorerResult, builtin_scorer
+from gainscope.cases.view import QueryView
+from gainscope.errors import InputError
+
+__all__ = ["PythonScorer", "python_scorer", "resolve_scorer"]
+
+
+@dataclass(frozen=True)
+class PythonScorer:
+    """A Python function used as a scorer (see the module docstring)."""
+
+    function: Callable[[QueryView], float | None]
+    scorer_name: str | None = None
+    scale: RatingScale | None = None
+    k: int | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        if self.scorer_name:
+            return self.scorer_name
+        fn = self.function
+        return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+
+    @property
+    def default_scale(self) -> RatingScale | None:
+        return self.scale
+
+    @property
+    def depth(self) -> int | None:
+        return self.k
+
+    @property
+    def conventions(self) -> tuple[str, ...]:
+        return ("custom Python scorer: its own conventions", *self.notes)
+
+    def score_all(self, views: Sequence[QueryView]) -> list[ScorerResult]:
+        out = []
+        for v in views:
+            try:
+                value = self.function(v)
+            except Exception as exc:
+                raise ScorerError(f"{type(exc).__name__}: {exc}", scorer=self.name, query=v.query) from exc
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ScorerError(f"a scorer returns a number or None; got {value!r}", scorer=self.name,
+                                  query=v.query)
+            out.append(ScorerResult(None if value is None else float(value), depth=self.k))
+        return out
+
+
+def python_scorer(function: Callable[[QueryView], float | None] | None = None, *, name: str | None = None,
+                  scale: Any = None, depth: int | None = None) -> Any:
+    """Wrap a function as a scorer; usable as ``python_scorer(fn)`` or as a decorator with options."""
+
+    def wrap(fn: Callable[[QueryView], float | None]) -> PythonScorer:
+        return PythonScorer(fn, name, RatingScale.parse(scale) if scale is not None else None, depth)
+
+    return wrap(function) if function is not None else wrap
+
+
+def _from_module(spec: str) -> Scorer:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError(f"scorer {spec!r}: cannot import module {module_name!r} ({exc}); is it on PYTHONPATH?") \
+            from exc
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise InputError(f"scorer {spec!r}: module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if hasattr(obj, "score_all") and hasattr(obj, "name"):
+        return obj
+    if not callable(obj):
+        raise InputError(f"scorer {spec!r} is neither a function of a QueryView nor a scorer object")
+    return PythonScorer(obj, spec)
+
+
+def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: bool = True,
+                   edit_distance: str | None = None, **js_options: Any) -> Scorer:
+    """A scorer from a built-in name, a ``.js`` path (relative to ``base``'s folder), ``module:function``
+    (only when ``allow_python``), ``{"code": "...", "name": ...}`` (inline JavaScript, as a case file may
+    hold) or a scorer object. ``js_options`` go to :class:`~gainscope.cases.javascript.JavaScriptScorer`."""
+    if hasattr(spec, "score_all") and hasattr(spec, "name"):
+        return spec
+    if callable(spec):
+        return PythonScorer(spec)
+    if isinstance(spec, dict):
+        if "code" not in spec or not isinstance(spec["code"], str):
+            raise InputError(f"an inline scorer is {{\"name\": ..., \"code\": \"<JavaScript>\"}}; got keys "
+                             f"{sorted(spec)}")
+        from gainscope.cases.javascript import JavaScriptScorer
+
+        scale = RatingScale.parse(spec["scale"]) if spec.get("scale") is not None else None
+        return JavaScriptScorer(spec["code"], name=str(spec.get("name") or "inline scorer"), scale=scale,
+                                edit_distance=edit_distance or "levenshtein", **js_options)
+    if not isinstance(spec, str) or not spec.strip():
+        raise InputError(f"a scorer is a name, a .js file or module:function; got {spec!r}")
+    text = spec.strip()
+    if text.lower().endswith(".js"):
+        from gainscope.cases.javascript import JavaScriptScorer
+
+        path = Path(text)
+        if not path.is_absolute() and base is not None:
+            path = Path(base).parent / path
+        return JavaScriptScorer.from_file(path, edit_distance=edit_distance or "levenshtein", **js_options)
+    if ":" in text:
+        if not allow_python:
+            raise InputError(f"scorer {text!r}: a case file may name built-in or JavaScript scorers only; give "
+                             f"Python scorers (module:function) on the command line or in Python")
+        return _from_module(text)
+    scorer: BuiltinScorer = builtin_scorer(text, edit_distance=edit_distance)
+    return scorer

@@ -1,0 +1,209 @@
+"""Quepid JavaScript scorers in the V8 sandbox: the blog's scripts run as printed, Quepid's API, the sandbox
+(no host objects, time and memory limits) and errors that quote the script."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gainscope.cases import Case, CaseQuery, RatingScale, ScorerError, score_case
+from gainscope.cases.javascript import JavaScriptRuntime, JavaScriptScorer
+from gainscope.cases.view import QueryView
+
+pytest.importorskip("py_mini_racer")
+
+HERE = Path(__file__).parent
+ONE_TO_TEN = RatingScale.parse("1-10")
+
+
+def blog_query() -> CaseQuery:
+    # the blog's first example on 1-10: [10, 8, 9, -, 5, 1, 4, -, -, -] (- = not rated)
+    ratings = dict(zip("abcefg", [10, 8, 9, 5, 1, 4], strict=True))
+    return CaseQuery("star trek", ratings, tuple("abcdefghij"))
+
+
+def wiki_query() -> CaseQuery:
+    # Wikipedia's [3, 2, 3, 0, 1, 2] (the 0 unrated) and two rated documents not returned: best [3, 3, 3, 2, 2, 2, 1]
+    ratings = {"d1": 3, "d2": 2, "d3": 3, "d5": 1, "d6": 2, "x1": 3, "x2": 2}
+    return CaseQuery("wikipedia", ratings, ("d1", "d2", "d3", "d4", "d5", "d6"))
+
+
+def run(code: str, query: CaseQuery | None = None, scale: RatingScale = ONE_TO_TEN, **options: object):
+    scorer = JavaScriptScorer(code, name="test.js", **options)  # type: ignore[arg-type]
+    return scorer.score_all([QueryView.of(query or blog_query(), scale)])[0]
+
+
+# ------------------------------------------------------------------------------------ the blog's scripts
+SCRIPT_1 = """// Gets the average score over a scale of 100
+var score = avgRating100();
+if (score !== null) {
+  // Adds a distance penalty to the score
+  score -= editDistanceFromBest();
+}
+
+// (Added by the blog's author) Return the score to Quepid
+setScore(score);
+"""
+
+SCRIPT_2 = """// Explore 'docs'
+console.log(docs)
+
+// Explore 'bestDocs'
+console.log(bestDocs)
+
+// Gets the average score over a scale of 100
+var score = avgRating100();
+console.log('avgRating100=' + score)
+
+if (score !== null) {
+  // Adds a distance penalty to the score
+  var editDistance = editDistanceFromBest()
+  console.log('editDistanceFromBest=' + editDistance)
+  score -= editDistance;
+}
+console.log('score=' + score)
+setScore(score);
+"""
+
+
+def test_default_scorer_script_gives_57() -> None:
+    assert run(SCRIPT_1).value == 57  # 61 - 4
+
+
+def test_debug_script_logs_what_the_blog_shows() -> None:
+    result = run(SCRIPT_2)
+    assert result.value == 57
+    assert result.logs[2:] == ("avgRating100=61", "editDistanceFromBest=4", "score=57")
+    assert result.logs[1] == ('[{"id":"a","rating":10},{"id":"c","rating":9},{"id":"b","rating":8},'
+                              '{"id":"e","rating":5},{"id":"g","rating":4},{"id":"f","rating":1}]')
+
+
+def test_script_7_with_script_4_pasted_in_runs_as_printed() -> None:
+    scorer = JavaScriptScorer.from_file(HERE / "blog_script7_with_script4.js", scale=ONE_TO_TEN)
+    result = score_case(Case((wiki_query(),)), scorer)
+    q = result.query("wikipedia")
+    # 100 * DCG [3, 2, 3, 0, 1, 2, 0, 0, 0, 0] / DCG [3, 3, 3, 2, 2, 2, 1, 0, 0, 0] = 100 * 6.86113 / 9.07360
+    assert q.status == "scored" and q.value == pytest.approx(75.6164, abs=1e-4)
+    assert "Actual Ratings: 3,2,3,0,1,2,0,0,0,0" in q.logs
+    assert "Ideal ratings: 3,3,3,2,2,2,1,0,0,0" in q.logs
+    assert result.score == q.value
+
+
+# ------------------------------------------------------------------------------------------ the API
+def test_api_functions() -> None:
+    query = CaseQuery("q", {"a": 3, "c": 0, "x": 2, "y": 2}, ("a", "b", "c"), {"boost": 2.5}, num_found=42)
+    code = """
+    var out = [numFound(), numReturned(), hasDocRating(0), hasDocRating(1), docRating(1), docRating(7),
+               docRating(2), topRatings(2), avgRating(), qOption('boost'), qOption('absent'), max];
+    var seen = [];
+    eachDoc(function (doc, i) { seen.push(doc.id + '@' + i); }, 2);
+    var twos = [];
+    eachDocWithRatingEqualTo(2, function (doc) { twos.push(doc.id); });
+    var all = 0;
+    eachDocWithRating(function (doc) { all += 1; });
+    console.log(JSON.stringify([out, seen, twos, all, typeof docRating(7)]));
+    setScore(1);
+    """
+    result = run(code, query, RatingScale.parse("graded"))
+    assert result.logs == ('[[42,3,true,false,null,null,0,[3,2],1.5,2.5,null,3],["a@0","b@1"],["x","y"],4,'
+                           '"undefined"]',)
+
+
+def test_first_outcome_wins_and_pass_fail_assert() -> None:
+    assert run("setScore(10); setScore(20);").value == 10
+    assert run("pass();").value == 100
+    failed = run("assert(numReturned() > 50); setScore(5);")
+    assert failed.failed and failed.value is None
+    assert run("assertOrScore(false, 7); setScore(9)").value == 7
+    assert run("setScore(null)").value is None and run("setScore(null)").reason == "setScore(null)"
+    assert run("setScore(0/0)").reason == "setScore(NaN)"
+
+
+def test_declared_k_is_recorded_and_nothing_leaks_between_queries() -> None:
+    code = """let k = 5;
+    if (typeof counter === 'undefined') { counter = 0; }
+    counter += 1;
+    setScore(counter);
+    """
+    scorer = JavaScriptScorer(code)
+    views = [QueryView.of(blog_query(), ONE_TO_TEN), QueryView.of(wiki_query(), ONE_TO_TEN)]
+    results = scorer.score_all(views)
+    assert [r.value for r in results] == [1, 1]  # the global 'counter' is removed after each query
+    assert [r.depth for r in results] == [5, 5]
+
+
+# ---------------------------------------------------------------------------------------- the sandbox
+def test_sandbox_has_no_host_objects() -> None:
+    with JavaScriptRuntime() as rt:
+        kinds = rt.eval("[typeof require, typeof fetch, typeof XMLHttpRequest, typeof process, typeof setTimeout,"
+                        " typeof importScripts, typeof Deno, typeof Bun, typeof Atomics.waitAsync].join(',')")
+    assert kinds == ",".join(["undefined"] * 9)
+    with pytest.raises(ScorerError, match=r"test\.js:2: ReferenceError: require is not defined") as exc:
+        run("var x = 1;\nvar fs = require('fs');\nsetScore(1)")
+    assert "    var fs = require('fs');" in str(exc.value)
+    with pytest.raises(ScorerError, match="ReferenceError: fetch is not defined"):
+        run("fetch('http://127.0.0.1/').then(function () { setScore(1); });")
+
+
+def test_endless_loop_stops_at_the_time_limit() -> None:
+    with pytest.raises(ScorerError, match=r"test\.js: the script did not finish within the time limit of 0\.2 s "
+                                          r"\(an endless loop\?\).*\(query 'star trek'\)"):
+        run("var i = 0;\nwhile (true) { i++; }\nsetScore(i);", time_limit=0.2)
+
+
+def test_memory_limit() -> None:
+    code = "var hoard = [];\nwhile (true) { hoard.push(new Array(100000).fill(1)); }\n"
+    with pytest.raises(ScorerError, match=r"went over the memory limit of 32 MiB"):
+        run(code, memory_limit=32 * 1024 * 1024, time_limit=20)
+
+
+# ----------------------------------------------------------------------------------------------- errors
+def test_syntax_error_quotes_the_line_and_column() -> None:
+    code = "var k = 10;\nvar score = avgRating100(k;\nsetScore(score);\n"
+    with pytest.raises(ScorerError) as exc:
+        run(code)
+    assert exc.value.line == 2 and exc.value.source_line == "var score = avgRating100(k;"
+    assert str(exc.value) == ("test.js:2: SyntaxError: missing ) after argument list\n"
+                              "    var score = avgRating100(k;\n"
+                              "                             ^")  # V8 points at the argument
+
+
+def test_syntax_error_on_the_first_line_has_the_right_column() -> None:
+    with pytest.raises(ScorerError) as exc:
+        run("var = 3;")
+    assert exc.value.line == 1 and exc.value.column == 5
+
+
+def test_unclosed_brace_points_at_the_end() -> None:
+    with pytest.raises(ScorerError, match=r"test\.js:2: SyntaxError: Unexpected end of input \(at the end of "
+                                          r"the script"):
+        run("eachDoc(function (doc, i) {\n  setScore(1);\n")
+
+
+def test_runtime_error_inside_a_callback_quotes_the_callbacks_line() -> None:
+    code = "var total = 0;\neachDoc(function (doc, i) {\n  total += doc.fields.rating;\n});\nsetScore(total);\n"
+    with pytest.raises(ScorerError) as exc:
+        run(code)
+    assert exc.value.line == 3 and exc.value.query == "star trek"
+    assert str(exc.value).startswith("test.js:3: TypeError: Cannot read properties of undefined (reading "
+                                     "'rating') (query 'star trek')\n      total += doc.fields.rating;")
+
+
+def test_missing_api_calls() -> None:
+    with pytest.raises(ScorerError, match=r"finished without calling setScore\(\), pass\(\) or fail\(\) "
+                                          r"\(query 'star trek'\)"):
+        run("var score = avgRating100();\n")
+    with pytest.raises(ScorerError, match=r"test\.js:2: ReferenceError: setscore is not defined"):
+        run("var score = avgRating100();\nsetscore(score);\n")
+    with pytest.raises(ScorerError, match=r"test\.js:1: Error: eachRatedDoc\(\) needs Quepid's live search"):
+        run("eachRatedDoc(function (doc) {});\n")
+    with pytest.raises(ScorerError, match=r"test\.js:1: setScore\(\) needs a number; got string \"57\""):
+        run("setScore('57');")
+
+
+def test_error_after_the_score_keeps_the_score() -> None:
+    result = run("setScore(3);\nundefinedThing();\n")
+    assert result.value == 3
+    assert result.reason == ("the script went on after setting its score and then threw ReferenceError: "
+                             "undefinedThing is not defined at line 2")
