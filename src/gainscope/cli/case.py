@@ -1,0 +1,206 @@
+"""``gainscope case``: score Quepid-style cases (``score``), compare two of them (``compare``), convert from and
+to Quepid, RRE, ``_rank_eval`` and TREC files (``import``, ``export``), and print a built-in scorer as Quepid
+JavaScript (``scorer-js``). See :mod:`gainscope.cases`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gainscope.cli.common import guarded
+
+__all__ = ["case_group"]
+
+_FORMATS = click.Choice(["table", "json"])
+
+
+def scorer_options(fn: Any) -> Any:
+    """How a case is scored: the scorer, the scale, the case-score conventions and the JavaScript sandbox."""
+    options = [
+        click.option("--scorer", "scorer_spec", default=None,
+                     help="A built-in (nDCG@10, NDCG_CUT@10, AP@10, P@10, RR@10, ERR@10, CG@10, DCG@10, "
+                          "avgRating100@10, editDistanceFromBest@10, default@10, blogNDCG@10), a Quepid "
+                          "JavaScript file (FILE.js) or a Python scorer (module:function). Default: the case's."),
+        click.option("--scale", default=None,
+                     help="Rating scale: binary, graded, LO-HI (1-10) or a comma list (0,1,2,3). Default: the "
+                          "case's, else the scorer's."),
+        click.option("--unscored", type=click.Choice(["skip", "zero"]), default="skip", show_default=True,
+                     help="Zero-result and unrated queries: left out of the case score (Quepid's browser) or 0."),
+        click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+                     help="Queries whose scorer gave no number (NaN, null): 0 in the case score, or left out."),
+        click.option("--edit-distance", type=click.Choice(["levenshtein", "quepid-legacy"]), default=None,
+                     help="editDistanceFromBest: true Levenshtein (default) or Quepid's shipped implementation."),
+        click.option("--js-time-limit", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
+                     help="Seconds a JavaScript scorer may run per query."),
+        click.option("--js-memory-limit", type=click.IntRange(min=8), default=128, show_default=True,
+                     help="MiB of heap a JavaScript scorer may use."),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def _scale(text: str | None) -> Any:
+    if text is None:
+        return None
+    if "," in text:
+        try:
+            return [float(v) if "." in v else int(v) for v in (p.strip() for p in text.split(",")) if v]
+        except ValueError:
+            raise click.BadParameter(f"expected numbers separated by commas; got {text!r}",
+                                     param_hint="--scale") from None
+    return text
+
+
+def _scorer(spec: str | None, case: Any, kwargs: dict[str, Any]) -> Any:
+    from gainscope.cases.custom import resolve_scorer
+    from gainscope.errors import InputError
+
+    js = {"time_limit": kwargs["js_time_limit"], "memory_limit": kwargs["js_memory_limit"] * 1024 * 1024}
+    if spec is not None:
+        return resolve_scorer(spec, edit_distance=kwargs["edit_distance"], **js)
+    if case.scorer is None:
+        raise InputError(f"{case.source}: the case names no scorer; give --scorer (for example --scorer nDCG@10)")
+    return resolve_scorer(case.scorer, base=case.source, allow_python=False, edit_distance=kwargs["edit_distance"],
+                          **js)
+
+
+def _score_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {"scale": _scale(kwargs["scale"]), "unscored": kwargs["unscored"], "undefined": kwargs["undefined"]}
+
+
+@click.group("case")
+def case_group() -> None:
+    """Quepid-style cases: queries with ratings and result lists, scored like Quepid scores them."""
+
+
+@case_group.command("score")
+@click.argument("case_file", metavar="CASE", type=click.Path(exists=True, dir_okay=False))
+@scorer_options
+@click.option("-f", "--format", "fmt", type=_FORMATS, default="table", show_default=True, help="Output format.")
+@click.option("--show-logs", is_flag=True, help="Also print what JavaScript scorers wrote with console.log.")
+@guarded
+def score_cmd(case_file: str, scorer_spec: str | None, fmt: str, show_logs: bool, **kwargs: Any) -> None:
+    """Score every query of CASE and the case (the mean over queries, zero-result and unrated ones left out
+    unless --unscored zero), with the conventions used."""
+    from gainscope.cases.files import read_case
+    from gainscope.cases.render import render_case_score
+    from gainscope.cases.scoring import score_case
+
+    case = read_case(case_file)
+    result = score_case(case, _scorer(scorer_spec, case, kwargs), **_score_options(kwargs))
+    click.echo(render_case_score(result, fmt, logs=show_logs), nl=False)
+
+
+@case_group.command("compare")
+@click.argument("case_a", metavar="CASE_A", type=click.Path(exists=True, dir_okay=False))
+@click.argument("case_b", metavar="CASE_B", type=click.Path(exists=True, dir_okay=False))
+@scorer_options
+@click.option("-k", "--depth", "k", type=click.IntRange(min=1), default=None,
+              help="Top k for documents moving in or out (default: the scorer's k, else 10).")
+@click.option("-f", "--format", "fmt", type=_FORMATS, default="table", show_default=True, help="Output format.")
+@guarded
+def compare_cmd(case_a: str, case_b: str, scorer_spec: str | None, k: int | None, fmt: str, **kwargs: Any) -> None:
+    """Per-query score changes from CASE_A to CASE_B (paired by query text) and the documents that entered or
+    left the top k. Without --scorer each case uses its own."""
+    from gainscope.cases.compare import compare_cases
+    from gainscope.cases.files import read_case
+    from gainscope.cases.render import render_comparison
+
+    a, b = read_case(case_a), read_case(case_b)
+    scorer_a = _scorer(scorer_spec, a, kwargs)
+    scorer_b = scorer_a if scorer_spec is not None else _scorer(None, b, kwargs)
+    cmp = compare_cases(a, b, scorer_a, scorer_b, k=k, **_score_options(kwargs))
+    click.echo(render_comparison(cmp, fmt), nl=False)
+
+
+@case_group.command("import")
+@click.option("--quepid-snapshot", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Quepid snapshot CSV (results; ratings too in the basic export).")
+@click.option("--quepid-ratings", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Quepid ratings CSV (query,docid,rating).")
+@click.option("--rre", type=click.Path(exists=True, dir_okay=False), default=None, help="RRE ratings JSON.")
+@click.option("--rank-eval", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Elasticsearch/OpenSearch _rank_eval request JSON (ratings).")
+@click.option("--rank-eval-response", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="_rank_eval response JSON (results).")
+@click.option("--run", "run_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Results from a run file gainscope reads (TREC, JSON, CSV...), for RRE or _rank_eval ratings.")
+@click.option("--scale", default=None, help="Rating scale to record in the case.")
+@click.option("--scorer", "scorer_spec", default=None, help="Scorer to record in the case (a name or FILE.js).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the case here (.json, or .yaml with PyYAML); default: standard output as JSON.")
+@guarded
+def import_cmd(quepid_snapshot: str | None, quepid_ratings: str | None, rre: str | None, rank_eval: str | None,
+               rank_eval_response: str | None, run_file: str | None, scale: str | None, scorer_spec: str | None,
+               output: Path | None) -> None:
+    """Build a case file from Quepid, RRE or _rank_eval exports."""
+    from gainscope.cases.files import write_case
+    from gainscope.cases.model import Case, CaseQuery
+    from gainscope.cases.quepid_csv import case_from_quepid
+    from gainscope.cases.rank_eval import read_rank_eval
+    from gainscope.cases.rre import read_rre
+
+    groups = [bool(quepid_snapshot or quepid_ratings), bool(rre), bool(rank_eval or rank_eval_response)]
+    if sum(groups) != 1:
+        raise click.UsageError("give one source: --quepid-snapshot/--quepid-ratings, --rre, or "
+                               "--rank-eval/--rank-eval-response")
+    sc = _scale(scale)
+    if quepid_snapshot or quepid_ratings:
+        case = case_from_quepid(quepid_snapshot, quepid_ratings, scale=sc, scorer=scorer_spec)
+    elif rre:
+        case = read_rre(rre, scale=sc, scorer=scorer_spec)
+    else:
+        case = read_rank_eval(rank_eval, response=rank_eval_response, scale=sc, scorer=scorer_spec)
+    if run_file is not None:
+        from gainscope.io import read_run
+
+        ranked: dict[str, list[str]] = {}
+        for qid, docs in read_run(run_file).to_dict().items():
+            ranked[qid] = [d for d, _ in sorted(docs.items(), key=lambda item: -item[1])]
+        case = Case(tuple(CaseQuery(q.query, q.ratings, tuple(ranked.get(q.qid, q.results)), q.options,
+                                    q.num_found, q.id) for q in case.queries),
+                    case.scale, case.scorer, case.name, case.source, case.notes)
+    for note in case.notes:
+        click.echo(f"note: {note}", err=True)
+    text = write_case(case, output)
+    if output is None:
+        click.echo(text, nl=False)
+
+
+@case_group.command("export")
+@click.argument("case_file", metavar="CASE", type=click.Path(exists=True, dir_okay=False))
+@click.option("--qrels", type=click.Path(dir_okay=False, path_type=Path), default=None, help="TREC qrels file.")
+@click.option("--run", "run_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="TREC run file (the results, rank order kept).")
+@click.option("--tag", default="case", show_default=True, help="Run tag of the TREC run.")
+@click.option("--quepid-ratings", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Quepid ratings CSV (importable into Quepid).")
+@guarded
+def export_cmd(case_file: str, qrels: Path | None, run_out: Path | None, tag: str, quepid_ratings: Path | None) -> None:
+    """Write CASE as TREC qrels and run (for gainscope evaluate) and/or as Quepid's ratings CSV."""
+    from gainscope.cases.files import read_case
+    from gainscope.cases.quepid_csv import write_quepid_ratings
+    from gainscope.cases.trec import write_trec_qrels, write_trec_run
+
+    if qrels is None and run_out is None and quepid_ratings is None:
+        raise click.UsageError("nothing to write: give --qrels, --run and/or --quepid-ratings")
+    case = read_case(case_file)
+    if qrels is not None:
+        qrels.write_text(write_trec_qrels(case), encoding="utf-8")
+    if run_out is not None:
+        run_out.write_text(write_trec_run(case, tag), encoding="utf-8")
+    if quepid_ratings is not None:
+        quepid_ratings.write_text(write_quepid_ratings(case), encoding="utf-8")
+
+
+@case_group.command("scorer-js")
+@click.argument("name")
+@guarded
+def scorer_js_cmd(name: str) -> None:
+    """Print a built-in scorer (e.g. NDCG_CUT@5) as Quepid JavaScript, to paste into Quepid."""
+    from gainscope.cases.builtin_js import builtin_source
+
+    click.echo(builtin_source(name), nl=False)

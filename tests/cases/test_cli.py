@@ -1,0 +1,110 @@
+"""``gainscope case``: score, compare, import, export and scorer-js, through click's runner on case_group."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gainscope.cli.case import case_group
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "cases"
+BEFORE, AFTER = str(EXAMPLES / "movies_before.json"), str(EXAMPLES / "movies_after.json")
+
+# 'star wars' in the baseline: ratings by rank [2, 1, 3, 0, 3, -]; 2^r - 1 gains [3, 1, 7, 0, 7, 0]
+# DCG = 3 + 1/log2(3) + 7/2 + 7/log2(6) = 9.83890; ideal [3, 3, 3, 2, 1, 0] -> 7 + 7/log2(3) + 7/2 + 3/log2(5) +
+# 1/log2(6) = 16.59539; nDCG@10 = 0.5929
+SW = (3 + 1 / math.log2(3) + 3.5 + 7 / math.log2(6)) / (7 + 7 / math.log2(3) + 3.5 + 3 / math.log2(5)
+                                                         + 1 / math.log2(6))
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(case_group, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_score_table_prints_queries_case_score_and_conventions() -> None:
+    code, out, _ = invoke("score", BEFORE)
+    assert code == 0
+    assert f"│ star wars     │ {SW:.4f} │ scored  │" in out
+    assert "│ the godfather │    zsr │ zsr     │ zero results       │" in out
+    assert "│ rom com       │     -- │ unrated │ no rated documents │" in out
+    assert "case score: 0.6159" in out  # mean of star wars and star trek only
+    assert "  zero-result queries left out (Quepid's browser): the godfather" in out
+
+
+def test_score_json_with_another_scorer_and_zero_for_unscored() -> None:
+    code, out, _ = invoke("score", BEFORE, "--scorer", "P@3", "--unscored", "zero", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["scorer"] == "P@3"
+    per_query = {q["query"]: q["score"] for q in data["queries"]}
+    assert per_query["star wars"] == pytest.approx(1.0)  # sw1 2, spaceballs 1, sw4 3: all > 0
+    assert per_query["star trek"] == pytest.approx(1.0)  # galaxyquest 1, st2 3, st1 2: all > 0
+    assert data["score"] == pytest.approx((1.0 + 1.0 + 0 + 0) / 4)  # zsr and unrated count as 0
+
+
+def test_compare_shows_changes_and_documents_crossing_the_top_k() -> None:
+    code, out, _ = invoke("compare", BEFORE, AFTER, "-k", "3")
+    assert code == 0
+    assert "│ star wars     │ 0.5929 │ 1.0000 │ +0.4071 │ 3 │ sw5, sw6      │ sw1, spaceballs │" in out
+    assert "│ the godfather │    zsr │ 0.9341 │         │ 3 │ gf1, gf3, gf2 │" in out
+    data = json.loads(invoke("compare", BEFORE, AFTER, "--format", "json")[1])
+    trek = next(q for q in data["queries"] if q["query"] == "star trek")
+    assert trek["k"] == 10 and trek["entered"] == [] and trek["left"] == []  # same 4 documents within 10
+
+
+def test_javascript_scorer_from_a_file_with_logs(tmp_path: Path) -> None:
+    pytest.importorskip("py_mini_racer")
+    js = tmp_path / "count.js"
+    js.write_text("var k = 3;\nvar n = 0;\neachDoc(function (d, i) { if (docRating(i) >= 2) n++; }, k);\n"
+                  "console.log('n=' + n);\nsetScore(n);\n")
+    code, out, _ = invoke("score", AFTER, "--scorer", str(js), "--show-logs")
+    assert code == 0
+    assert "│ star wars     │ 3.0000 │ scored  │" in out and "console output of 'star wars':\n  n=3" in out
+    js.write_text("var k = 3;\nvar n = 0\neachDoc(function (d, i) { n += d.fields.size; }, k);\nsetScore(n);\n")
+    code, _, err = invoke("score", AFTER, "--scorer", str(js))
+    assert code == 3
+    assert err.startswith(f"error: {js}:3: TypeError: Cannot read properties of undefined (reading 'size') "
+                          f"(query 'star wars')\n    eachDoc(function (d, i) {{ n += d.fields.size; }}, k);")
+
+
+def test_errors_and_exit_codes(tmp_path: Path) -> None:
+    code, _, err = invoke("score", BEFORE, "--scorer", "nDGC@10")
+    assert code == 2 and "unknown scorer 'nDGC'; did you mean nDCG" in err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"queries": [\n  {"query": "q", "ratings": {"d": "3"}, "results": ["d"]}\n]}\n')
+    code, _, err = invoke("score", str(bad), "--scorer", "AP@10")
+    assert code == 3 and f"error: {bad}:2: query 'q': the rating of document 'd' must be a number" in err
+    no_scorer = tmp_path / "none.json"
+    no_scorer.write_text('{"queries": [{"query": "q", "ratings": {"d": 1}, "results": ["d"]}]}')
+    code, _, err = invoke("score", str(no_scorer))
+    assert code == 3 and "the case names no scorer; give --scorer" in err
+
+
+def test_import_and_export_round_trip(tmp_path: Path) -> None:
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("query,docid,rating\nstar wars,d1,3\nstar wars,d2,1\nstar wars,d9,2\n")
+    snapshot = tmp_path / "snap.csv"
+    snapshot.write_text("Snapshot Name,Snapshot Time,Case ID,Query Text,Doc ID,Doc Position\n"
+                        "s,t,1,star wars,d2,1\ns,t,1,star wars,d1,2\ns,t,1,star wars,d3,3\n")
+    case = tmp_path / "case.json"
+    code, _, err = invoke("import", "--quepid-snapshot", str(snapshot), "--quepid-ratings", str(ratings),
+                          "--scale", "graded", "--scorer", "RR@10", "-o", str(case))
+    assert code == 0 and "note: results from the Quepid snapshot" in err
+    data = json.loads(case.read_text())
+    assert data["scorer"] == "RR@10" and data["queries"][0]["results"] == ["d2", "d1", "d3"]
+    code, out, _ = invoke("score", str(case), "--format", "json")
+    assert json.loads(out)["score"] == 1.0  # d2 rated 1 > 0 at rank 1
+    qrels, run = tmp_path / "c.qrels", tmp_path / "c.run"
+    assert invoke("export", str(case), "--qrels", str(qrels), "--run", str(run))[0] == 0
+    assert qrels.read_text() == "star_wars 0 d1 3\nstar_wars 0 d2 1\nstar_wars 0 d9 2\n"
+    assert run.read_text().splitlines()[0] == "star_wars Q0 d2 1 3 case"
+
+
+def test_scorer_js_prints_pasteable_javascript() -> None:
+    code, out, _ = invoke("scorer-js", "NDCG_CUT@5")
+    assert code == 0 and out.startswith("var k = 5; // @Rank\n") and "setScore(" in out
