@@ -21,21 +21,30 @@
 
 from __future__ import annotations
 
+from gainscope.cases.compare import CaseComparison, compare_cases
 from gainscope.cases.custom import PythonScorer, python_scorer, resolve_scorer
 from gainscope.cases.edit_distance import edit_distance, levenshtein, quepid_legacy_distance
 from gainscope.cases.errors import ScorerError
+from gainscope.cases.files import case_from_dict, read_case, write_case
+from gainscope.cases.javascript import JavaScriptScorer
 from gainscope.cases.model import Case, CaseQuery
+from gainscope.cases.quepid_csv import case_from_quepid, write_quepid_ratings
+from gainscope.cases.rank_eval import read_rank_eval
+from gainscope.cases.rre import read_rre
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import BUILTINS, BuiltinScorer, Scorer, ScorerResult, builtin_scorer
 from gainscope.cases.scoring import CaseScore, QueryScore, score_case
+from gainscope.cases.trec import write_trec_qrels, write_trec_run
 from gainscope.cases.view import QueryView
 
 __all__ = [
     "BUILTINS",
     "BuiltinScorer",
     "Case",
+    "CaseComparison",
     "CaseQuery",
     "CaseScore",
+    "JavaScriptScorer",
     "PythonScorer",
     "QueryScore",
     "QueryView",
@@ -44,10 +53,20 @@ __all__ = [
     "ScorerError",
     "ScorerResult",
     "builtin_scorer",
+    "case_from_dict",
+    "case_from_quepid",
+    "compare_cases",
     "edit_distance",
     "levenshtein",
     "python_scorer",
     "quepid_legacy_distance",
+    "read_case",
+    "read_rank_eval",
+    "read_rre",
     "resolve_scorer",
     "score_case",
+    "write_case",
+    "write_quepid_ratings",
+    "write_trec_qrels",
+    "write_trec_run",
 ]

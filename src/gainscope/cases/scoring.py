@@ -26,7 +26,6 @@ to, is listed in :attr:`CaseScore.conventions`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,7 +185,3 @@ def _query_score(query: str, result: ScorerResult, undefined: str) -> QueryScore
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
-
-def query_scores_by_text(scores: Sequence[QueryScore]) -> dict[str, QueryScore]:
-    """``{query: QueryScore}``."""
-    return {q.query: q for q in scores}
