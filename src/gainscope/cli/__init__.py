@@ -7,6 +7,7 @@ import click
 from gainscope._version import __version__
 from gainscope.cli.agent import agent_group
 from gainscope.cli.agreement import agreement_cmd
+from gainscope.cli.case import case_group
 from gainscope.cli.compare import compare_cmd
 from gainscope.cli.evaluate import evaluate_cmd
 from gainscope.cli.explain import explain_cmd
@@ -33,6 +34,7 @@ def cli() -> None:
 
 cli.add_command(agent_group)
 cli.add_command(agreement_cmd)
+cli.add_command(case_group)
 cli.add_command(compare_cmd)
 cli.add_command(evaluate_cmd)
 cli.add_command(explain_cmd)
