@@ -24,6 +24,21 @@ def test_normalise_url(given: str, expected: str) -> None:
     assert normalise_url(given) == expected
 
 
+@pytest.mark.parametrize(("given", "expected"), [
+    # IPv6 hosts keep their brackets (without them the URL is invalid), with or without a port
+    ("https://[::1]:8080/a", "https://[::1]:8080/a"),
+    ("http://[2001:DB8::1]/x/", "https://[2001:db8::1]/x"),
+    ("https://[2001:db8::1]:443/", "https://[2001:db8::1]/"),
+    # a fully qualified host's trailing dot is the same host
+    ("https://example.com./a", "https://example.com/a"),
+    ("http://WWW.Example.com.:8080/a/", "https://example.com:8080/a"),
+    ("example.com./a", "https://example.com/a"),
+])
+def test_normalise_url_ipv6_and_trailing_dot(given: str, expected: str) -> None:
+    assert normalise_url(given) == expected
+    assert normalise_url(expected) == expected  # idempotent
+
+
 def test_url_policy_keeps_what_it_is_told() -> None:
     assert normalise_url("http://www.a.com/x/", UrlPolicy(keep_www=True, keep_scheme=True)) == "http://www.a.com/x"
     assert normalise_url("https://a.com/x/", UrlPolicy(strip_trailing_slash=False)) == "https://a.com/x/"

@@ -8,8 +8,10 @@
    resolved, query parameters sorted, the fragment dropped;
 3. tracking parameters are removed: ``utm_*`` and the click ids and campaign tags listed in
    :data:`TRACKING_PARAMETERS` (``gclid``, ``fbclid``, ``msclkid``, ``mc_eid`` ...); an empty query goes;
-4. the default port (80 for http, 443 for https) is removed;
-5. a leading ``www.`` of the host is removed (``keep_www=True`` keeps it);
+4. the default port (80 for http, 443 for https) is removed; an IPv6 host keeps its brackets
+   (``https://[::1]:8080/a``);
+5. the trailing dot of a fully qualified host is removed (``example.com.`` is ``example.com``), and a leading
+   ``www.`` of the host is removed (``keep_www=True`` keeps it);
 6. ``http`` and ``https`` are made one (written ``https``; ``keep_scheme=True`` keeps them apart);
 7. a trailing slash is removed from a non-empty path (``/a/`` -> ``/a``); the root stays ``/``.
 
@@ -74,9 +76,13 @@ def normalise_url(url: str, policy: UrlPolicy = DEFAULT_URL_POLICY) -> str:
         port = parts.port
     except ValueError:
         return text
-    host = parts.hostname or ""
-    if not policy.keep_www and host.startswith("www."):
-        host = host[4:]
+    host = parts.hostname or ""  # lower-cased, without the brackets of an IPv6 address
+    if ":" in host:
+        host = f"[{host}]"
+    else:
+        host = host.rstrip(".")
+        if not policy.keep_www and host.startswith("www."):
+            host = host[4:]
     if port is not None and port != _DEFAULT_PORTS[scheme]:
         host = f"{host}:{port}"
     if not policy.keep_scheme:
