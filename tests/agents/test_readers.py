@@ -197,6 +197,31 @@ def test_responses_without_sources_warn(tmp_path: Path) -> None:
     assert conv.last_turn.iterations[0].searches[0].results == ()
 
 
+def test_responses_sources_without_url_are_kept_by_type_and_name(tmp_path: Path) -> None:
+    # the API lists non-web sources (an internal weather API) as {"type": "api", "name": ...}, without a url
+    response = {"id": "resp_w", "object": "response", "input": "weather in mexico city and news", "output": [
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed",
+         "action": {"type": "search", "query": "weather: Mexico, Mexico City",
+                    "sources": [{"type": "api", "name": "oai-weather"}]}},
+        {"type": "web_search_call", "id": "ws_2", "status": "completed",
+         "action": {"type": "search", "queries": ["mexico city news"],
+                    "sources": [{"type": "url", "url": "https://www.example.com/news/"},
+                                {"type": "api", "name": "oai-weather"}, {"type": "api"}, "junk"]}},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "..."}]}]}
+    src = write(tmp_path, "resp.jsonl", response)
+    with pytest.warns(InputWarning) as caught:
+        (conv,) = read_conversations(src)
+    searches = [s for it in conv.last_turn.iterations for s in it.searches]
+    assert [[(r.id, r.url) for r in s.results] for s in searches] == [
+        [("api:oai-weather", None)], [(None, "https://www.example.com/news/"), ("api:oai-weather", None)]]
+    # a source that nothing identifies is skipped, with a warning naming the file, the line and the place
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2
+    assert messages[0].startswith(f"{src}:1: items[3] (web_search_call ws_2): action.sources[2]")
+    assert "neither url nor name; skipped" in messages[0] and "action.sources[3]" in messages[1]
+
+
 # ------------------------------------------------------------------------------------------------ otel
 def _attrs(**kv: object) -> list[dict[str, object]]:
     out = []

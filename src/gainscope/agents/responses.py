@@ -18,15 +18,21 @@ How the reader decides the structure:
   emits come out together, and anything else (a ``reasoning`` item, a ``message``, a ``*_output`` item) ends
   the step. So parallel function calls are one iteration, and two hosted searches with reasoning between them
   are two;
-* searches: a ``web_search_call`` whose ``action.type`` is ``search`` (its results are ``action.sources``, URLs
-  only -- the API returns them when asked with ``include=["web_search_call.action.sources"]``; ``open_page`` and
-  ``find_in_page`` actions are not searches); a ``file_search_call`` (results: ``results[]`` with ``file_id``,
-  ``filename``, ``text``; returned with ``include=["file_search_call.results"]``); a ``function_call`` whose
-  ``name`` is a search tool of the :class:`ResultMapping`, with its results in the ``function_call_output``
-  item of the same ``call_id`` (mapped as for chat logs).
+* searches: a ``web_search_call`` whose ``action.type`` is ``search`` (its results are ``action.sources`` --
+  the API returns them when asked with ``include=["web_search_call.action.sources"]``; ``open_page`` and
+  ``find_in_page`` actions are not searches). A source with a ``url`` is a page (its URL, and its title when
+  given); a source without one, such as ``{"type": "api", "name": "oai-weather"}`` (data the search took from
+  an API, not a page), is kept as a result whose generic ``id`` is ``<type>:<name>`` (``api:oai-weather``), so
+  it counts in ``|R^i|``, de-duplicates with itself and can be judged by that id; a source with neither url
+  nor name is skipped with an :class:`~gainscope.errors.InputWarning` naming the file, line and place;
+  a ``file_search_call`` (results: ``results[]`` with ``file_id``, ``filename``, ``text``; returned with
+  ``include=["file_search_call.results"]``); a ``function_call`` whose ``name`` is a search tool of the
+  :class:`ResultMapping`, with its results in the ``function_call_output`` item of the same ``call_id``
+  (mapped as for chat logs).
 
 A hosted search without its sources or results is read as a search that returned nothing, with an
-:class:`~gainscope.errors.InputWarning` (the counts would otherwise be silently wrong).
+:class:`~gainscope.errors.InputWarning` (the counts would otherwise be silently wrong). Warnings of
+:func:`read_openai_responses` start with ``file:line:``.
 """
 
 from __future__ import annotations
@@ -115,6 +121,22 @@ def conversation_from_items(items: list[Any], conversation_id: str, *, query_id:
     return Conversation(conversation_id, tuple(turns), query_id)
 
 
+def _source(s: Any) -> Result | None:
+    """One entry of a web search's ``action.sources``: a page by its URL (and title), else a non-web source
+    (``{"type": "api", "name": "oai-weather"}``) by the generic id ``<type>:<name>``; None when neither."""
+    if not isinstance(s, dict):
+        return None
+    url, title, name = s.get("url"), s.get("title"), s.get("name")
+    title = title if isinstance(title, str) and title.strip() else None
+    if isinstance(url, str) and url.strip():
+        return Result(url=url, title=title)
+    if isinstance(name, str) and name.strip():
+        kind = s.get("type")
+        return Result(id=f"{kind.strip() if isinstance(kind, str) and kind.strip() else 'source'}:{name.strip()}",
+                      title=title)
+    return None
+
+
 def _search(item: dict[str, Any], kind: str, k: int, outputs: dict[str, tuple[int, Any]],
             mapping: ResultMapping) -> Search | None:
     where = f"items[{k}] ({kind} {item.get('id') or item.get('call_id') or ''})".replace(" )", ")")
@@ -130,10 +152,12 @@ def _search(item: dict[str, Any], kind: str, k: int, outputs: dict[str, tuple[in
             sources = []
         pages: list[Result] = []
         for j, s in enumerate(sources):
-            url = s.get("url") if isinstance(s, dict) else None
-            if not isinstance(url, str) or not url:
-                raise InputError(f"{where}: action.sources[{j}] has no url")
-            pages.append(Result(url=url, title=s.get("title") if isinstance(s.get("title"), str) else None))
+            source = _source(s)
+            if source is None:
+                warnings.warn(f"{where}: action.sources[{j}] has neither url nor name; skipped (nothing "
+                              "identifies it)", InputWarning, stacklevel=2)
+            else:
+                pages.append(source)
         return Search(tuple(pages), " | ".join(q for q in queries if isinstance(q, str)) or None, "web_search",
                       {"call_id": item.get("id")})
     if kind == "file_search_call":
@@ -178,8 +202,13 @@ def read_openai_responses(path: str | Path, *, mapping: ResultMapping | None = N
         meta = obj if isinstance(obj, dict) else {}
         cid = str(meta.get("conversation_id") or meta.get("id") or f"{p.stem}:{number}")
         qid = None if meta.get("query_id") is None else str(meta["query_id"])
-        try:
-            out.append(conversation_from_items(items, cid, query_id=qid, mapping=mapping))
-        except InputError as exc:
-            raise FormatError(str(exc), path=str(p), line=number) from None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out.append(conversation_from_items(items, cid, query_id=qid, mapping=mapping))
+            except InputError as exc:
+                raise FormatError(str(exc), path=str(p), line=number) from None
+        for w in caught:  # again, now naming the file and the line
+            warnings.warn(f"{p}:{number}: {w.message}" if issubclass(w.category, InputWarning) else w.message,
+                          w.category, stacklevel=2)
     return out
