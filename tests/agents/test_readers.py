@@ -279,6 +279,32 @@ def test_otel_spans(tmp_path: Path) -> None:
     assert its[1].searches[0].results[0].url == "https://law.gov/refunds"
 
 
+def test_otel_model_calls_inside_tools_do_not_open_iterations(tmp_path: Path) -> None:
+    # one model step (chat c1) issues a retrieval and two parallel search tools; tool t1 rewrites its query
+    # with its own chat span before retrieving: that chat is part of the tool, not a new assistant step
+    def span(sid: str, parent: str | None, start: int, op: str, **attrs: object) -> dict[str, object]:
+        return {"name": op, "trace_id": "t", "span_id": sid, "parent_id": parent, "start_time": T0 + start,
+                "attributes": {"gen_ai.operation.name": op, **attrs}}
+
+    def docs(doc: str) -> dict[str, object]:
+        return {"gen_ai.retrieval.documents": [{"id": doc, "score": 1}]}
+
+    spans = [span("a", None, 0, "invoke_agent", **{"gen_ai.conversation.id": "c"}),
+             span("c1", "a", 10, "chat"),
+             span("r0", "a", 15, "retrieval", **docs("d0")),
+             span("t1", "a", 20, "execute_tool", **{"gen_ai.tool.name": "search"}),
+             span("t1c", "t1", 21, "chat"),
+             span("t1r", "t1", 22, "retrieval", **docs("d1")),
+             span("t2", "a", 23, "execute_tool", **{"gen_ai.tool.name": "search"}),
+             span("t2r", "t2", 24, "retrieval", **docs("d2")),
+             span("c2", "a", 30, "chat"),  # the answer: a step without a search
+             span("r3", "a", 35, "retrieval", **docs("d3")),
+             span("r3c", "r3", 36, "text_completion")]  # a model call inside a retrieval (a reranker)
+    (conv,) = read_conversations(write(tmp_path, "nested.jsonl", *spans), "otel")
+    assert [[[r.id for r in s.results] for s in it.searches] for it in conv.last_turn.iterations] == [
+        [["d0"], ["d1"], ["d2"]], [["d3"]]]
+
+
 def test_otel_console_exporter_objects(tmp_path: Path) -> None:
     # the Python SDK's ConsoleSpanExporter prints pretty JSON objects one after another
     spans = [{"name": "chat gpt-4o", "context": {"trace_id": "0xabc", "span_id": "0x1"}, "parent_id": None,

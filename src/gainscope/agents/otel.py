@@ -33,9 +33,12 @@ How the reader decides the structure:
   caller's turn); search spans outside any ``invoke_agent`` form one turn per trace. Turns are ordered by
   start time; a turn's query is the last user message of the first span in it that records
   ``gen_ai.input.messages``;
-* an **iteration** is one model call: within a turn, spans are taken in start-time order, each inference span
-  (``chat``, ``text_completion``, ``generate_content``) opens a new step, and every search span belongs to the
-  step opened last before it started (a search before any inference span opens a step of its own). Steps
+* an **iteration** is one model call of the agent: within a turn, spans are taken in start-time order, each
+  inference span (``chat``, ``text_completion``, ``generate_content``) that is *not* a descendant of an
+  ``execute_tool`` or ``retrieval`` span opens a new step, and every search span belongs to the step opened
+  last before it started (a search before any inference span opens a step of its own). A model call inside a
+  tool or a retrieval (a tool that rewrites its query with an LLM, a reranker, an agent called as a tool) is
+  part of that tool's work, not an assistant step, so parallel search tools stay one iteration. Steps
   without a search are not iterations;
 * a **search** is a ``retrieval`` span, or an ``execute_tool`` span of a search tool that has no ``retrieval``
   span below it (so one retrieval is never counted twice).
@@ -49,6 +52,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -61,6 +65,8 @@ from gainscope.errors import FormatError, InputError, InputWarning
 __all__ = ["Span", "conversations_from_spans", "read_otel_spans", "spans_from_json"]
 
 INFERENCE = ("chat", "text_completion", "generate_content")
+#: spans whose descendants are part of a tool's work, never a step of the agent
+TOOL_OPERATIONS = ("execute_tool", "retrieval")
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,9 @@ def conversations_from_spans(spans: list[Span], *, mapping: ResultMapping | None
             out.append(s)
         return out
 
+    def inside_tool(s: Span) -> bool:
+        return any(a.operation in TOOL_OPERATIONS for a in ancestors(s))
+
     def has_retrieval_below(s: Span) -> bool:
         stack = list(children[(s.trace_id, s.span_id)])
         while stack:
@@ -245,12 +254,13 @@ def conversations_from_spans(spans: list[Span], *, mapping: ResultMapping | None
     for cid in conv_order:
         built = []
         for members in turns[cid].values():  # insertion order = order of the turn's first span
-            built.append(_turn(members, mapping, has_retrieval_below))
+            built.append(_turn(members, mapping, has_retrieval_below, inside_tool))
         out.append(Conversation(cid, tuple(built)))
     return out
 
 
-def _turn(members: list[Span], mapping: ResultMapping, has_retrieval_below: Any) -> Turn:
+def _turn(members: list[Span], mapping: ResultMapping, has_retrieval_below: Callable[[Span], bool],
+          inside_tool: Callable[[Span], bool]) -> Turn:
     steps: list[list[Search]] = []
     open_step: list[Search] | None = None
     query: str | None = None
@@ -258,7 +268,7 @@ def _turn(members: list[Span], mapping: ResultMapping, has_retrieval_below: Any)
         op = s.operation
         if query is None and "gen_ai.input.messages" in s.attributes:
             query = _user_text(s.attributes["gen_ai.input.messages"])
-        if op in INFERENCE:
+        if op in INFERENCE and not inside_tool(s):
             open_step = []
             steps.append(open_step)
             continue
