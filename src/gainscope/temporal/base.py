@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -95,6 +96,14 @@ class TemporalMetric:
     #: the modes a metric offers, and whether it needs the grades of the whole judged pool in LLM mode
     modes: ClassVar[tuple[Mode, ...]] = ("gold", "focus_time", "llm")
     needs_pool: ClassVar[bool] = False
+    #: per mode, the required and the optional inputs (``k`` is always optional)
+    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
+        "gold": (frozenset({"retrieved_ids", "gold_ids"}), frozenset()),
+        "focus_time": (frozenset({"qft", "dfts"}), frozenset({"other_dfts"})),
+        "llm": (frozenset({"query", "retrieved_docs"}), frozenset({"other_docs"})),
+    }
+    #: inputs the metric takes in every mode (``total_relevant``, ``scope``, ...)
+    EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset()
 
     use_focus_time: bool = False
     use_llm: bool = False
@@ -166,21 +175,16 @@ class TemporalMetric:
             return self.score(**inputs)
         return self._finish(await self._graded_llm(inputs), inputs)
 
-    # ------------------------------------------------------------------ plumbing
-    def _mode_inputs(self) -> dict[Mode, tuple[set[str], set[str]]]:
-        """Per mode: the required and the optional input names (``k`` is always optional)."""
-        return {"gold": ({"retrieved_ids", "gold_ids"}, set()),
-                "focus_time": ({"qft", "dfts"}, {"other_dfts"}),
-                "llm": ({"query", "retrieved_docs"}, {"other_docs"})}
-
-    def _extra_inputs(self) -> set[str]:
-        """Inputs a metric takes in every mode (``total_relevant``, ``scope``, ...)."""
-        return set()
+    # ------------------------------------------------------------------ inputs
+    def inputs(self) -> frozenset[str]:
+        """The names of the inputs this metric takes in its mode (``k`` included): what a batch passes it."""
+        required, optional = self.INPUTS[self.mode]
+        return required | optional | self.EXTRA_INPUTS | {"k"}
 
     def _check_inputs(self, inputs: dict[str, Any]) -> None:
-        required, optional = self._mode_inputs()[self.mode]
-        allowed = required | optional | self._extra_inputs() | {"k"}
-        all_inputs = set().union(*(r | o for r, o in self._mode_inputs().values())) | self._extra_inputs() | {"k"}
+        required, _ = self.INPUTS[self.mode]
+        allowed = self.inputs()
+        all_inputs = frozenset().union(*(r | o for r, o in self.INPUTS.values())) | self.EXTRA_INPUTS | {"k"}
         unknown = sorted(set(inputs) - all_inputs)
         if unknown:
             raise TypeError(f"{type(self).__name__}: unknown input(s) {', '.join(unknown)}; it takes "

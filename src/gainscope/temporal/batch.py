@@ -14,7 +14,12 @@ One JSON object per line, one (system, query) ranking each::
 ``gold_ids`` is accepted for ``gold``. A document's focus time is its ``dft``, else extracted from its ``text``
 (as a document: its publication year, given or found, is kept apart). Metric inputs ``other_dfts``,
 ``total_relevant``, ``scope``, ``total_scope``, ``anchors``, ``baseline_anchor`` and ``comparison_anchor`` are
-passed on when present.
+read when present, and each metric is given only the inputs it takes in the mode
+(:meth:`~gainscope.temporal.base.TemporalMetric.inputs`: ``total_relevant`` goes to recall, ``scope`` to
+diversity, ``anchors`` to coverage); an input that no metric asked for takes is ignored and named in the notes.
+A query's focus time is only read (or extracted) when a metric takes it: diversity and coverage need the documents'
+focus times only. Any input a metric rejects is an :class:`~gainscope.errors.InputError` naming the file, the line
+and the metric.
 
 The mode is the same for the whole file: ``gold`` when every line has gold, else ``focus_time``; or as asked
 (``llm`` needs a judge). Undefined values (NaN with a reason) follow ``undefined``: ``"zero"`` scores them 0 with an
@@ -85,9 +90,12 @@ class MetricSpec:
         flags: dict[str, Any] = {"use_focus_time": mode == "focus_time", "use_llm": mode == "llm"}
         if mode == "llm":
             flags.update(llm=judge, on_failure="nan")
-        if self.cls in (TemporalYearPrecision, TemporalYearRecall, TemporalDiversity) and mode != "focus_time":
-            raise PolicyError(f"{self.cls.__name__} is computed from focus times; the file is evaluated in {mode} "
-                              "mode (use --mode focus-time)")
+        if mode not in self.cls.modes:
+            offered = " or ".join(m.replace("_", "-") for m in self.cls.modes)
+            raise PolicyError(f"{self.cls.__name__} has no {mode.replace('_', '-')} mode (it is computed from "
+                              f"{'focus times' if self.cls.modes == ('focus_time',) else offered}); the file is "
+                              f"evaluated in {mode.replace('_', '-')} mode: use --mode "
+                              f"{' or --mode '.join(m.replace('_', '-') for m in self.cls.modes)}")
         if self.cls in (TemporalYearPrecision, TemporalYearRecall, TemporalDiversity, TemporalCoverage):
             flags.pop("use_focus_time")
         return self.cls(**flags, **dict(self.params))
@@ -217,11 +225,14 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
     return out
 
 
-def _focus_inputs(r: Record, path: str, notes: list[str]) -> dict[str, Any]:
+def _focus_inputs(r: Record, path: str, notes: list[str], need_qft: bool) -> dict[str, Any]:
     where = f"{path}:{r.line}"
     try:
+        qft: FocusTime | None = None
         if r.qft is not None:
             qft = as_focus_time(r.qft, f"{where}: qft")
+        elif not need_qft:
+            pass
         elif r.query:
             e = extract_focus_time(r.query, reference_date=r.reference)
             qft = e.focus_time
@@ -276,12 +287,42 @@ class Evaluation:
         return rows + [("note", n) for n in self.notes]
 
 
-async def _score_all(metrics: list[TemporalMetric], specs: list[MetricSpec], inputs: list[dict[str, Any]],
-                     mode: Mode) -> list[list[TemporalScore]]:
+def _located(exc: Exception, where: str, name: str) -> InputError:
+    """A metric's complaint about one line's inputs, naming the file, the line and the metric."""
+    return InputError(f"{where}: {name}: {exc}")
+
+
+def _score_one(metric: TemporalMetric, name: str, inputs: dict[str, Any], k: int, where: str) -> TemporalScore:
+    try:
+        return metric.score(**inputs, k=k)
+    except (InputError, TypeError) as exc:
+        raise _located(exc, where, name) from None
+
+
+async def _ascore_one(metric: TemporalMetric, name: str, inputs: dict[str, Any], k: int,
+                      where: str) -> TemporalScore:
+    try:
+        return await metric.ascore(**inputs, k=k)
+    except (InputError, TypeError) as exc:
+        raise _located(exc, where, name) from None
+
+
+async def _score_all(metrics: list[TemporalMetric], specs: list[MetricSpec], names: tuple[str, ...],
+                     inputs: list[dict[str, Any]], wheres: list[str], mode: Mode) -> list[list[TemporalScore]]:
+    """Every metric on every line, each given only the inputs it takes (:meth:`TemporalMetric.inputs`)."""
+    taken = [m.inputs() for m in metrics]
+
+    def own(inp: dict[str, Any], j: int) -> dict[str, Any]:
+        return {key: value for key, value in inp.items() if key in taken[j]}
+
     if mode != "llm":
-        return [[m.score(**inp, k=s.k) for m, s in zip(metrics, specs, strict=True)] for inp in inputs]
-    rows = await asyncio.gather(*(asyncio.gather(*(m.ascore(**inp, k=s.k) for m, s in zip(metrics, specs, strict=True)))
-                                  for inp in inputs))
+        return [[_score_one(m, name, own(inp, j), s.k, where)
+                 for j, (m, s, name) in enumerate(zip(metrics, specs, names, strict=True))]
+                for inp, where in zip(inputs, wheres, strict=True)]
+    rows = await asyncio.gather(*(asyncio.gather(*(_ascore_one(m, name, own(inp, j), s.k, where)
+                                                   for j, (m, s, name) in enumerate(zip(metrics, specs, names,
+                                                                                        strict=True))))
+                                  for inp, where in zip(inputs, wheres, strict=True)))
     return [list(row) for row in rows]
 
 
@@ -342,20 +383,25 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
     failures: dict[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]] = {}
     query_ids: dict[str, tuple[str, ...]] = {}
     undefined_queries: dict[str, list[str]] = {}
+    taken = frozenset().union(*(m.inputs() for m in metrics))
+    need_qft = "qft" in taken
     for system in systems:
         recs = [r for r in records if r.system == system]
         inputs: list[dict[str, Any]] = []
         for r in recs:
+            for extra in r.extras:
+                if extra not in taken:
+                    notes.append(f"inputs no metric asked for takes, ignored: {extra}")
             if chosen == "gold":
                 inputs.append({"retrieved_ids": [d["doc_id"] for d in r.docs], "gold_ids": r.gold, **r.extras})
             elif chosen == "focus_time":
-                inputs.append(_focus_inputs(r, path, notes))
+                inputs.append(_focus_inputs(r, path, notes, need_qft))
             else:
                 if not r.query or any(not isinstance(d.get("text"), str) for d in r.docs):
                     raise InputError(f"{path}:{r.line}: LLM mode needs the query text and every document's text")
                 inputs.append({"query": r.query, "retrieved_docs": [Document(d["doc_id"], d["text"]) for d in r.docs],
-                               **{k: v for k, v in r.extras.items() if k != "other_dfts"}})
-        scores = await _score_all(metrics, specs, inputs, chosen)
+                               **r.extras})
+        scores = await _score_all(metrics, specs, names, inputs, [f"{path}:{r.line}" for r in recs], chosen)
         matrix = np.array([[s.value for s in row] for row in scores], dtype=float).reshape(len(recs), len(specs))
         reasons[system], failures[system] = {}, {}
         for r, row in zip(recs, scores, strict=True):

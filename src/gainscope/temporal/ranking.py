@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from gainscope.errors import InputError, PolicyError
 from gainscope.temporal.base import TemporalMetric, _undefined
@@ -105,9 +105,7 @@ class TemporalRecall(TemporalMetric):
     """
 
     needs_pool = True
-
-    def _extra_inputs(self) -> set[str]:
-        return {"total_relevant"}
+    EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset({"total_relevant"})
 
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         assert graded is not None

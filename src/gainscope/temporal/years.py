@@ -6,7 +6,7 @@ documents and ``QFT`` the query's focus time.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -52,8 +52,8 @@ class TemporalYearPrecision(_YearsMetric):
     """``|U ∩ QFT| / |U|``: the share of the years the top k cover that the query asks about. Undefined when
     ``U`` or ``QFT`` is empty (TempoEval: 0.0)."""
 
-    def _mode_inputs(self) -> dict[Mode, tuple[set[str], set[str]]]:
-        return {"focus_time": ({"qft", "dfts"}, set())}
+    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
+        "focus_time": (frozenset({"qft", "dfts"}), frozenset())}
 
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         q, u = as_focus_time(inputs["qft"], "qft"), _union(inputs["dfts"], k)
@@ -69,8 +69,8 @@ class TemporalYearRecall(_YearsMetric):
     """``|U ∩ QFT| / |QFT|``: the share of the query's years the top k cover. Undefined when ``QFT`` is empty
     (TempoEval: 0.0)."""
 
-    def _mode_inputs(self) -> dict[Mode, tuple[set[str], set[str]]]:
-        return {"focus_time": ({"qft", "dfts"}, set())}
+    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
+        "focus_time": (frozenset({"qft", "dfts"}), frozenset())}
 
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         q, u = as_focus_time(inputs["qft"], "qft"), _union(inputs["dfts"], k)
@@ -99,11 +99,9 @@ class TemporalDiversity(_YearsMetric):
         if isinstance(self.granularity, bool) or not isinstance(self.granularity, int) or self.granularity < 1:
             raise PolicyError(f"granularity must be an integer >= 1 (years per bucket); got {self.granularity!r}")
 
-    def _mode_inputs(self) -> dict[Mode, tuple[set[str], set[str]]]:
-        return {"focus_time": ({"dfts"}, set())}
-
-    def _extra_inputs(self) -> set[str]:
-        return {"scope", "total_scope"}
+    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
+        "focus_time": (frozenset({"dfts"}), frozenset())}
+    EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset({"scope", "total_scope"})
 
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         scope, total = inputs.get("scope"), inputs.get("total_scope")
@@ -141,11 +139,9 @@ class TemporalCoverage(_YearsMetric):
 
     modes: ClassVar[tuple[Mode, ...]] = ("focus_time", "llm")
 
-    def _mode_inputs(self) -> dict[Mode, tuple[set[str], set[str]]]:
-        return {"focus_time": ({"dfts"}, set()), "llm": ({"query", "retrieved_docs"}, set())}
-
-    def _extra_inputs(self) -> set[str]:
-        return {"anchors", "baseline_anchor", "comparison_anchor"}
+    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
+        "focus_time": (frozenset({"dfts"}), frozenset()), "llm": (frozenset({"query", "retrieved_docs"}), frozenset())}
+    EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset({"anchors", "baseline_anchor", "comparison_anchor"})
 
     @staticmethod
     def _anchors(inputs: dict[str, Any]) -> list[object]:

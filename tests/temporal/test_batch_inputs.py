@@ -1,0 +1,98 @@
+"""The batch gives each metric the inputs it takes, and every bad input of a line is an error naming the file and
+line (exit 3), never a traceback; invoked through ``gainscope temporal evaluate`` (click's CliRunner)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gainscope.cli.temporal import temporal_group
+
+L3 = math.log2(3)
+
+
+def write(tmp_path: Path, lines: list[dict[str, Any]]) -> str:
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return str(path)
+
+
+def run(*args: str) -> tuple[int, dict[str, Any] | str, str]:
+    """Exit code, the JSON output (or the raw output when it is not JSON), stderr. A traceback fails the test."""
+    result = CliRunner().invoke(temporal_group, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    try:
+        return result.exit_code, json.loads(result.stdout), result.stderr
+    except json.JSONDecodeError:
+        return result.exit_code, result.stdout, result.stderr
+
+
+def per_query(data: dict[str, Any] | str, system: str = "run") -> dict[str, dict[str, float | None]]:
+    assert isinstance(data, dict)
+    return data["per_query"][system]  # type: ignore[no-any-return]
+
+
+def test_diversity_and_coverage_from_the_command_line(tmp_path: Path) -> None:
+    # no qft: diversity and coverage need the documents' focus times only
+    path = write(tmp_path, [
+        {"query_id": "q1", "dfts": [[2020], [2019, 2020], [1990]], "total_scope": 10, "anchors": [2019, "2024"]},
+        {"query_id": "q2", "dfts": [["2015-2016"]], "scope": "2015-2024", "anchors": ["2010s"]},
+    ])
+    code, data, err = run("evaluate", path, "-m", "TemporalDiversity@2", "-m", "TemporalCoverage@2", "-f", "json",
+                          "-q", "--resamples", "20")
+    assert code == 0, err
+    # q1: top 2 cover {2019, 2020}: 2 of 10 years; anchor 2019 covered, 2024 not -> 1/2
+    # q2: {2015, 2016} of the scope 2015..2024: 2/10; the 2010s anchor is covered -> 1
+    assert per_query(data) == {"q1": {"TemporalDiversity@2": 0.2, "TemporalCoverage@2": 0.5},
+                               "q2": {"TemporalDiversity@2": 0.2, "TemporalCoverage@2": 1.0}}
+
+
+def test_lines_with_extras_give_each_metric_its_own_inputs(tmp_path: Path) -> None:
+    path = write(tmp_path, [
+        # total_relevant is recall's, scope diversity's, anchors coverage's; nDCG takes none of them
+        {"query_id": "q1", "qft": [2020], "dfts": [[2020], [2019]], "total_relevant": 4, "scope": "2019-2020",
+         "anchors": [2019]},
+    ])
+    code, data, err = run("evaluate", path, "-m", "TemporalNDCG@2 TemporalRecall@2 TemporalDiversity@2",
+                          "-f", "json", "-q", "--resamples", "20")
+    assert code == 0, err
+    # nDCG: grades 4, 0 -> 1; recall: 1 relevant of total_relevant 4; diversity: {2019, 2020} of the scope -> 1
+    assert per_query(data) == {"q1": {"TemporalNDCG@2": 1.0, "TemporalRecall@2": 0.25,
+                                      "TemporalDiversity@2": 1.0}}
+    assert isinstance(data, dict)
+    assert "inputs no metric asked for takes, ignored (1): anchors" in data["notes"]
+
+
+def test_gold_lines_with_focus_time_extras(tmp_path: Path) -> None:
+    # other_dfts is a focus-time input: in gold mode it is ignored (and said so), not an error
+    path = write(tmp_path, [{"query_id": "q1", "retrieved_ids": ["a", "b"], "gold": ["b"], "other_dfts": [[2020]],
+                             "anchors": [2020]}])
+    code, data, err = run("evaluate", path, "-m", "TemporalNDCG@2", "-f", "json", "-q", "--resamples", "20")
+    assert code == 0, err
+    assert per_query(data) == {"q1": {"TemporalNDCG@2": pytest.approx(1 / L3)}}
+    assert isinstance(data, dict)
+    assert "inputs no metric asked for takes, ignored (2): other_dfts, anchors" in data["notes"]
+
+
+def test_a_focus_time_metric_in_gold_mode_is_a_usage_error(tmp_path: Path) -> None:
+    path = write(tmp_path, [{"query_id": "q1", "retrieved_ids": ["a"], "gold": ["a"], "anchors": [2020]}])
+    code, _, err = run("evaluate", path, "-m", "TemporalCoverage@2")
+    assert code == 2 and "TemporalCoverage has no gold mode" in err and "--mode focus-time" in err
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    # a metric's own input checks, reached during the batch
+    ({"query_id": "q1", "dfts": [[2020]]}, "TemporalDiversity@2: TemporalDiversity needs a temporal scope"),
+    ({"query_id": "q1", "dfts": [[2020]], "total_scope": 0}, "TemporalDiversity@2: total_scope must be an integer"),
+    ({"query_id": "q1", "dfts": [[2020]], "scope": "soon"}, "TemporalDiversity@2: scope: 'soon' is not a year"),
+])
+def test_bad_metric_inputs_name_the_line(tmp_path: Path, line: dict[str, Any], message: str) -> None:
+    path = write(tmp_path, [{"query_id": "q0", "dfts": [[2020]], "total_scope": 3}, line])
+    code, _, err = run("evaluate", path, "-m", "TemporalDiversity@2")
+    assert code == 3 and f"error: {path}:2: {message}" in err, err
