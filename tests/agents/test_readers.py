@@ -335,9 +335,35 @@ def test_otel_bad_documents_name_the_line(tmp_path: Path) -> None:
 
 
 def test_detection_failures(tmp_path: Path) -> None:
-    with pytest.raises(UnknownFormatError, match="does not start with JSON"):
+    with pytest.raises(FormatError, match=re.escape("x.jsonl:1: not JSON (Expecting value at column 1)")):
         detect_trace_format(write(tmp_path, "x.jsonl", "hello"))
     with pytest.raises(UnknownFormatError, match="cannot tell the trace format"):
         detect_trace_format(write(tmp_path, "y.jsonl", {"foo": 1}))
     with pytest.raises(InputError, match="no such file"):
         read_conversations(tmp_path / "missing.jsonl")
+
+
+def test_detection_names_the_line_like_the_readers(tmp_path: Path) -> None:
+    # a malformed first conversation: the same file:line message as the native reader gives
+    bad = write(tmp_path, "bad.jsonl", "", '{"conversation_id": "b", turns}', NATIVE)
+    message = "bad.jsonl:2: not JSON (Expecting property name enclosed in double quotes at column 26)"
+    with pytest.raises(FormatError, match=re.escape(message)):
+        read_conversations(bad)
+    with pytest.raises(FormatError, match=re.escape(message)):
+        read_conversations(bad, "native")
+    # a pretty-printed value: the line inside it where the JSON breaks
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text('{\n  "name": "chat",\n  "context": {"trace_id": 1,}\n}\n', encoding="utf-8")
+    with pytest.raises(FormatError, match=re.escape("pretty.json:3: not JSON (")):
+        detect_trace_format(pretty)
+    blank = write(tmp_path, "blank.jsonl", "", "   ", "")
+    with pytest.raises(InputError, match=re.escape("blank.jsonl: no trace in file (it is empty or blank)")):
+        read_conversations(blank)
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"conversation_id": "caf\xe9", "turns": []}\n')
+    with pytest.raises(FormatError, match=re.escape("latin.jsonl: not UTF-8 (byte 24)")):
+        read_conversations(latin)
+    # a BOM is not an error
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(NATIVE).encode() + b"\n")
+    assert detect_trace_format(bom) == "native"

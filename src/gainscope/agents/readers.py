@@ -1,5 +1,6 @@
 """One entry point for every trace format: native JSONL, OpenAI chat messages, OpenAI Responses items and
-OpenTelemetry GenAI spans, chosen by name or detected from the first JSON value of the file."""
+OpenTelemetry GenAI spans, chosen by name or detected from the first JSON value of the file (a file that does
+not start with JSON is reported as the readers report it: ``file:line: not JSON (...)``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from gainscope.agents.mapping import ResultMapping
 from gainscope.agents.otel import read_otel_spans
 from gainscope.agents.responses import read_openai_responses
 from gainscope.agents.trace import Conversation, read_traces
-from gainscope.errors import InputError, UnknownFormatError
+from gainscope.errors import FormatError, InputError, UnknownFormatError
 
 __all__ = ["TRACE_FORMATS", "detect_trace_format", "read_conversations"]
 
@@ -20,21 +21,31 @@ TRACE_FORMATS = ("native", "openai-chat", "openai-responses", "otel")
 
 
 def _first_value(path: Path) -> Any:
+    """The first JSON value of the file; errors as the readers give them (``file:line: not JSON (...)``)."""
     try:
-        text = path.read_bytes()[:1_000_000].decode("utf-8-sig", errors="replace")
+        text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
-    text = text.lstrip()
+    except IsADirectoryError:
+        raise InputError(f"{path}: a folder, not a trace file") from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not UTF-8 (byte {exc.start})", path=str(path)) from None
+    start = len(text) - len(text.lstrip())
+    if start == len(text):
+        raise InputError(f"{path}: no trace in file (it is empty or blank)")
     try:
-        value, _ = json.JSONDecoder().raw_decode(text)
-    except json.JSONDecodeError:
-        raise UnknownFormatError(f"{path}: does not start with JSON; trace files are JSON or JSONL "
-                                 f"({', '.join(TRACE_FORMATS)})") from None
+        value, _ = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"not JSON ({exc.msg} at column {exc.colno}); trace files are JSON or JSONL "
+                          f"({', '.join(TRACE_FORMATS)})", path=str(path), line=exc.lineno,
+                          text=text.split("\n")[exc.lineno - 1][:200]) from None
     return value
 
 
 def detect_trace_format(path: str | Path) -> str:
-    """The format of a trace file from its first JSON value."""
+    """The format of a trace file from its first JSON value. A file that does not start with JSON is a
+    FormatError naming the line (``traces.jsonl:1: not JSON (...)``), as the readers report it; an empty or
+    blank file an InputError (``no trace in file``)."""
     p = Path(path)
     v = _first_value(p)
     first = v[0] if isinstance(v, list) and v else v
