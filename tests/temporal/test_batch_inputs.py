@@ -96,3 +96,28 @@ def test_bad_metric_inputs_name_the_line(tmp_path: Path, line: dict[str, Any], m
     path = write(tmp_path, [{"query_id": "q0", "dfts": [[2020]], "total_scope": 3}, line])
     code, _, err = run("evaluate", path, "-m", "TemporalDiversity@2")
     assert code == 3 and f"error: {path}:2: {message}" in err, err
+
+
+@pytest.mark.parametrize(("gold", "extra", "message"), [
+    ({"a": -1}, {}, "gold['a']: a grade is a finite number >= 0; got -1"),
+    ({"a": "high"}, {}, "gold['a']: a grade is a finite number >= 0; got 'high'"),
+    ("a", {}, "gold is a list of document ids or a {id: grade} object; got str 'a'"),
+    (5, {}, "gold is a list of document ids or a {id: grade} object; got int 5"),
+    ([["a"]], {}, "gold[0]: a document id is a string or a number; got ['a']"),
+    (["a"], {"total_relevant": -1}, "TemporalRecall@2: total_relevant must be an integer >= 0; got -1"),
+    (["a", "b"], {"total_relevant": 1}, "TemporalRecall@2: total_relevant=1 but 2 relevant documents are in the "
+                                        "top 2"),
+])
+def test_gold_mode_errors_name_the_line(tmp_path: Path, gold: Any, extra: dict[str, Any], message: str) -> None:
+    path = write(tmp_path, [{"query_id": "q1", "retrieved_ids": ["a", "b"], "gold": ["a"]},
+                            {"query_id": "q2", "retrieved_ids": ["a", "b"], "gold": gold, **extra}])
+    code, _, err = run("evaluate", path, "-m", "TemporalRecall@2")
+    assert code == 3 and f"error: {path}:2: {message}" in err, err
+
+
+def test_library_gold_of_the_wrong_type() -> None:
+    from gainscope.errors import InputError
+    from gainscope.temporal import TemporalNDCG
+
+    with pytest.raises(InputError, match=r"gold_ids is a list of document ids or a \{id: grade\} dict; got int 5"):
+        TemporalNDCG().compute(retrieved_ids=["a"], gold_ids=5, k=2)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
+import math
 import re
 import warnings
 from collections.abc import Sequence
@@ -185,6 +186,26 @@ def _docs(obj: dict[str, Any], where: str) -> tuple[dict[str, Any], ...]:
                   **({"dft": dfts[i]} if dfts is not None else {})} for i in range(n))
 
 
+def _gold(obj: dict[str, Any], where: str) -> object:
+    """The line's gold (None when it has none), checked: a list of ids or ``{id: grade}`` with grades >= 0."""
+    key = "gold" if "gold" in obj else "gold_ids"
+    gold = obj.get(key)
+    if gold is None:
+        return None
+    if isinstance(gold, dict):
+        for doc, grade in gold.items():
+            if isinstance(grade, bool) or not isinstance(grade, int | float) or not math.isfinite(grade) or grade < 0:
+                raise InputError(f"{where}: {key}[{doc!r}]: a grade is a finite number >= 0; got {grade!r}")
+        return gold
+    if not isinstance(gold, list):
+        raise InputError(f"{where}: {key} is a list of document ids or a {{id: grade}} object; got "
+                         f"{type(gold).__name__} {gold!r}")
+    for i, doc in enumerate(gold):
+        if isinstance(doc, bool) or not isinstance(doc, str | int):
+            raise InputError(f"{where}: {key}[{i}]: a document id is a string or a number; got {doc!r}")
+    return gold
+
+
 def read_records(path: str | Path, *, reference_date: object = None) -> list[Record]:
     """The records of a JSONL file (see the module docstring); every problem names the file and line."""
     p = Path(path)
@@ -215,10 +236,11 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
             try:
                 ref = reference_year(obj.get("reference_date"), f"{where}: reference_date")
                 docs = _docs(obj, where)
+                gold = _gold(obj, where)
             except InputError as exc:
                 raise InputError(str(exc)) from None
             out.append(Record(number, system, str(qid), str(obj.get("query", "")), obj.get("qft"),
-                              ref if ref is not None else default_ref, docs, obj.get("gold", obj.get("gold_ids")),
+                              ref if ref is not None else default_ref, docs, gold,
                               {k: obj[k] for k in _EXTRA_INPUTS if k in obj}))
     if not out:
         raise InputError(f"{p}: no records (the file is empty)")

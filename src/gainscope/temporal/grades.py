@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,11 +63,16 @@ def _unique(ids: Sequence[str], what: str) -> None:
         seen.add(i)
 
 
-def gold_grades(retrieved_ids: Sequence[object], gold_ids: Sequence[object] | Mapping[object, object],
+def gold_grades(retrieved_ids: Sequence[object], gold_ids: Sequence[object] | Set[object] | Mapping[object, object],
                 rel: float) -> Graded:
     """Gold mode (see the module docstring)."""
     if isinstance(gold_ids, str) or isinstance(retrieved_ids, str):
         raise InputError("retrieved_ids and gold_ids are lists of ids (or gold_ids a {id: grade} dict), not a string")
+    if not isinstance(gold_ids, Mapping | Sequence | Set):
+        raise InputError("gold_ids is a list of document ids or a {id: grade} dict; got "
+                         f"{type(gold_ids).__name__} {gold_ids!r}")
+    if not isinstance(retrieved_ids, Sequence):
+        raise InputError(f"retrieved_ids is a list of document ids; got {type(retrieved_ids).__name__}")
     if isinstance(gold_ids, Mapping):
         gold: dict[str, float] = {}
         for key, value in gold_ids.items():
