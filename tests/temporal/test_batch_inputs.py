@@ -121,3 +121,15 @@ def test_library_gold_of_the_wrong_type() -> None:
 
     with pytest.raises(InputError, match=r"gold_ids is a list of document ids or a \{id: grade\} dict; got int 5"):
         TemporalNDCG().compute(retrieved_ids=["a"], gold_ids=5, k=2)
+
+
+@pytest.mark.parametrize(("line", "mode"), [
+    ({"retrieved": [{"doc_id": "a", "dft": [2020]}, {"doc_id": "a", "dft": [2019]}], "qft": [2020]}, "auto"),
+    ({"retrieved_ids": ["a", "b", "a"], "dfts": [[2020], [2019], [2018]], "qft": [2020]}, "focus-time"),
+    ({"retrieved_ids": ["a", "a"], "gold": ["a"]}, "gold"),
+    ({"query": "2020?", "retrieved": [{"id": "a", "text": "x"}, {"doc_id": "a", "text": "y"}]}, "llm"),
+])
+def test_duplicate_document_ids_are_rejected_in_every_mode(tmp_path: Path, line: dict[str, Any], mode: str) -> None:
+    path = write(tmp_path, [{"query_id": "q0", "qft": [2020], "dfts": [[2020]]}, {"query_id": "q1", **line}])
+    code, _, err = run("evaluate", path, "--mode", mode, "--model", "m")
+    assert code == 3 and f"error: {path}:2: document 'a' is retrieved twice" in err, err

@@ -160,6 +160,18 @@ class Record:
 
 
 def _docs(obj: dict[str, Any], where: str) -> tuple[dict[str, Any], ...]:
+    """The line's ranking, each document id once (in every mode: a ranking lists a document once)."""
+    docs = _ranking(obj, where)
+    seen: set[str] = set()
+    for i, d in enumerate(docs):
+        if d["doc_id"] in seen:
+            raise InputError(f"{where}: document {d['doc_id']!r} is retrieved twice (again at rank {i + 1}); a "
+                             "ranking lists each document once")
+        seen.add(d["doc_id"])
+    return docs
+
+
+def _ranking(obj: dict[str, Any], where: str) -> tuple[dict[str, Any], ...]:
     if "retrieved" in obj:
         items = obj["retrieved"]
         if not isinstance(items, list):
