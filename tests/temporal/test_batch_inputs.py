@@ -133,3 +133,18 @@ def test_duplicate_document_ids_are_rejected_in_every_mode(tmp_path: Path, line:
     path = write(tmp_path, [{"query_id": "q0", "qft": [2020], "dfts": [[2020]]}, {"query_id": "q1", **line}])
     code, _, err = run("evaluate", path, "--mode", mode, "--model", "m")
     assert code == 3 and f"error: {path}:2: document 'a' is retrieved twice" in err, err
+
+
+def test_auto_mode_with_gold_on_some_lines_names_the_line_without(tmp_path: Path) -> None:
+    path = write(tmp_path, [{"query_id": "q1", "retrieved_ids": ["a"], "gold": ["a"]},
+                            {"query_id": "q2", "retrieved_ids": ["a"]},
+                            {"query_id": "q3", "retrieved_ids": ["a"], "gold": {"a": 2}}])
+    code, _, err = run("evaluate", path)
+    assert code == 3, err
+    assert f"error: {path}:2: query 'q2' has no gold while 2 other lines have gold; give gold on every line, or " \
+           "--mode focus-time (gold is then ignored)" in err
+    # every line with focus times: --mode focus-time evaluates them, the gold of q1 and q3 left aside
+    path = write(tmp_path, [{"query_id": "q1", "qft": [2020], "dfts": [[2020]], "gold": ["a"]},
+                            {"query_id": "q2", "qft": [2020], "dfts": [[2019]]}])
+    code, data, err = run("evaluate", path, "--mode", "focus-time", "-f", "json", "-q", "--resamples", "20")
+    assert code == 0 and per_query(data) == {"q1": {"TemporalNDCG@10": 1.0}, "q2": {"TemporalNDCG@10": 0.0}}

@@ -21,10 +21,11 @@ A query's focus time is only read (or extracted) when a metric takes it: diversi
 focus times only. Any input a metric rejects is an :class:`~gainscope.errors.InputError` naming the file, the line
 and the metric.
 
-The mode is the same for the whole file: ``gold`` when every line has gold, else ``focus_time``; or as asked
-(``llm`` needs a judge). Undefined values (NaN with a reason) follow ``undefined``: ``"zero"`` scores them 0 with an
-:class:`~gainscope.errors.UndefinedMetricWarning` naming the queries (as the other gainscope metrics by default),
-``"skip"`` leaves them out of the mean. A failed LLM grade is never scored: the query has no value for that
+The mode is the same for the whole file: ``gold`` when every line has gold, ``focus_time`` when none has; gold
+on some lines only is an error naming the first line without (ask for ``focus_time`` to leave the gold aside);
+or as asked (``llm`` needs a judge). Undefined values (NaN with a reason) follow ``undefined``: ``"zero"`` scores
+them 0 with an :class:`~gainscope.errors.UndefinedMetricWarning` naming the queries (as the other gainscope metrics
+by default), ``"skip"`` leaves them out of the mean. A failed LLM grade is never scored: the query has no value for that
 metric (left out of the mean) and is listed in :attr:`Evaluation.failures`.
 
 Statistics are those of :mod:`gainscope.compare`: each system's mean with a bootstrap interval, and, for every
@@ -400,7 +401,14 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
         raise PolicyError(f"a metric is named twice: {', '.join(names)}")
     chosen: Mode
     if mode == "auto":
-        chosen = "gold" if all(r.gold is not None for r in records) else "focus_time"
+        without = [r for r in records if r.gold is None]
+        if without and len(without) < len(records):
+            r = without[0]
+            others = len(records) - len(without)
+            raise InputError(f"{path}:{r.line}: query {r.query_id!r} has no gold while {others} other "
+                             f"line{'s' if others > 1 else ''} ha{'ve' if others > 1 else 's'} gold; give gold on "
+                             "every line, or --mode focus-time (gold is then ignored)")
+        chosen = "focus_time" if without else "gold"
     else:
         chosen = mode
     if chosen == "llm" and judge is None:
