@@ -100,11 +100,11 @@ def _as_text(value: Any) -> str | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):
-        return value or None
+        return value if value.strip() else None  # blank is absent
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):  # highlights given as a list
-        return " ".join(value) or None
+        return " ".join(value) if "".join(value).strip() else None
     return None
 
 

@@ -9,13 +9,16 @@ One conversation per line::
                                                            "title": "...", "snippet": "...", "content": "...",
                                                            "gain": 3}]}]}]}]}
 
-The JSON Schema is ``trace.schema.json`` beside this module (:func:`schema`). Every result field is optional,
-but a result needs at least one of ``id``, ``domain_id``, ``url``, ``title``, ``snippet`` or ``content`` (else
-nothing could ever identify it). ``gain`` is an integer 0-4 (the labeller's scale of seed 003). ``query_id``
-(default: the conversation id) is the query the judgments are keyed by; a turn's ``query`` is the user's
-request, which an LLM judge grades results against. ``metadata`` objects are allowed on conversations,
-turns, searches and results and are kept as given; any other unknown key is an error (it is usually a typo:
-``snipet``).
+The JSON Schema is ``trace.schema.json`` beside this module (:func:`schema`); the reader accepts exactly what
+it accepts (a test checks both on a table of cases). Every result field is optional, but a result needs at
+least one of ``id``, ``domain_id``, ``url``, ``title``, ``snippet`` or ``content`` that is not blank (else
+nothing could ever identify it). An optional field given as ``null``, or as an empty or whitespace-only
+string, is absent (``"url": null`` and ``"url": " "`` are no URL; a result whose fields are all blank is an
+error). Ids are strings or integers (``3`` and ``3.0`` are the id ``"3"``); ``conversation_id`` must not be
+blank. ``gain`` is an integer 0-4 (the labeller's scale of seed 003). ``query_id`` (default: the conversation
+id) is the query the judgments are keyed by; a turn's ``query`` is the user's request, which an LLM judge
+grades results against. ``metadata`` objects are allowed on conversations, turns, searches and results and
+are kept as given; any other unknown key is an error (it is usually a typo: ``snipet``).
 
 An *iteration* is one assistant step, and it may hold several searches (parallel tool calls). Iterations
 without any search may appear in a file but are not iterations of the metrics: seed 003 numbers only the
@@ -55,6 +58,7 @@ __all__ = [
 #: the result fields that identify a result (one at least must be present)
 RESULT_FIELDS = ("id", "domain_id", "url", "title", "snippet", "content")
 MAX_GAIN = 4
+_BLANK = "(blank strings count as absent)"
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,12 @@ class Result:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if all(getattr(self, f) in (None, "") for f in RESULT_FIELDS):
-            raise InputError(f"a result needs at least one of {', '.join(RESULT_FIELDS)}")
+        for f in RESULT_FIELDS:  # a blank string is an absent field
+            v = getattr(self, f)
+            if isinstance(v, str) and not v.strip():
+                object.__setattr__(self, f, None)
+        if all(getattr(self, f) is None for f in RESULT_FIELDS):
+            raise InputError(f"a result needs at least one of {', '.join(RESULT_FIELDS)} {_BLANK}")
         if self.gain is not None and (isinstance(self.gain, bool) or not isinstance(self.gain, int)
                                       or not 0 <= self.gain <= MAX_GAIN):
             raise InputError(f"gain must be an integer 0-{MAX_GAIN}; got {self.gain!r}")
@@ -218,35 +226,43 @@ def _kind(value: Any) -> str:
 
 
 def _text(obj: Mapping[str, Any], key: str, where: str, *, ident: bool = False) -> str | None:
+    """An optional string (an id: or an integer); absent, null and blank strings are None."""
     value = obj.get(key)
     if value is None:
         return None
     if ident and isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    if ident and isinstance(value, float) and value.is_integer():  # JSON Schema's integer: 3.0 is 3
+        return str(int(value))
     if not isinstance(value, str):
-        raise _Invalid(where, f"{key!r} must be a string{' or an integer' if ident else ''}; got {_kind(value)}")
-    return value
+        raise _Invalid(where, f"{key!r} must be a string{' or an integer' if ident else ''} (or null); got "
+                              f"{_kind(value)}")
+    return value if value.strip() else None
 
 
-def _list(obj: Mapping[str, Any], key: str, where: str) -> list[Any]:
-    value = obj.get(key, [])
+def _list(obj: Mapping[str, Any], key: str, where: str, *, optional: bool = False) -> list[Any]:
+    value = obj.get(key)
+    if value is None and (optional or key not in obj):  # a required key that is missing is reported before
+        return []
     if not isinstance(value, list):
         raise _Invalid(where, f"{key!r} must be an array; got {_kind(value)}")
     return value
 
 
 def _metadata(obj: Mapping[str, Any], where: str) -> dict[str, Any]:
-    value = obj.get("metadata", {})
+    value = obj.get("metadata")
+    if value is None:
+        return {}
     if not isinstance(value, dict):
-        raise _Invalid(where, f"'metadata' must be an object; got {_kind(value)}")
+        raise _Invalid(where, f"'metadata' must be an object (or null); got {_kind(value)}")
     return value
 
 
 def _result(obj: Any, where: str) -> Result:
     obj = _keys(obj, where, (*RESULT_FIELDS, "gain", "metadata"))
     values = {f: _text(obj, f, where, ident=f in ("id", "domain_id")) for f in RESULT_FIELDS}
-    if all(v in (None, "") for v in values.values()):
-        raise _Invalid(where, f"a result needs at least one of {', '.join(RESULT_FIELDS)}")
+    if all(v is None for v in values.values()):
+        raise _Invalid(where, f"a result needs at least one of {', '.join(RESULT_FIELDS)} {_BLANK}")
     gain = obj.get("gain")
     if gain is not None:
         if isinstance(gain, float) and gain.is_integer():
@@ -258,7 +274,8 @@ def _result(obj: Any, where: str) -> Result:
 
 def _search(obj: Any, where: str) -> Search:
     obj = _keys(obj, where, ("query", "tool", "results", "metadata"))
-    results = tuple(_result(r, f"{where}.results[{k}]") for k, r in enumerate(_list(obj, "results", where)))
+    results = tuple(_result(r, f"{where}.results[{k}]")
+                    for k, r in enumerate(_list(obj, "results", where, optional=True)))
     return Search(results, _text(obj, "query", where), _text(obj, "tool", where), _metadata(obj, where))
 
 
@@ -283,9 +300,11 @@ def conversation_from_dict(obj: Any) -> Conversation:
 
 def _conversation(obj: Any) -> Conversation:
     obj = _keys(obj, "", ("conversation_id", "query_id", "turns", "metadata"), ("conversation_id", "turns"))
+    if obj["conversation_id"] is None:
+        raise _Invalid("", "'conversation_id' must be a string or an integer; got null")
     cid = _text(obj, "conversation_id", "", ident=True)
-    if not cid:
-        raise _Invalid("", "'conversation_id' must not be empty")
+    if cid is None:
+        raise _Invalid("", "'conversation_id' must not be empty or blank")
     turns = tuple(_turn(t, f"turns[{k}]") for k, t in enumerate(_list(obj, "turns", "")))
     return Conversation(cid, turns, _text(obj, "query_id", "", ident=True), _metadata(obj, ""))
 
