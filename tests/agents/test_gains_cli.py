@@ -196,6 +196,20 @@ def test_plot_and_convert(traces: Path, tmp_path: Path) -> None:
         "results"] == [{"url": "https://a.b"}]
 
 
+def test_gain_key_of_tool_outputs(tmp_path: Path) -> None:
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"id": "k", "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [{"id": "1", "type": "function",
+                                              "function": {"name": "search", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "1", "content": json.dumps([{"url": "https://a.org", "gain": 3},
+                                                                     {"url": "https://b.org", "gain": 1}])}]}) + "\n")
+    code, out, _ = run("evaluate", str(chat), "-q", "-f", "json")
+    assert code == 0 and json.loads(out)["conversations"][0]["summary"]["CG@N"] is None  # no gains read
+    code, out, _ = run("evaluate", str(chat), "-q", "-f", "json", "--field", "gain=gain")
+    assert code == 0 and json.loads(out)["conversations"][0]["summary"]["CG@N"] == 3
+
+
 def test_cli_errors(traces: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"conversation_id": "x", "turns": [{"iterations": [{"searches": [{"results": [{}]}]}]}]}\n')

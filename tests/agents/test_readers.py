@@ -140,6 +140,31 @@ def test_openai_chat_errors(tmp_path: Path) -> None:
         read_conversations(write(tmp_path, "c.jsonl", text), "openai-chat")
 
 
+def test_gains_in_tool_outputs_are_read_with_a_gain_key(tmp_path: Path) -> None:
+    output = {"results": [{"url": "https://a.org", "gain": 3}, {"url": "https://b.org", "meta": {"label": 1.0}},
+                          {"url": "https://c.org", "gain": None}]}
+    chat = [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [_call("c1", "search", {})]},
+            {"role": "tool", "tool_call_id": "c1", "content": json.dumps(output)}]
+    items = [{"type": "function_call", "call_id": "f1", "name": "search", "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "f1", "output": json.dumps(output)}]
+    span = {"name": "retrieval", "trace_id": "t", "span_id": "s", "start_time": 1,
+            "attributes": {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": output["results"]}}
+    files = {"openai-chat": write(tmp_path, "chat.jsonl", chat), "openai-responses": write(tmp_path, "r.jsonl", items),
+             "otel": write(tmp_path, "spans.jsonl", span)}
+    for fmt, src in files.items():
+        # without a gain key the gains are not read: such traces need judgments or a judge
+        (conv,) = read_conversations(src, fmt)
+        assert [r.gain for r in conv.last_turn.iterations[0].searches[0].results] == [None, None, None], fmt
+        (conv,) = read_conversations(src, fmt, mapping=ResultMapping(gain="gain"))
+        assert [r.gain for r in conv.last_turn.iterations[0].searches[0].results] == [3, None, None], fmt
+        (conv,) = read_conversations(src, fmt, mapping=ResultMapping(gain="meta.label"))
+        assert [r.gain for r in conv.last_turn.iterations[0].searches[0].results] == [None, 1, None], fmt
+    bad = [*chat[:2], {"role": "tool", "tool_call_id": "c1", "content": json.dumps([{"url": "u", "gain": 7}])}]
+    with pytest.raises(FormatError, match=re.escape("bad.jsonl:1: messages[2] (result of c1): result 0: the "
+                                                    "gain (key gain) must be an integer 0-4; got 7")):
+        read_conversations(write(tmp_path, "bad.jsonl", bad), "openai-chat", mapping=ResultMapping(gain="gain"))
+
+
 # ------------------------------------------------------------------------------------------------ responses
 RESPONSES = {"id": "resp_67c9", "object": "response", "input": "Latest Mars rover findings?", "output": [
     {"type": "reasoning", "id": "rs_1", "summary": []},

@@ -11,7 +11,11 @@ Agent logs carry a search tool's output as whatever JSON the tool returned. A :c
   The defaults cover the usual spellings (``link``/``href`` for the URL, ``page_content``/``text`` for the
   content, ``metadata.url`` ...); a field given in ``fields`` replaces its defaults, and a key given for one
   field is no longer a default of another;
-* which argument of the tool call is the query (``query_arguments``).
+* which argument of the tool call is the query (``query_arguments``);
+* which key of a result holds its gain (``gain``, a dotted path such as ``gain`` or ``meta.label``): an
+  integer 0-4 (``3``, ``3.0`` or ``"3"``; null is no gain). Without it gains in tool outputs are not read --
+  search tools return results, not relevance labels -- so gains for chat, Responses and OTel traces come from
+  judgments (``--judgments``) or a judge (``--judge``) unless the gain key is given (``--field gain=KEY``).
 
 A result given as a plain string is a URL when it starts with ``http://`` or ``https://``, else content.
 """
@@ -24,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gainscope.agents.trace import RESULT_FIELDS, Result
+from gainscope.agents.trace import MAX_GAIN, RESULT_FIELDS, Result
 from gainscope.errors import InputError, PolicyError
 
 __all__ = ["DEFAULT_FIELDS", "DEFAULT_SEARCH_TOOLS", "ResultMapping", "json_path", "parse_json_path", "parse_payload"]
@@ -116,8 +120,11 @@ class ResultMapping:
     results_path: str | None = None
     fields: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
     query_arguments: tuple[str, ...] = ("query", "q", "search_query", "queries", "question")
+    gain: str | None = None
 
     def __post_init__(self) -> None:
+        if self.gain is not None and not self.gain.strip():
+            raise PolicyError("the gain key must not be blank")
         unknown = [f for f in self.fields if f not in RESULT_FIELDS]
         if unknown:
             raise PolicyError(f"unknown result field {unknown[0]!r} in the mapping; fields: {', '.join(RESULT_FIELDS)}")
@@ -182,7 +189,21 @@ class ResultMapping:
             raise InputError(f"a result without id, url, title, snippet or content (keys: {keys}); map its fields "
                              "with fields= / --field FIELD=KEY")
         return Result(id=values["id"], domain_id=values["domain_id"], url=values["url"], title=values["title"],
-                      snippet=values["snippet"], content=values["content"])
+                      snippet=values["snippet"], content=values["content"], gain=self._gain(item))
+
+    def _gain(self, item: dict[str, Any]) -> int | None:
+        if self.gain is None:
+            return None
+        value = _dotted(item, self.gain.strip())
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_GAIN:
+            raise InputError(f"the gain (key {self.gain}) must be an integer 0-{MAX_GAIN}; got {value!r}")
+        return value
 
     def results(self, output: Any) -> tuple[Result, ...]:
         """Every result of a tool's parsed output, in order."""

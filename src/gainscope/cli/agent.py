@@ -1,9 +1,9 @@
 """``gainscope agent evaluate|dedup|plot|convert``: multi-iteration search agents (see :mod:`gainscope.agents`).
 
-Gains come from the trace (default), from ``--judgments QRELS`` (keyed by the conversation's query id and the
-result's id or URL), or from an LLM judge (``--judge MODEL``, the built-in ``graded`` 0-4 prompt, labels cached
-in a judgment store and reused across runs). Exit codes as every command: 2 usage, 3 invalid input, 4 a judge
-that could not be used.
+Gains come from the trace (default; in chat, Responses and OTel logs only with ``--field gain=KEY``), from
+``--judgments QRELS`` (keyed by the conversation's query id and the result's id or URL), or from an LLM judge
+(``--judge MODEL``, the built-in ``graded`` 0-4 prompt, labels cached in a judgment store and reused across
+runs). Exit codes as every command: 2 usage, 3 invalid input, 4 a judge that could not be used.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ def trace_options(fn: Any) -> Any:
         click.option("--field", "fields", multiple=True, metavar="FIELD=KEY",
                      help="Key (dotted path) of a result field in tool outputs, e.g. --field url=link "
                           "--field id=metadata.doc_id (repeatable; fields: id, domain_id, url, title, snippet, "
-                          "content)."),
+                          "content, gain). Gains in tool outputs are read only with --field gain=KEY (an "
+                          "integer 0-4); without it, chat, Responses and OTel traces need --judgments or "
+                          "--judge for gains."),
     ]
     for opt in reversed(options):
         fn = opt(fn)
@@ -107,14 +109,19 @@ def _mapping(kwargs: dict[str, Any]) -> Any:
     from gainscope.agents.mapping import DEFAULT_SEARCH_TOOLS, ResultMapping
 
     fields: dict[str, str] = {}
+    gain: str | None = None
     for item in kwargs.pop("fields"):
         name, sep, key = item.partition("=")
-        if not sep or name.strip() not in _FIELDS or not key.strip():
-            raise click.BadParameter(f"expected FIELD=KEY with FIELD one of {', '.join(_FIELDS)}; got {item!r}",
-                                     param_hint="--field")
-        fields[name.strip()] = key.strip()
+        if not sep or name.strip() not in (*_FIELDS, "gain") or not key.strip():
+            raise click.BadParameter(f"expected FIELD=KEY with FIELD one of {', '.join(_FIELDS)}, gain; got "
+                                     f"{item!r}", param_hint="--field")
+        if name.strip() == "gain":
+            gain = key.strip()
+        else:
+            fields[name.strip()] = key.strip()
     tools = kwargs.pop("search_tools") or DEFAULT_SEARCH_TOOLS
-    return ResultMapping(search_tools=tuple(tools), results_path=kwargs.pop("results_path"), fields=fields)
+    return ResultMapping(search_tools=tuple(tools), results_path=kwargs.pop("results_path"), fields=fields,
+                         gain=gain)
 
 
 def _read(traces: tuple[str, ...], kwargs: dict[str, Any]) -> list[Any]:
