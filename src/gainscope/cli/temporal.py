@@ -51,15 +51,24 @@ def temporal_group() -> None:
 @click.option("--api-key", default=None, help="LLM mode: API key (default: $OPENAI_API_KEY; none for local servers).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
               help="LLM mode: requests in flight at most.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="LLM mode: seconds per judge request.")
+@click.option("--max-attempts", type=click.IntRange(min=1), default=6, show_default=True,
+              help="LLM mode: attempts per judge request on 408/429/5xx, timeouts and dropped connections.")
 @click.option("--answer-attempts", type=click.IntRange(min=1), default=3, show_default=True,
-              help="LLM mode: requests per document before its grade counts as failed.")
+              help="LLM mode: requests per document before its grade counts as failed (an unusable answer, or a "
+                   "request that failed after --max-attempts).")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="LLM mode: a judgment store (SQLite, as gainscope judge): labels already graded by this judge on "
+                   "the same texts are reused without a request, new ones recorded. Default: no store (each pair is "
+                   "still graded once per run).")
 @click.option("--allow-failures", is_flag=True,
               help="LLM mode: exit 0 even when some grades failed (their queries have no value and are listed).")
 @guarded
 def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date: str | None, undefined: str,
                  baseline: str | None, per_query: bool, fmt: str, output: Path | None, base_url: str,
-                 model: str | None, api_key: str | None, concurrency: int, answer_attempts: int,
-                 allow_failures: bool, **kwargs: Any) -> None:
+                 model: str | None, api_key: str | None, concurrency: int, timeout: float, max_attempts: int,
+                 answer_attempts: int, store_path: Path | None, allow_failures: bool, **kwargs: Any) -> None:
     """Evaluate the rankings of FILE (JSONL: one line per system and query) with temporal metrics.
 
     Each line holds a query_id, optionally a system, the query (text and/or qft focus time), the retrieved
@@ -77,8 +86,10 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
     if chosen == "llm":
         if model is None:
             raise click.UsageError("--mode llm needs --model (and --base-url for a server other than OpenAI)")
-        evaluation = asyncio.run(_with_judge(records, names, file, undefined, baseline, settings, base_url, model,
-                                             api_key, concurrency, answer_attempts))
+        client = {"base_url": base_url, "api_key": api_key, "concurrency": concurrency, "timeout": timeout,
+                  "max_attempts": max_attempts}
+        evaluation = _with_judge(records, names, file, undefined, baseline, settings, model, client,
+                                 answer_attempts, store_path)
     else:
         evaluation = evaluate_records(records, names, path=file, mode=chosen,  # type: ignore[arg-type]
                                       undefined=undefined, baseline=baseline,  # type: ignore[arg-type]
@@ -95,18 +106,33 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
         sys.exit(EXIT_IO)
 
 
-async def _with_judge(records: Any, names: list[str], file: str, undefined: Any, baseline: str | None,
-                      settings: Any, base_url: str, model: str, api_key: str | None, concurrency: int,
-                      answer_attempts: int) -> Any:
-    """Open a chat client, make the judge with the built-in temporal prompt (seed 001's rubric), evaluate."""
+def _with_judge(records: Any, names: list[str], file: str, undefined: Any, baseline: str | None, settings: Any,
+                model: str, client: dict[str, Any], answer_attempts: int, store_path: Path | None) -> Any:
+    """Open a chat client (and the store), make the judge with the built-in temporal prompt (seed 001's rubric),
+    evaluate; one line on stderr says how many pairs were asked, shared and taken from the store."""
     from gainscope.judges.client import ChatClient, ClientSettings
     from gainscope.judges.labeling import LLMJudge
     from gainscope.judges.prompts import builtin_prompt
     from gainscope.judges.spec import JudgeSpec
+    from gainscope.judges.store import JudgmentStore
     from gainscope.temporal.batch import aevaluate_records
+    from gainscope.temporal.judging import SharedJudge
 
     spec = JudgeSpec(model=model, prompt=builtin_prompt("temporal"))
-    async with ChatClient(ClientSettings(base_url=base_url, api_key=api_key, concurrency=concurrency)) as client:
-        judge = LLMJudge(spec, client, answer_attempts=answer_attempts)
-        return await aevaluate_records(records, names, path=file, mode="llm", judge=judge, undefined=undefined,
-                                       baseline=baseline, settings=settings)
+
+    async def run(store: JudgmentStore | None) -> tuple[Any, SharedJudge]:
+        async with ChatClient(ClientSettings(**client)) as chat:
+            judge = SharedJudge(LLMJudge(spec, chat, answer_attempts=answer_attempts), store)
+            evaluation = await aevaluate_records(records, names, path=file, mode="llm", judge=judge,
+                                                 undefined=undefined, baseline=baseline, settings=settings)
+            return evaluation, judge
+
+    if store_path is None:
+        evaluation, judge = asyncio.run(run(None))
+    else:
+        with JudgmentStore(store_path) as store:
+            evaluation, judge = asyncio.run(run(store))
+    where = f", {judge.stored} from the store {store_path}" if store_path is not None else ""
+    click.echo(f"judge {spec.describe()}: {judge.asked} asked{where}; {judge.shared} grade requests of the metrics "
+               "answered with a grade already given in this run", err=True)
+    return evaluation

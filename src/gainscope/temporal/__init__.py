@@ -6,6 +6,8 @@
   periods, relative expressions against an explicit reference, publication years kept apart, optional dateparser;
 * :mod:`~gainscope.temporal.base`, :mod:`~gainscope.temporal.grades` -- the three modes (gold ids, focus times,
   an LLM judge), sync ``compute`` and async ``acompute``, failed grades reported;
+* :mod:`~gainscope.temporal.judging` -- :class:`SharedJudge`: each (query, document) graded once and shared by the
+  metrics, optionally kept in a judgment store;
 * :mod:`~gainscope.temporal.ranking` -- :class:`TemporalNDCG`, :class:`TemporalPrecision`,
   :class:`TemporalRecall`, :class:`TemporalMRR`, :class:`TemporalMAP`;
 * :mod:`~gainscope.temporal.years` -- :class:`TemporalYearPrecision`, :class:`TemporalYearRecall`,
@@ -57,6 +59,7 @@ from __future__ import annotations
 from gainscope.temporal.base import TemporalGradeError, TemporalMetric, TemporalScore
 from gainscope.temporal.extraction import PERIODS, Extraction, Mention, extract_focus_time
 from gainscope.temporal.focus_time import FocusTime, as_focus_time, jaccard, overlap
+from gainscope.temporal.judging import SharedJudge
 from gainscope.temporal.ranking import TemporalMAP, TemporalMRR, TemporalNDCG, TemporalPrecision, TemporalRecall
 from gainscope.temporal.years import TemporalCoverage, TemporalDiversity, TemporalYearPrecision, TemporalYearRecall
 
@@ -65,6 +68,7 @@ __all__ = [
     "Extraction",
     "FocusTime",
     "Mention",
+    "SharedJudge",
     "TemporalCoverage",
     "TemporalDiversity",
     "TemporalGradeError",

@@ -26,7 +26,9 @@ on some lines only is an error naming the first line without (ask for ``focus_ti
 or as asked (``llm`` needs a judge). Undefined values (NaN with a reason) follow ``undefined``: ``"zero"`` scores
 them 0 with an :class:`~gainscope.errors.UndefinedMetricWarning` naming the queries (as the other gainscope metrics
 by default), ``"skip"`` leaves them out of the mean. A failed LLM grade is never scored: the query has no value for that
-metric (left out of the mean) and is listed in :attr:`Evaluation.failures`.
+metric (left out of the mean) and is listed in :attr:`Evaluation.failures`. In LLM mode the judge is wrapped in a
+:class:`~gainscope.temporal.judging.SharedJudge` (unless it is one already): each (query, document) is graded once
+per evaluation and every metric reads that grade; the judge is asked with the line's query id.
 
 Statistics are those of :mod:`gainscope.compare`: each system's mean with a bootstrap interval, and, for every
 system but the baseline (the first in the file unless named), paired differences over the queries both systems
@@ -56,10 +58,11 @@ from gainscope.errors import (
     UnknownMetricError,
     format_ids,
 )
-from gainscope.io.texts import Document
+from gainscope.io.texts import Document, Query
 from gainscope.temporal.base import Mode, TemporalMetric, TemporalScore
 from gainscope.temporal.extraction import extract_focus_time, reference_year
 from gainscope.temporal.focus_time import FocusTime, as_focus_time
+from gainscope.temporal.judging import SharedJudge
 from gainscope.temporal.ranking import TemporalMAP, TemporalMRR, TemporalNDCG, TemporalPrecision, TemporalRecall
 from gainscope.temporal.years import TemporalCoverage, TemporalDiversity, TemporalYearPrecision, TemporalYearRecall
 
@@ -413,6 +416,8 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
         chosen = mode
     if chosen == "llm" and judge is None:
         raise PolicyError("LLM mode needs a judge")
+    if judge is not None and chosen == "llm" and not isinstance(judge, SharedJudge):
+        judge = SharedJudge(judge)  # each (query, document) graded once, the grade shared by every metric
     metrics = [s.build(chosen, judge) for s in specs]
     if chosen == "gold":
         bad = [r for r in records if r.gold is None]
@@ -441,7 +446,8 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
             else:
                 if not r.query or any(not isinstance(d.get("text"), str) for d in r.docs):
                     raise InputError(f"{path}:{r.line}: LLM mode needs the query text and every document's text")
-                inputs.append({"query": r.query, "retrieved_docs": [Document(d["doc_id"], d["text"]) for d in r.docs],
+                inputs.append({"query": Query(r.query_id, r.query),
+                               "retrieved_docs": [Document(d["doc_id"], d["text"]) for d in r.docs],
                                **r.extras})
         scores = await _score_all(metrics, specs, names, inputs, [f"{path}:{r.line}" for r in recs], chosen)
         matrix = np.array([[s.value for s in row] for row in scores], dtype=float).reshape(len(recs), len(specs))
