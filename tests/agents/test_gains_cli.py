@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gainscope.agents import Conversation, Iteration, Result, Search, Turn, evaluate_agents
+from gainscope.agents import AgentSettings, Conversation, Iteration, Result, Search, Turn, evaluate_agents
 from gainscope.agents.dedup import deduplicate
 from gainscope.agents.gains import JudgmentIndex, judge_grades, trace_grades
 from gainscope.cli.agent import agent_group
@@ -70,6 +70,26 @@ def test_judgments_by_id_and_normalised_url() -> None:
     # CG = 4 (a); z (grade 3) is never retrieved: IterationsForAllGoodResults = 100
     assert (r.summary["CG@N"], r.summary["IterationsForAllGoodResults"], r.all_good_found) == (4, 100, False)
     assert report.source == "judgments"
+
+
+def test_judgment_keys_are_separate_spaces() -> None:
+    # id=g1 and domain_id=g1 are two unique results (separate key spaces); the qrels doc id g1 is one of them
+    s = Search((Result(id="g1", title="B"), Result(domain_id="g1", title="C"), Result(url="https://x.org/p/"),
+                Result(id="k", url="https://x.org/q")))
+    conv = Conversation("c", (Turn((Iteration((s,)),)),), query_id="Q")
+    judgments = {"Q": {"g1": 2, "https://x.org/p": 3, "https://x.org/q": 4, "k": 1}}
+
+    def grades(**kw: Any) -> list[tuple[float | None, str]]:
+        r = evaluate_agents([conv], judgments=judgments, settings=AgentSettings(**kw)).conversations[0]
+        return [(g.gain, g.doc_id) for g in r.grades]
+
+    # default: qrels doc ids are generic ids; a result without an id falls back to its normalised URL
+    assert grades() == [(2.0, "g1"), (0.0, ""), (3.0, "https://x.org/p"), (1.0, "k")]
+    assert grades(judgments_key="domain_id") == [(0.0, ""), (2.0, "g1"), (3.0, "https://x.org/p"),
+                                                 (4.0, "https://x.org/q")]
+    assert grades(judgments_key="url") == [(0.0, ""), (0.0, ""), (3.0, "https://x.org/p"), (4.0, "https://x.org/q")]
+    with pytest.raises(PolicyError, match="judgments_key must be one of id, domain_id, url"):
+        AgentSettings(judgments_key="doc")
 
 
 def test_judge_gains_once_per_unique_result_and_failures_undefined() -> None:
@@ -165,6 +185,12 @@ def test_evaluate_with_judgments(traces: Path, tmp_path: Path) -> None:
     assert (c1["summary"]["CG@N"], c1["summary"]["IterationsForAllGoodResults"], c1["all_good_found"]) == (6, 100,
                                                                                                            False)
     assert (c2["summary"]["CG@N"], c2["summary"]["IterationsForAllGoodResults"]) == (3, 1)
+    # qrels by URL: d1's URL (https://www.x.com/a/, again as http://x.com/a?utm_source=q) is judged 4
+    qrels.write_text("c1 0 https://x.com/a 4\nc1 0 d3 4\n", encoding="utf-8")
+    code, out, _ = run("evaluate", str(traces), "--judgments", str(qrels), "--judgments-key", "url", "-q", "-f",
+                       "json")
+    data = json.loads(out)
+    assert data["conversations"][0]["summary"]["CG@N"] == 4 and "results' URLs" in data["conventions"]["gains"]
 
 
 def test_dedup_explain(traces: Path) -> None:

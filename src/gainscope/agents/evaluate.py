@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from gainscope.agents.dedup import DEFAULT_DEDUP, Deduplication, DedupSettings, deduplicate
-from gainscope.agents.gains import Grade, JudgmentIndex, judge_grades, judgment_grades, trace_grades
+from gainscope.agents.gains import JUDGMENT_KEYS, Grade, JudgmentIndex, judge_grades, judgment_grades, trace_grades
 from gainscope.agents.metrics import CAP, IterationValues, good_gain_curve, iterations_for_all_good, values_at_n
 from gainscope.agents.session import session_dcg
 from gainscope.agents.trace import Conversation
@@ -51,7 +51,9 @@ class AgentSettings:
     ``good_gain``: a result is good when its gain is >= this (2). ``missing``: what a result without a gain
     counts as, ``"zero"`` or ``"undefined"`` (None: zero with judgments, as trec_eval; undefined otherwise).
     ``sdcg_b``, ``sdcg_bq``, ``sdcg_depth``: session DCG parameters. ``cap``: of IterationsForAllGoodResults.
-    ``level``, ``resamples``, ``seed``: the bootstrap interval of the aggregates."""
+    ``level``, ``resamples``, ``seed``: the bootstrap interval of the aggregates. ``judgments_key``: which field
+    of a result the judgments' doc ids are, ``id`` (default), ``domain_id`` or ``url``
+    (:mod:`gainscope.agents.gains`)."""
 
     good_gain: float = 2.0
     dedup: DedupSettings = field(default_factory=DedupSettings)
@@ -63,12 +65,21 @@ class AgentSettings:
     level: float = 0.95
     resamples: int = 10000
     seed: int = 0
+    judgments_key: str = "id"
 
     def __post_init__(self) -> None:
+        if self.judgments_key not in JUDGMENT_KEYS:
+            raise PolicyError(f"judgments_key must be one of {', '.join(JUDGMENT_KEYS)}; got {self.judgments_key!r}")
         if self.missing not in (None, "zero", "undefined"):
             raise PolicyError(f"missing must be 'zero' or 'undefined'; got {self.missing!r}")
         if self.cap < 1:
             raise PolicyError(f"cap must be >= 1; got {self.cap}")
+
+    def _judgments_text(self) -> str:
+        if self.judgments_key == "url":
+            return "from judgments; their doc ids are the results' URLs (normalised)"
+        return (f"from judgments; their doc ids are the results' {self.judgments_key} (results without one: "
+                "their normalised URL)")
 
     def describe(self, source: str) -> list[tuple[str, str]]:
         """The conventions as (name, description) rows."""
@@ -77,7 +88,7 @@ class AgentSettings:
         hard = ", ".join(d.hard_fields) or "none"
         return [
             ("scope", "last turn of each conversation; iterations where search was invoked, i = 1..N"),
-            ("gains", {"trace": "from the trace", "judgments": "from judgments keyed by id or URL",
+            ("gains", {"trace": "from the trace", "judgments": self._judgments_text(),
                        "judge": "from an LLM judge (0-4); failed grades undefined, never 0"}[source]),
             ("good gain", f"gain >= {self.good_gain:g}"),
             ("unjudged", "gain 0 (as trec_eval)" if missing == "zero" else "undefined (values after it are NaN)"),
@@ -243,7 +254,7 @@ async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgme
         matched = None
         if index is not None:
             grades, matched = judgment_grades(dedup, index, conv.qid, missing=missing,
-                                              url_policy=settings.dedup.url_policy)
+                                              url_policy=settings.dedup.url_policy, key=settings.judgments_key)
             known = index.good(conv.qid, settings.good_gain)
         elif judge is not None:
             text = conv.last_turn.query

@@ -5,10 +5,19 @@ once however often the result was returned. Each source gives one :class:`Grade`
 
 * **trace** -- the ``gain`` of the first occurrence that has one. Occurrences with other gains raise an
   :class:`~gainscope.errors.InputWarning` naming the result. A unique result without any gain is *unjudged*.
-* **judgments** -- qrels keyed by the conversation's ``query_id`` (default: its id); a unique result takes the
-  grade of the first of these doc ids found, over its occurrences in order: ``domain_id``, ``id``, the URL as
-  given, then the normalised URL (judgment doc ids that are URLs are normalised the same way, so
-  ``http://www.x.com/a/`` in the qrels matches ``https://x.com/a?utm_source=y`` in the trace).
+* **judgments** -- qrels keyed by the conversation's ``query_id`` (default: its id). The qrels doc ids are one
+  key space, and ``key`` (:data:`JUDGMENT_KEYS`, ``--judgments-key``) says which field of a result they are,
+  so that a generic id and a domain id never match each other (``id=g1`` and ``domain_id=g1`` are two
+  results, and the qrels' ``g1`` is only one of them):
+
+  - ``id`` (the default): the result's generic ``id``;
+  - ``domain_id``: the result's ``domain_id``;
+  - ``url``: the result's URL, as given or normalised (judgment doc ids that are URLs are normalised the same
+    way, so ``http://www.x.com/a/`` in the qrels matches ``https://x.com/a?utm_source=y`` in the trace).
+
+  With ``id`` or ``domain_id``, a unique result none of whose occurrences has that field (a web page known
+  only by its URL) is looked up by its URL instead; one that has the field is looked up by it only. A unique
+  result takes the grade of the first doc id found over its occurrences in order.
 * **judge** -- any object with the :class:`~gainscope.judges.labeling.Judge` protocol on the 0-4 scale. The
   judge sees the turn's query (the user's request) and the result's content (else its snippet) and title; the
   document id is the first of domain_id, id, normalised URL, else ``text:<hash>``. A label whose status is
@@ -36,9 +45,12 @@ from gainscope.agents.urls import DEFAULT_URL_POLICY, UrlPolicy, normalise_url
 from gainscope.errors import InputError, InputWarning, PolicyError
 from gainscope.io.texts import Document, Query
 
-__all__ = ["MISSING", "Grade", "JudgmentIndex", "judge_grades", "judgment_grades", "trace_grades", "unique_doc_id"]
+__all__ = ["JUDGMENT_KEYS", "MISSING", "Grade", "JudgmentIndex", "judge_grades", "judgment_grades", "trace_grades",
+           "unique_doc_id"]
 
 MISSING = ("zero", "undefined")
+#: which field of a result the qrels doc ids are (see the module docstring)
+JUDGMENT_KEYS = ("id", "domain_id", "url")
 Status = Literal["ok", "unjudged", "failed", "missing"]
 
 
@@ -116,30 +128,45 @@ class JudgmentIndex:
         """The doc ids judged good (grade >= threshold) for a query."""
         return {d for d, g in self.grades.get(query_id, {}).items() if g >= threshold}
 
-    def matches(self, query_id: str, unique: UniqueResult, url_policy: UrlPolicy = DEFAULT_URL_POLICY) -> list[str]:
-        """The judged doc ids a unique result is, in lookup order (see the module docstring)."""
+    def matches(self, query_id: str, unique: UniqueResult, url_policy: UrlPolicy = DEFAULT_URL_POLICY, *,
+                key: str = "id") -> list[str]:
+        """The judged doc ids a unique result is, in lookup order: by its ``key`` field (``id``, ``domain_id``
+        or ``url``); by URL when the key is an id field the result does not have (see the module docstring)."""
+        _key(key)
         docs = self.grades.get(query_id, {})
         urls = self.urls.get(query_id, {})
         found: list[str] = []
-        for m in unique.members:
-            r = m.result
-            for key in (r.domain_id, r.id, r.url):
-                if key is not None and key in docs and key not in found:
-                    found.append(key)
-            if r.url:
-                doc = urls.get(normalise_url(r.url, url_policy))
+        results = [m.result for m in unique.members]
+        if key != "url" and any(getattr(r, key) is not None for r in results):
+            for r in results:
+                value = getattr(r, key)
+                if value is not None and value in docs and value not in found:
+                    found.append(value)
+            return found
+        for r in results:
+            if r.url is None:
+                continue
+            for doc in (r.url if r.url in docs else None, urls.get(normalise_url(r.url, url_policy))):
                 if doc is not None and doc not in found:
                     found.append(doc)
         return found
 
 
+def _key(key: str) -> str:
+    if key not in JUDGMENT_KEYS:
+        raise PolicyError(f"judgments_key must be one of {', '.join(JUDGMENT_KEYS)}; got {key!r}")
+    return key
+
+
 def judgment_grades(dedup: Deduplication, index: JudgmentIndex, query_id: str, *, missing: str = "zero",
-                    url_policy: UrlPolicy = DEFAULT_URL_POLICY) -> tuple[list[Grade], list[list[str]]]:
-    """Gains from judgments, and for each unique result the judged doc ids it matched."""
+                    url_policy: UrlPolicy = DEFAULT_URL_POLICY,
+                    key: str = "id") -> tuple[list[Grade], list[list[str]]]:
+    """Gains from judgments, and for each unique result the judged doc ids it matched (by ``key``)."""
     _missing(missing)
+    _key(key)
     grades, matched = [], []
     for u in dedup.unique:
-        found = index.matches(query_id, u, url_policy)
+        found = index.matches(query_id, u, url_policy, key=key)
         matched.append(found)
         if found:
             grades.append(Grade(index.grades[query_id][found[0]], "ok", "judgments", doc_id=found[0]))

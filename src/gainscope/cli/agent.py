@@ -1,7 +1,8 @@
 """``gainscope agent evaluate|dedup|plot|convert``: multi-iteration search agents (see :mod:`gainscope.agents`).
 
 Gains come from the trace (default; in chat, Responses and OTel logs only with ``--field gain=KEY``), from
-``--judgments QRELS`` (keyed by the conversation's query id and the result's id or URL), or from an LLM judge
+``--judgments QRELS`` (keyed by the conversation's query id and the result's id, domain_id or URL as
+``--judgments-key`` says), or from an LLM judge
 (``--judge MODEL``, the built-in ``graded`` 0-4 prompt, labels cached in a judgment store and reused across
 runs). Exit codes as every command: 2 usage, 3 invalid input, 4 a judge that could not be used.
 """
@@ -70,7 +71,13 @@ def gain_options(fn: Any) -> Any:
     """Where gains come from, and the metric conventions."""
     options = [
         click.option("--judgments", default=None, help="Qrels (any format gainscope reads) keyed by the "
-                     "conversation's query id and the result's domain_id, id or URL."),
+                     "conversation's query id and the result's id (see --judgments-key)."),
+        click.option("--judgments-key", type=click.Choice(["id", "domain_id", "url"]), default="id",
+                     show_default=True,
+                     help="Which field of a result the doc ids of --judgments are: id (the generic id), domain_id "
+                          "or url (normalised on both sides). The fields are separate key spaces: with id, a "
+                          "result's domain_id is never looked up. With id or domain_id, a result that has no such "
+                          "field is looked up by its URL."),
         click.option("--judge", "judge_model", default=None, metavar="MODEL",
                      help="Grade unique results with this LLM (the graded 0-4 prompt) on an OpenAI-compatible "
                           "server."),
@@ -183,6 +190,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any]) -> Any:
     if judgments is not None and model is not None:
         raise click.UsageError("give gains from --judgments or from --judge, not both")
     settings = AgentSettings(good_gain=kwargs.pop("good_gain"), dedup=_dedup_settings(kwargs),
+                             judgments_key=kwargs.pop("judgments_key"),
                              missing=kwargs.pop("unjudged"), sdcg_b=kwargs.pop("sdcg_b"),
                              sdcg_bq=kwargs.pop("sdcg_bq"), sdcg_depth=kwargs.pop("sdcg_depth"))
     judge_kwargs = {k: kwargs.pop(k) for k in ("base_url", "api_key", "azure_api_version", "store_path",
