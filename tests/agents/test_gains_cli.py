@@ -162,6 +162,22 @@ def test_evaluate_json_per_conversation(traces: Path) -> None:
     assert data["conventions"]["good gain"] == "gain >= 2"
 
 
+def test_every_value_at_n_is_summarised_and_aggregated(traces: Path) -> None:
+    _, out, _ = run("evaluate", str(traces), "-q", "-f", "json")
+    data = json.loads(out)
+    c1, c2 = (c["summary"] for c in data["conversations"])
+    # c1 at N = 2: [url of d1 (a duplicate), d3 (gain 2)]; c2 at N = 1: [e1 (4), e2 (0)]
+    at_n = ("|R^N|", "|UR^N|", "|GR^N|", "|Dup^N|", "G_N")
+    assert [c1[k] for k in at_n] == [2, 1, 1, 1, 2] and [c2[k] for k in at_n] == [2, 2, 1, 0, 4]
+    assert data["aggregate"]["G_N"]["mean"] == 3 and data["aggregate"]["|Dup^N|"]["mean"] == 0.5
+    # every per-iteration value has its value at N, in the summary and in the aggregates
+    names = {k.replace("@i", "@N").replace("_i", "_N").replace("^i", "^N") for k in data["conversations"][0][
+        "iterations"][0] if k != "i"}
+    assert names <= set(c1) and names <= set(data["aggregate"])
+    _, out, _ = run("evaluate", str(traces))
+    assert "│ |Dup^N| " in out and "│ G_N " in out
+
+
 def test_evaluate_table_and_csv(traces: Path) -> None:
     code, out, _ = run("evaluate", str(traces))
     assert code == 0 and "over 2 conversations (values at N)" in out and "│ SRR@N " in out

@@ -40,8 +40,11 @@ __all__ = [
     "score_conversation",
 ]
 
-SUMMARY_METRICS = ("N", "R@N", "UR@N", "GR@N", "DupR@N", "CG@N", "RG@N", "DCG@N", "DRG@N", "AvgGain_N", "RAG@N",
-                   "DRAG@N", "SRE@N", "SRR@N", "IterationsForAllGoodResults", "sDCG")
+#: every value at N: the per-iteration values of seed 003 at i = N (the last iteration: ``|R^N|``, ``G_N`` ...),
+#: the cumulative ones through N (``R@N``, ``CG@N`` ...), IterationsForAllGoodResults and session DCG
+SUMMARY_METRICS = ("N", "|R^N|", "|UR^N|", "|GR^N|", "|Dup^N|", "G_N", "R@N", "UR@N", "GR@N", "DupR@N", "CG@N",
+                   "RG@N", "DCG@N", "DRG@N", "AvgGain_N", "RAG@N", "DRAG@N", "SRE@N", "SRR@N",
+                   "IterationsForAllGoodResults", "sDCG")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from gainscope.render.text import fmt_number, text_table
 __all__ = ["FORMATS", "render_explanations", "render_report"]
 
 FORMATS = ("table", "json", "csv")
-_COUNTS = {"N", "R@N", "UR@N", "DupR@N", "|R^i|", "|UR^i|", "|Dup^i|", "R@i", "UR@i", "DupR@i"}
+_COUNTS = {"N", "R@N", "UR@N", "DupR@N", "|R^i|", "|UR^i|", "|Dup^i|", "R@i", "UR@i", "DupR@i", "|R^N|", "|UR^N|",
+           "|Dup^N|", "IterationsForAllGoodResults"}
 _SHORT = {"IterationsForAllGoodResults": "IterAllGood"}
 
 
