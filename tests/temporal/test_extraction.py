@@ -150,3 +150,32 @@ def test_dateparser_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "dateparser.search", None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'gainscope\[temporal\]'"):
         extract_focus_time("in 2020", use_dateparser=True)
+
+
+@pytest.mark.parametrize(("text", "focus", "published"), [
+    # narrative: what the text is about, not when it was published
+    ("The novel was published in 1851 by Melville.", {1851}, None),
+    ("The rules were updated in 2019 after the 2018 review.", {2018, 2019}, None),
+    ("Scientists posted the 2012 results online.", {2012}, None),
+    ("Published in 1851, Moby-Dick sold poorly.", {1851}, None),
+    # bylines: at the start of the text or of a line, or a copyright notice
+    ("Published: 2024\nThe novel was published in 1851 by Melville.", {1851}, 2024),
+    ("Published 2024-03-01. The 2008 crisis.", {2008}, 2024),
+    ("The 2008 crisis, ten years on.\n  Updated: March 3, 2018", {2008}, 2018),
+    ("By Jane Doe | Posted on 3 March 2021\nThe 1929 crash.", {1929}, 2021),
+    ("The 1929 crash.\n\u00a9 2020 Acme Corp.", {1929}, 2020),
+    ("The 1929 crash. Copyright 2020 Acme Corp. All rights reserved.", {1929}, 2020),
+    ("Posted by Jane Doe on March 3, 2021. The 1929 crash.", {1929}, 2021),
+])
+def test_the_publication_rule_reads_bylines_only(text: str, focus: set[int], published: int | None) -> None:
+    e = extract_focus_time(text, kind="document")
+    assert (set(e.focus_time.years), e.publication_year) == (focus, published)
+
+
+def test_copyright_forms() -> None:
+    e = extract_focus_time("Copyright \u00a9 2010\u20132020 Acme. The 1929 crash.", kind="document")
+    assert (e.publication_year, e.focus_time) == (2020, FocusTime.of(1929))
+    e = extract_focus_time("Scores: (a) 2018, (b) 2019, (c) 2020", kind="document")
+    assert (e.publication_year, e.focus_time) == (None, FocusTime.of(2018, 2019, 2020))
+    e = extract_focus_time("The 1929 crash.\n(c) 2020 Acme", kind="document")
+    assert (e.publication_year, e.focus_time) == (2020, FocusTime.of(1929))

@@ -4,9 +4,14 @@
 for every piece of text that decided it a :class:`Mention` (the text, its character span, the rule, the years).
 Rules run in this order; a later rule never reads text that an earlier rule matched:
 
-1. ``publication`` (documents only): "published/posted/updated/copyright ... 2024", "© 2024". The year is the
-   document's *publication year*, kept in :attr:`Extraction.publication_year` and **not** in its focus time (a
-   2024 article about the 2008 crisis is about 2008).
+1. ``publication`` (documents only): bylines -- "Published: 2024", "Published 2024-03-01", "Posted on March 3,
+   2021", "Posted by Jane Doe on 3 March 2021", "Updated: ...", "Last updated ..." at the start of the text or of a
+   line (or after a ``|``/``·`` separator) -- and copyright notices: "© 2020" or "Copyright 2020 Acme" anywhere
+   ("© 2010-2020": 2020), "(c) 2020" at the start of a line ("(a) 2018, (b) 2019, (c) 2020" is a list). The year is
+   the document's *publication year*, kept in :attr:`Extraction.publication_year` and **not** in its focus time (a
+   2024 article about the 2008 crisis is about 2008). The same words in running text are narrative, read by the
+   other rules: "The novel was published in 1851 by Melville" is about 1851, and so is "Published in 1851,
+   Moby-Dick sold poorly" ("in" introduces what the text is about, not a byline date).
 2. ``date``: ISO dates ``2020-03-15`` -> 2020.
 3. ``range``: ``1990-1995``, ``1990\u201395`` (en dash), ``2019-20``, ``from 1990 to 1995``, ``1990 through 1995``,
    ``between 1990 and 1995`` -> every year from start to end, both included (a range ending before it starts is
@@ -86,9 +91,22 @@ hour hours minute minutes second seconds mph rpm mw gw kw kwh mb gb tb pixel pix
 """.split())
 _COUNT_BEFORE = re.compile(r"(?:[$€£¥#]|\b(?:page|p\.|pp\.|no\.|number|iso|rfc))\s*$", re.I)
 _YEAR_BEFORE = re.compile(r"\b(?:in|since|during|until|till|before|after|from|around|circa|c\.)\s+$", re.I)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+#: the date of a byline: 2024, 2024-03-01, March 3, 2021, 3 March 2021, March 2021, 03/01/2021
+_BYLINE_DATE = (r"(?:(?P<y1>\d{4})(?:-\d{2}(?:-\d{2})?)?|" + _MONTH + r"\s+" + _DAY + r",?\s+(?P<y2>\d{4})|"
+                + _DAY + r"\s+" + _MONTH + r",?\s+(?P<y3>\d{4})|" + _MONTH + r",?\s+(?P<y4>\d{4})|"
+                r"\d{1,2}[/.]\d{1,2}[/.](?P<y5>\d{4}))(?![\d-])")
 _PUBLICATION = re.compile(
-    r"\b(?:published|posted|updated|copyright)\b[^\d.\n]{0,25}(?:\d{1,2}(?:st|nd|rd|th)?[^\d.\n]{1,12})?"
-    r"(?P<y>\d{4})\b|(?:©|\(c\))\s*(?P<y2>\d{4})\b", re.I)
+    # "Published: 2024", "Posted on March 3, 2021", "Posted by Jane Doe on ...", "Updated 2024-03-01": at the start
+    # of the text or of a line (after markdown marks), or after a byline separator (|, ·, •)
+    r"(?:^|(?<=\n)|(?<=[|\u00b7\u2022]))[ \t>*#_|-]*"
+    r"(?:first\s+published|published|posted|last\s+updated|updated|last\s+modified|modified)"
+    r"(?:\s*[:\u2013\u2014-]\s*|\s+on\s+|\s+by\s+[^\d\n:]{1,40}?\s+on\s+|\s+)" + _BYLINE_DATE +
+    # "© 2020", "Copyright 2020 Acme", "Copyright © 2010-2020": anywhere (the last year of a range); "(c) 2020" at
+    # the start of a line only ("(a) 2018, (b) 2019, (c) 2020" is a list)
+    r"|(?:\bcopyright\s*(?:©|\(c\))?|©|(?:^|(?<=\n))[ \t]*\(c\))\s*(?:\d{4}\s*[\u2013-]\s*)?(?P<y6>\d{4})\b",
+    re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _RANGES = (
     re.compile(r"\bbetween\s+(\d{4})\s+and\s+(\d{4})\b", re.I),
@@ -298,7 +316,7 @@ def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.da
     pub = publication_year
     if kind == "document":
         for m in _PUBLICATION.finditer(text):
-            year = int(m["y"] or m["y2"])
+            year = int(next(y for y in m.groups() if y is not None))
             sc.take(Mention(m[0], m.start(), m.end(), "publication", FocusTime.of(year)), sc.publication)
             pub = year if pub is None else pub
     ref = reference_year(reference_date)
