@@ -10,6 +10,7 @@ import importlib.util
 import io
 import json
 import math
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,6 +191,29 @@ def test_evaluate_table_and_csv(traces: Path) -> None:
     assert [(r["conversation_id"], float(r["CG@N"])) for r in rows] == [("c1", 3.0), ("c2", 4.0)]
     code, out, _ = run("evaluate", str(traces), "-f", "csv")
     assert out.splitlines()[0] == "metric,mean,median,ci_low,ci_high,n,undefined"
+
+
+def test_all_good_results_is_explained(traces: Path, tmp_path: Path) -> None:
+    code, out, _ = run("evaluate", "--help")
+    text = re.sub(r"(\w-) (\w)", r"\1\2", " ".join(out.split()))  # as click wraps it, "--good- gain" too
+    assert code == 0
+    assert ("IterationsForAllGoodResults is the first iteration by which all good results were retrieved: with "
+            "--judgments, every result judged good (grade >= --good-gain) for the query; otherwise every good "
+            "result found in the trace") in text
+    assert "capped at 100: when the judged good results are never all retrieved it is 100 and all_good_found is " \
+           "false" in text
+    assert "undefined when there is no good result to find" in text
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("c1 0 d1 2\n", encoding="utf-8")
+    _, out, _ = run("evaluate", str(traces), "--judgments", str(qrels), "-f", "json")
+    judged = json.loads(out)["conventions"]["all good"]
+    assert judged.startswith("IterationsForAllGoodResults: first iteration by which every result judged good "
+                             "(grade >= 2) for the query was retrieved")
+    assert "never all retrieved: 100 (the cap), all_good_found=false" in judged
+    assert "undefined when the query has no judged good result" in judged
+    _, out, _ = run("evaluate", str(traces))
+    assert "all good   IterationsForAllGoodResults: first iteration by which every good result found in the " \
+           "trace (gain >= 2) was retrieved" in out
 
 
 def test_evaluate_with_judgments(traces: Path, tmp_path: Path) -> None:

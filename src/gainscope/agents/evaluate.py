@@ -84,6 +84,15 @@ class AgentSettings:
         return (f"from judgments; their doc ids are the results' {self.judgments_key} (results without one: "
                 "their normalised URL)")
 
+    def _all_good_text(self, source: str) -> str:
+        head = "IterationsForAllGoodResults: first iteration by which every"
+        if source == "judgments":
+            return (f"{head} result judged good (grade >= {self.good_gain:g}) for the query was retrieved, capped "
+                    f"at {self.cap}; never all retrieved: {self.cap} (the cap), all_good_found=false; undefined when "
+                    "the query has no judged good result")
+        return (f"{head} good result found in the trace (gain >= {self.good_gain:g}) was retrieved, capped at "
+                f"{self.cap}; undefined when none was found or some result's gain is undefined")
+
     def describe(self, source: str) -> list[tuple[str, str]]:
         """The conventions as (name, description) rows."""
         missing = self.missing or ("zero" if source == "judgments" else "undefined")
@@ -103,8 +112,7 @@ class AgentSettings:
             ("discount", "w(i) = 1/log2(i+1)"),
             ("sDCG", f"Järvelin et al. 2008, b={self.sdcg_b:g}, bq={self.sdcg_bq:g}, "
                      f"depth {self.sdcg_depth or 'all'}; each unique result counted once; queries = searches"),
-            ("all good", "judged good results of the query" if source == "judgments"
-             else "good results found in the trace"),
+            ("all good", self._all_good_text(source)),
         ]
 
 

@@ -29,7 +29,10 @@ With ``N = 0`` (no search in the turn) the values "at N" are those at ``i = 0``:
 SRR are 0 by the seed's ``R@i = 0`` case, and RG, DRG, RAG, DRAG (divided by ``i = 0``) are undefined (NaN).
 
 ``IterationsForAllGoodResults = min(k, 100)`` with ``k`` the smallest iteration by which every good result
-has been retrieved; see :func:`iterations_for_all_good` for what "every good result" means.
+has been retrieved. "Every good result" is every result judged good for the query when judgments are given
+(when they are never all retrieved the value is the cap, 100, and the flag ``all_good_found`` is false), else
+every good result found in the trace; undefined when there is no good result to find (and, without
+judgments, when some gain is undefined). See :func:`iterations_for_all_good`.
 """
 
 from __future__ import annotations

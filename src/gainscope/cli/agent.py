@@ -250,7 +250,14 @@ def evaluate_cmd(traces: tuple[str, ...], per_conversation: bool, fmt: str, outp
                  **kwargs: Any) -> None:
     """Evaluate agent TRACES (last turn of each conversation): |R^i|, |UR^i|, |GR^i|, |Dup^i|, G_i, CG, RG,
     DCG, DRG, AvgGain, RAG, DRAG, SRE, SRR at every iteration and at N, IterationsForAllGoodResults and
-    session DCG; aggregated over conversations (mean, median, 95% bootstrap interval)."""
+    session DCG; aggregated over conversations (mean, median, 95% bootstrap interval).
+
+    IterationsForAllGoodResults is the first iteration by which all good results were retrieved: with
+    --judgments, every result judged good (grade >= --good-gain) for the query; otherwise every good result
+    found in the trace (with gains from the trace or from --judge). It is capped at 100: when the judged good
+    results are never all retrieved it is 100 and all_good_found is false. It is undefined when there is no
+    good result to find, and without --judgments also when some result's gain is undefined (it might be good).
+    """
     from gainscope.agents.render import render_report
 
     conversations = _read(traces, kwargs)
