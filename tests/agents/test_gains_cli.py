@@ -188,9 +188,57 @@ def test_evaluate_table_and_csv(traces: Path) -> None:
     assert "note: turns 1-1 not evaluated (only the last turn is)" in out
     code, out, _ = run("evaluate", str(traces), "-q", "-f", "csv", "--good-gain", "3")
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert [(r["conversation_id"], float(r["CG@N"])) for r in rows] == [("c1", 3.0), ("c2", 4.0)]
-    code, out, _ = run("evaluate", str(traces), "-f", "csv")
-    assert out.splitlines()[0] == "metric,mean,median,ci_low,ci_high,n,undefined"
+    assert [(r["conversation_id"], float(r["value"])) for r in rows
+            if (r["scope"], r["metric"]) == ("conversation", "CG@N")] == [("c1", 3.0), ("c2", 4.0)]
+
+
+def csv_rows(out: str) -> dict[tuple[str, str, str, str, str], str]:
+    """The long CSV as {(scope, conversation_id, i, metric, statistic): value}; the key is unique."""
+    reader = csv.DictReader(io.StringIO(out))
+    assert reader.fieldnames == ["scope", "conversation_id", "query_id", "i", "metric", "statistic", "value"]
+    rows = list(reader)
+    table = {(r["scope"], r["conversation_id"], r["i"], r["metric"], r["statistic"]): r["value"] for r in rows}
+    assert len(table) == len(rows)
+    return table
+
+
+def test_csv_has_conversations_aggregates_and_iterations(traces: Path) -> None:
+    _, out, _ = run("evaluate", str(traces), "-f", "csv")
+    t = csv_rows(out)
+    # aggregates and per-conversation values at N, in one long layout
+    assert float(t[("aggregate", "", "", "CG@N", "mean")]) == 4.5 and t[("aggregate", "", "", "CG@N", "n")] == "2"
+    assert float(t[("aggregate", "", "", "sDCG", "ci_low")]) <= float(t[("aggregate", "", "", "sDCG", "ci_high")])
+    assert float(t[("conversation", "c1", "", "CG@N", "value")]) == 5 and t[("conversation", "c1", "", "turn",
+                                                                              "value")] == "2"
+    assert t[("conversation", "c1", "", "all_good_found", "value")] == "true"
+    assert t[("conversation", "c1", "", "note", "1")] == "turns 1-1 not evaluated (only the last turn is)"
+    assert t[("convention", "", "", "good gain", "")] == "gain >= 2"
+    assert "95% percentile bootstrap interval of the mean" in t[("convention", "", "", "aggregates", "")]
+    assert not any(k[0] == "iteration" for k in t)
+    # with -q the values at every iteration too: the same numbers as the JSON
+    _, out, _ = run("evaluate", str(traces), "-q", "-f", "csv")
+    t = csv_rows(out)
+    _, out, _ = run("evaluate", str(traces), "-q", "-f", "json")
+    data = json.loads(out)
+    expected: dict[tuple[str, str, str, str, str], object] = {}
+    for metric, agg in data["aggregate"].items():
+        for stat in ("mean", "median", "n", "undefined"):
+            expected[("aggregate", "", "", metric, stat)] = agg[stat]
+        low, high = agg["ci"]
+        expected[("aggregate", "", "", metric, "ci_low")] = low
+        expected[("aggregate", "", "", metric, "ci_high")] = high
+    for c in data["conversations"]:
+        cid = c["conversation_id"]
+        for metric, v in c["summary"].items():
+            expected[("conversation", cid, "", metric, "value")] = v
+        for it in c["iterations"]:
+            for metric, v in it.items():
+                if metric != "i":
+                    expected[("iteration", cid, str(it["i"]), metric, "value")] = v
+    for key, v in expected.items():
+        assert t[key] == ("" if v is None else str(v) if isinstance(v, int) else repr(float(v))), key
+    assert {k for k in t if k[0] in ("aggregate", "iteration")} == {k for k in expected if k[0] != "conversation"}
+    assert float(t[("iteration", "c1", "1", "|Dup^i|", "value")]) == 1
 
 
 def test_all_good_results_is_explained(traces: Path, tmp_path: Path) -> None:

@@ -113,6 +113,9 @@ class AgentSettings:
             ("sDCG", f"Järvelin et al. 2008, b={self.sdcg_b:g}, bq={self.sdcg_bq:g}, "
                      f"depth {self.sdcg_depth or 'all'}; each unique result counted once; queries = searches"),
             ("all good", self._all_good_text(source)),
+            ("aggregates", f"mean and median over the conversations where a value is defined; "
+                           f"{self.level * 100:g}% percentile bootstrap interval of the mean ({self.resamples} "
+                           f"resamples, seed {self.seed}; undefined with fewer than 2 values)"),
         ]
 
 

@@ -5,7 +5,29 @@
   a table of every value of seed 003 at each iteration, the summary at N and the notes (unjudged, failed or
   missing grades; good results never all found; turns not evaluated).
 * ``json``: :meth:`AgentReport.to_dict` (undefined values are ``null``).
-* ``csv``: the aggregate rows; per conversation, one row per conversation with its values at N.
+* ``csv``: one long ("tidy") table, one value per row, with the columns :data:`CSV_COLUMNS`:
+
+  ==================  ==========================================================================================
+  ``scope``           ``aggregate``, ``conversation``, ``iteration`` or ``convention``
+  ``conversation_id`` the conversation (empty for aggregates and conventions)
+  ``query_id``        its query id (empty for aggregates and conventions)
+  ``i``               the iteration, 1..N (``iteration`` rows only)
+  ``metric``          the value's name: a value at N (``CG@N``, ``|R^N|``, ``IterationsForAllGoodResults``,
+                      ``sDCG`` ...) for ``aggregate`` and ``conversation`` rows; a value at i (``CG@i``,
+                      ``|Dup^i|`` ...) for ``iteration`` rows; for ``conversation`` rows also ``turn``,
+                      ``unique_results``, ``all_good_found``, ``grades_ok`` / ``_unjudged`` / ``_failed`` /
+                      ``_missing`` and ``note``; the convention's name for ``convention`` rows
+  ``statistic``       ``mean``, ``median``, ``ci_low``, ``ci_high`` (the bootstrap interval of the mean), ``n``
+                      (conversations where the value is defined) or ``undefined`` (where it is not) for
+                      ``aggregate`` rows; ``value`` for ``conversation`` and ``iteration`` values; the note's
+                      number (1, 2 ...) for notes; empty for conventions
+  ``value``           the number (empty when undefined), ``true`` / ``false`` (empty: undefined) for
+                      ``all_good_found``, or text (notes, conventions)
+  ==================  ==========================================================================================
+
+  ``(scope, conversation_id, i, metric, statistic)`` is unique. Aggregate and conversation rows are always
+  written; ``iteration`` rows with ``per_conversation`` (``-q``), so that the CSV then holds the same numbers
+  as the JSON.
 """
 
 from __future__ import annotations
@@ -22,7 +44,7 @@ from gainscope.agents.trace import Conversation
 from gainscope.errors import UnknownFormatError
 from gainscope.render.text import fmt_number, text_table
 
-__all__ = ["FORMATS", "render_explanations", "render_report"]
+__all__ = ["CSV_COLUMNS", "FORMATS", "render_explanations", "render_report"]
 
 FORMATS = ("table", "json", "csv")
 _COUNTS = {"N", "R@N", "UR@N", "DupR@N", "|R^i|", "|UR^i|", "|Dup^i|", "R@i", "UR@i", "DupR@i", "|R^N|", "|UR^N|",
@@ -70,22 +92,42 @@ def _table(report: AgentReport, per_conversation: bool) -> str:
     return "\n".join(out) + "\n"
 
 
+CSV_COLUMNS = ("scope", "conversation_id", "query_id", "i", "metric", "statistic", "value")
+
+
 def _csv(report: AgentReport, per_conversation: bool) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
 
-    def value(x: float) -> str:
+    def number(x: float) -> str:
         return "" if math.isnan(x) else repr(float(x))
 
-    if per_conversation:
-        writer.writerow(["conversation_id", "query_id", *SUMMARY_METRICS])
-        for c in report.conversations:
-            writer.writerow([c.conversation_id, c.query_id, *(value(c.summary[m]) for m in SUMMARY_METRICS)])
-    else:
-        writer.writerow(["metric", "mean", "median", "ci_low", "ci_high", "n", "undefined"])
-        for a in report.aggregates:
-            writer.writerow([a.metric, value(a.mean), value(a.median), value(a.ci_low), value(a.ci_high), a.n,
-                             a.undefined])
+    writer.writerow(CSV_COLUMNS)
+    for a in report.aggregates:
+        for stat, x in (("mean", a.mean), ("median", a.median), ("ci_low", a.ci_low), ("ci_high", a.ci_high)):
+            writer.writerow(["aggregate", "", "", "", a.metric, stat, number(x)])
+        writer.writerow(["aggregate", "", "", "", a.metric, "n", a.n])
+        writer.writerow(["aggregate", "", "", "", a.metric, "undefined", a.undefined])
+    for c in report.conversations:
+        head = ["conversation", c.conversation_id, c.query_id, ""]
+        for m in SUMMARY_METRICS:
+            writer.writerow([*head, m, "value", number(c.summary[m])])
+        flag = "" if c.all_good_found is None else str(c.all_good_found).lower()
+        facts: list[tuple[str, object]] = [("turn", c.turn), ("unique_results", len(c.dedup.unique)),
+                                           ("all_good_found", flag)]
+        facts += [(f"grades_{status}", sum(1 for g in c.grades if g.status == status))
+                  for status in ("ok", "unjudged", "failed", "missing")]
+        for name, v in facts:
+            writer.writerow([*head, name, "value", v])
+        for k, note in enumerate(c.notes, start=1):
+            writer.writerow([*head, "note", k, note])
+        if per_conversation:
+            for it in c.curve:
+                for m in ITERATION_COLUMNS:
+                    writer.writerow(["iteration", c.conversation_id, c.query_id, it.i, m, "value",
+                                     number(it.values[m])])
+    for name, text in report.settings.describe(report.source):
+        writer.writerow(["convention", "", "", "", name, "", text])
     return buffer.getvalue()
 
 

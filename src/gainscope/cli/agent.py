@@ -242,7 +242,11 @@ def agent_group() -> None:
 @click.option("-q", "--per-conversation", is_flag=True,
               help="Also show each conversation: every value at every iteration, and notes.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
-              show_default=True, help="Output format.")
+              show_default=True,
+              help="Output format. csv is one long table, a value per row, with the columns scope (aggregate, "
+                   "conversation, iteration, convention), conversation_id, query_id, i, metric, statistic (mean, "
+                   "median, ci_low, ci_high, n, undefined for aggregates; value for a conversation's or an "
+                   "iteration's value) and value; iteration rows with -q.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
 @guarded
