@@ -335,6 +335,18 @@ def test_cli_errors(traces: Path, tmp_path: Path) -> None:
     assert code == 2 and "not both" in err
     code, _, err = run("evaluate", str(traces), "--field", "doi=x")
     assert code == 2 and "expected FIELD=KEY" in err
+    code, _, err = run("evaluate", str(traces), "--sdcg-gains", "0:0,1")
+    assert code == 2 and "expected GRADE:GAIN pairs" in err
+    code, _, err = run("evaluate", str(traces), "--sdcg-gains", "0:0,4:16")
+    assert code == 2 and "the sDCG gain mapping has no gain for grade 3" in err
+
+
+def test_sdcg_gains_option(traces: Path) -> None:
+    _, out, _ = run("evaluate", str(traces), "-q", "-f", "json", "--sdcg-gains", "0:0,1:1,2:10,3:100,4:1000")
+    data = json.loads(out)
+    # c2: one search [e1 (4), e2 (0)]: 1000 / 1 + 0
+    assert data["conversations"][1]["summary"]["sDCG"] == 1000
+    assert "gains mapped 0:0, 1:1, 2:10, 3:100, 4:1000" in data["conventions"]["sDCG"]
 
 
 # ------------------------------------------------------------------------------------------------ --judge

@@ -236,3 +236,20 @@ def test_session_dcg_by_hand() -> None:
     assert math.isnan(session_dcg([[1, 9]], {1: 2.0, 9: None}))
     with pytest.raises(PolicyError, match="log bases"):
         session_dcg([[1]], gains, b=1)
+
+
+def test_session_dcg_gain_mapping() -> None:
+    gains = {1: 3.0, 2: 2.0, 3: 4.0}
+    steep = {0: 0.0, 1: 1.0, 2: 10.0, 3: 100.0, 4: 1000.0}
+    # q1 = [1, 2]: 100/1 + 10/log2 2; q2 = [2, 3]: 2 was seen, 3 new at rank 2: 1000/1, discounted 1/(1 + log4 2)
+    assert session_dcg([[1, 2], [2, 3]], gains, gain_map=steep) == pytest.approx(110 + 1000 * 2 / 3)
+    assert session_dcg([[1, 2], [2, 3]], gains) == pytest.approx(5 + 4 * 2 / 3)  # the grades as they are
+    with pytest.raises(PolicyError, match="the sDCG gain mapping has no gain for grade 3"):
+        session_dcg([[1]], gains, gain_map={0: 0.0})
+    # through the settings and the command line
+    c = conv([[Result(id="a", gain=2)], [Result(id="b", gain=3)]])
+    s = evaluate_agents([c], settings=AgentSettings(sdcg_gains={0: 0, 1: 1, 2: 10, 3: 100, 4: 1000}))
+    assert s.conversations[0].summary["sDCG"] == pytest.approx(10 + 100 * 2 / 3)
+    assert "gains mapped 0:0, 1:1, 2:10, 3:100, 4:1000" in dict(s.settings.describe("trace"))["sDCG"]
+    with pytest.raises(PolicyError, match="sdcg_gains"):
+        AgentSettings(sdcg_gains={0: -1})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +53,8 @@ class AgentSettings:
 
     ``good_gain``: a result is good when its gain is >= this (2). ``missing``: what a result without a gain
     counts as, ``"zero"`` or ``"undefined"`` (None: zero with judgments, as trec_eval; undefined otherwise).
-    ``sdcg_b``, ``sdcg_bq``, ``sdcg_depth``: session DCG parameters. ``cap``: of IterationsForAllGoodResults.
+    ``sdcg_b``, ``sdcg_bq``, ``sdcg_depth``, ``sdcg_gains`` (grade -> gain, None: the grades): session DCG
+    parameters (:mod:`gainscope.agents.session`). ``cap``: of IterationsForAllGoodResults.
     ``level``, ``resamples``, ``seed``: the bootstrap interval of the aggregates. ``judgments_key``: which field
     of a result the judgments' doc ids are, ``id`` (default), ``domain_id`` or ``url``
     (:mod:`gainscope.agents.gains`)."""
@@ -64,6 +65,7 @@ class AgentSettings:
     sdcg_b: float = 2.0
     sdcg_bq: float = 4.0
     sdcg_depth: int | None = None
+    sdcg_gains: Mapping[float, float] | None = None
     cap: int = CAP
     level: float = 0.95
     resamples: int = 10000
@@ -75,6 +77,9 @@ class AgentSettings:
             raise PolicyError(f"judgments_key must be one of {', '.join(JUDGMENT_KEYS)}; got {self.judgments_key!r}")
         if self.missing not in (None, "zero", "undefined"):
             raise PolicyError(f"missing must be 'zero' or 'undefined'; got {self.missing!r}")
+        if self.sdcg_gains is not None and (not self.sdcg_gains or any(
+                not math.isfinite(v) or v < 0 for v in self.sdcg_gains.values())):
+            raise PolicyError(f"sdcg_gains must map grades to finite gains >= 0; got {dict(self.sdcg_gains)}")
         if self.cap < 1:
             raise PolicyError(f"cap must be >= 1; got {self.cap}")
 
@@ -83,6 +88,11 @@ class AgentSettings:
             return "from judgments; their doc ids are the results' URLs (normalised)"
         return (f"from judgments; their doc ids are the results' {self.judgments_key} (results without one: "
                 "their normalised URL)")
+
+    def _sdcg_gains_text(self) -> str:
+        if self.sdcg_gains is None:
+            return "gains = grades"
+        return "gains mapped " + ", ".join(f"{k:g}:{v:g}" for k, v in sorted(self.sdcg_gains.items()))
 
     def _all_good_text(self, source: str) -> str:
         head = "IterationsForAllGoodResults: first iteration by which every"
@@ -110,8 +120,10 @@ class AgentSettings:
                      f"{'' if d.url_policy.keep_www else ', www.'}{'' if d.url_policy.keep_scheme else ', http=https'}"
                      " dropped or made equal"),
             ("discount", "w(i) = 1/log2(i+1)"),
-            ("sDCG", f"Järvelin et al. 2008, b={self.sdcg_b:g}, bq={self.sdcg_bq:g}, "
-                     f"depth {self.sdcg_depth or 'all'}; each unique result counted once; queries = searches"),
+            ("sDCG", f"Järvelin et al. 2008: sum over searches q of DCG_q / (1 + log_bq q), DCG_q = sum over ranks j "
+                     f"of gain / max(1, log_b j); b={self.sdcg_b:g}, bq={self.sdcg_bq:g}, depth "
+                     f"{self.sdcg_depth or 'all'}; {self._sdcg_gains_text()}; each unique result counted once; "
+                     "queries = searches"),
             ("all good", self._all_good_text(source)),
             ("aggregates", f"mean and median over the conversations where a value is defined; "
                            f"{self.level * 100:g}% percentile bootstrap interval of the mean ({self.resamples} "
@@ -208,7 +220,8 @@ def score_conversation(conversation: Conversation, dedup: Deduplication, grades:
         cap=settings.cap)
     summary["IterationsForAllGoodResults"] = all_good
     searches = [[d.unique for d in ds] for ds in dedup.by_search()]
-    summary["sDCG"] = session_dcg(searches, gains, b=settings.sdcg_b, bq=settings.sdcg_bq, depth=settings.sdcg_depth)
+    summary["sDCG"] = session_dcg(searches, gains, b=settings.sdcg_b, bq=settings.sdcg_bq, depth=settings.sdcg_depth,
+                                  gain_map=settings.sdcg_gains)
     summary = {k: summary[k] for k in SUMMARY_METRICS}
     notes = []
     for u, g in zip(dedup.unique, grades, strict=True):

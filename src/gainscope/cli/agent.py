@@ -101,9 +101,13 @@ def gain_options(fn: Any) -> Any:
                           "trec_eval; undefined for gains from the trace). Failed judge grades are always "
                           "undefined."),
         click.option("--sdcg-b", type=click.FloatRange(min=1, min_open=True), default=2.0, show_default=True,
-                     help="Session DCG: rank discount log base b."),
+                     help="Session DCG: rank discount log base b (a result at rank j counts gain / max(1, "
+                          "log_b j))."),
         click.option("--sdcg-bq", type=click.FloatRange(min=1, min_open=True), default=4.0, show_default=True,
-                     help="Session DCG: query discount log base bq."),
+                     help="Session DCG: query discount log base bq (search q counts DCG_q / (1 + log_bq q))."),
+        click.option("--sdcg-gains", default=None, metavar="G:GAIN,...",
+                     help="Session DCG: the gain of each grade, e.g. 0:0,1:1,2:10,3:100,4:1000 (default: the "
+                          "grade itself)."),
         click.option("--sdcg-depth", type=click.IntRange(min=1), default=None,
                      help="Session DCG: ranks counted per search (default: all)."),
     ]
@@ -182,6 +186,23 @@ class _StoredJudge:
         return label
 
 
+def _gain_map(text: str | None) -> dict[float, float] | None:
+    """``"0:0,1:1,2:10"`` -> ``{0.0: 0.0, 1.0: 1.0, 2.0: 10.0}``."""
+    if text is None:
+        return None
+    out: dict[float, float] = {}
+    for part in text.split(","):
+        grade, sep, gain = part.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            out[float(grade)] = float(gain)
+        except ValueError:
+            raise click.BadParameter(f"expected GRADE:GAIN pairs separated by commas, e.g. 0:0,1:1,2:10; got "
+                                     f"{part.strip()!r}", param_hint="--sdcg-gains") from None
+    return out
+
+
 def _report(conversations: list[Any], kwargs: dict[str, Any]) -> Any:
     """Evaluate with every gain option popped from ``kwargs``."""
     from gainscope.agents.evaluate import AgentSettings, evaluate_agents, evaluate_agents_async
@@ -192,7 +213,8 @@ def _report(conversations: list[Any], kwargs: dict[str, Any]) -> Any:
     settings = AgentSettings(good_gain=kwargs.pop("good_gain"), dedup=_dedup_settings(kwargs),
                              judgments_key=kwargs.pop("judgments_key"),
                              missing=kwargs.pop("unjudged"), sdcg_b=kwargs.pop("sdcg_b"),
-                             sdcg_bq=kwargs.pop("sdcg_bq"), sdcg_depth=kwargs.pop("sdcg_depth"))
+                             sdcg_bq=kwargs.pop("sdcg_bq"), sdcg_depth=kwargs.pop("sdcg_depth"),
+                             sdcg_gains=_gain_map(kwargs.pop("sdcg_gains")))
     judge_kwargs = {k: kwargs.pop(k) for k in ("base_url", "api_key", "azure_api_version", "store_path",
                                                "concurrency", "timeout", "max_attempts")}
     if judgments is not None:
