@@ -148,3 +148,15 @@ def test_auto_mode_with_gold_on_some_lines_names_the_line_without(tmp_path: Path
                             {"query_id": "q2", "qft": [2020], "dfts": [[2019]]}])
     code, data, err = run("evaluate", path, "--mode", "focus-time", "-f", "json", "-q", "--resamples", "20")
     assert code == 0 and per_query(data) == {"q1": {"TemporalNDCG@10": 1.0}, "q2": {"TemporalNDCG@10": 0.0}}
+
+
+def test_the_batch_resolves_against_the_full_reference_date(tmp_path: Path) -> None:
+    path = write(tmp_path, [
+        {"query_id": "q1", "query": "What happened yesterday?", "dfts": [[2023], [2024]]},
+        {"query_id": "q2", "query": "Sales two months ago", "reference_date": "2024-03-15", "dfts": [[2023], [2024]]},
+    ])
+    # q1 against --reference-date 2024-01-01: 2023; q2 against its own 2024-03-15: 2024
+    code, data, err = run("evaluate", path, "--reference-date", "2024-01-01", "-m", "TemporalMRR@2", "-f", "json",
+                          "-q", "--resamples", "20")
+    assert code == 0, err
+    assert per_query(data) == {"q1": {"TemporalMRR@2": 1.0}, "q2": {"TemporalMRR@2": 0.5}}

@@ -108,7 +108,7 @@ def test_relative_expressions_need_an_explicit_reference() -> None:
     assert years("next year and this year", reference_date=REF) == {2024, 2025}
     e = extract_focus_time("What happened during WWII and recently?", reference_date=REF)
     assert e.focus_time == FocusTime.range(1939, 1945) | FocusTime.range(2022, 2024)
-    assert e.mentions[1].note == "against reference year 2024"
+    assert e.mentions[1].note == "against reference date 2024-06-01"
     # the same query a year later gives the same answer with the same reference: no clock
     assert years("recently", reference_date=dt.datetime(2024, 12, 31, 23, 59)) == {2022, 2023, 2024}
 
@@ -134,13 +134,14 @@ def test_explain_lists_every_decision_in_text_order() -> None:
 
 def test_dateparser_option() -> None:
     pytest.importorskip("dateparser")
-    e = extract_focus_time("Two weeks ago it may rain; on 3 March 2019", reference_date=REF, use_dateparser=True)
+    # "a fortnight ago" is dateparser's (the rules read "two weeks ago" themselves)
+    e = extract_focus_time("A fortnight ago it may rain; on 3 March 2019", reference_date=REF, use_dateparser=True)
     assert e.focus_time == FocusTime.of(2019, 2024)
     assert [(m.text, m.note) for m in e.rejected] == [("may", "no digit and no relative word: not a date")]
-    e = extract_focus_time("Two weeks ago", use_dateparser=True, unresolved="report")
-    assert [(m.rule, m.text) for m in e.unresolved] == [("dateparser", "Two weeks ago")]
-    with pytest.raises(InputError, match=r"'Two weeks ago' .* relative"):
-        extract_focus_time("Two weeks ago", use_dateparser=True)
+    e = extract_focus_time("A fortnight ago", use_dateparser=True, unresolved="report")
+    assert [(m.rule, m.text) for m in e.unresolved] == [("dateparser", "A fortnight ago")]
+    with pytest.raises(InputError, match=r"'A fortnight ago' .* relative"):
+        extract_focus_time("A fortnight ago", use_dateparser=True)
 
 
 def test_dateparser_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,3 +180,43 @@ def test_copyright_forms() -> None:
     assert (e.publication_year, e.focus_time) == (None, FocusTime.of(2018, 2019, 2020))
     e = extract_focus_time("The 1929 crash.\n(c) 2020 Acme", kind="document")
     assert (e.publication_year, e.focus_time) == (2020, FocusTime.of(1929))
+
+
+@pytest.mark.parametrize(("text", "reference", "expected"), [
+    ("yesterday", dt.date(2024, 1, 1), {2023}),
+    ("yesterday", dt.date(2024, 1, 2), {2024}),
+    ("tomorrow", "2023-12-31", {2024}),
+    ("two months ago", dt.date(2024, 1, 15), {2023}),
+    ("two months ago", dt.date(2024, 3, 15), {2024}),
+    ("3 weeks ago", dt.date(2024, 1, 10), {2023}),
+    ("last month", dt.datetime(2024, 1, 31, 23, 0), {2023}),
+    ("next month", dt.date(2024, 12, 5), {2025}),
+    ("over the past 6 months", dt.date(2024, 3, 1), {2023, 2024}),
+    # a year-level expression needs only the year
+    ("last year", dt.date(2024, 1, 1), {2023}),
+    # a reference known to the year only: a day or month expression may fall in either year
+    ("yesterday", 2024, {2023, 2024}),
+    ("yesterday", "2024-06", {2024}),
+    ("yesterday", "2024-01", {2023, 2024}),
+])
+def test_relative_expressions_use_the_full_reference_date(text: str, reference: object, expected: set[int]) -> None:
+    assert years(text, reference_date=reference) == expected
+
+
+def test_the_reference_is_named_at_its_precision() -> None:
+    e = extract_focus_time("yesterday", reference_date=dt.date(2024, 1, 1))
+    assert e.mentions[0].note == "against reference date 2024-01-01" and e.reference_year == 2024
+    e = extract_focus_time("yesterday", reference_date=2024)
+    assert e.mentions[0].note == "against reference year 2024 (a year-long reference: either year)"
+    e = extract_focus_time("Published 2024-01-01. Sales fell yesterday.", kind="document")
+    assert e.focus_time == FocusTime.of(2023) and e.mentions[0].note == "against publication date 2024-01-01"
+    e = extract_focus_time("Posted on March 3, 2021\nSales fell two months ago.", kind="document")
+    assert e.focus_time == FocusTime.of(2021) and e.mentions[0].note == "against publication date 2021-03-03"
+
+
+def test_dateparser_resolves_against_the_full_reference_date() -> None:
+    pytest.importorskip("dateparser")
+    # "3 days ago" is read by the rules, "a fortnight ago" by dateparser
+    assert years("the storm hit 3 days ago", reference_date=dt.date(2024, 1, 2), use_dateparser=True) == {2023}
+    e = extract_focus_time("it snowed a fortnight ago", reference_date=dt.date(2024, 1, 5), use_dateparser=True)
+    assert e.focus_time == FocusTime.of(2023), e.explain()

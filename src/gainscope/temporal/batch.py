@@ -38,6 +38,7 @@ have a value for, paired tests corrected over every comparison, effect size and 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import difflib
 import json
 import math
@@ -60,7 +61,8 @@ from gainscope.errors import (
 )
 from gainscope.io.texts import Document, Query
 from gainscope.temporal.base import Mode, TemporalMetric, TemporalScore
-from gainscope.temporal.extraction import extract_focus_time, reference_year
+from gainscope.temporal.extraction import extract_focus_time
+from gainscope.temporal.extraction import reference_date as checked_reference
 from gainscope.temporal.focus_time import FocusTime, as_focus_time
 from gainscope.temporal.judging import SharedJudge
 from gainscope.temporal.ranking import TemporalMAP, TemporalMRR, TemporalNDCG, TemporalPrecision, TemporalRecall
@@ -157,7 +159,7 @@ class Record:
     query_id: str
     query: str
     qft: object
-    reference: int | None
+    reference: dt.date | int | str | None  # as given (checked): relative expressions use every part of it
     docs: tuple[dict[str, Any], ...]
     gold: object
     extras: dict[str, Any]
@@ -227,7 +229,7 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such file")
-    default_ref = reference_year(reference_date, "--reference-date")  # type: ignore[arg-type]
+    default_ref = checked_reference(reference_date, "--reference-date")  # type: ignore[arg-type]
     out: list[Record] = []
     seen: set[tuple[str, str]] = set()
     with p.open(encoding="utf-8-sig") as f:
@@ -250,7 +252,7 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
                 raise FormatError(f"query {qid!r} of system {system!r} is given twice", path=str(p), line=number)
             seen.add((system, str(qid)))
             try:
-                ref = reference_year(obj.get("reference_date"), f"{where}: reference_date")
+                ref = checked_reference(obj.get("reference_date"), f"{where}: reference_date")
                 docs = _docs(obj, where)
                 gold = _gold(obj, where)
             except InputError as exc:

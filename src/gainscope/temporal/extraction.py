@@ -23,13 +23,18 @@ Rules run in this order; a later rule never reads text that an earlier rule matc
    World War I 1914-1918, World War II 1939-1945, the Cold War 1947-1991, the Great Depression 1929-1939, the Great
    Recession 2007-2009, the Victorian era 1837-1901, the COVID-19 pandemic 2020-2023. A bare "pandemic" is not
    read (1918? 2020?).
-7. ``relative``: against a reference year ``y``: "recently"/"recent"/"lately" -> y-2..y, "this year"/
-   "currently"/"today"/"nowadays" -> y, "last year"/"past year"/"previous year" -> y-1, "next year" -> y+1,
-   "last/past decade" -> y-10..y-1, "past N years" -> y-N..y, "N years ago" -> y-N (N in digits or a word up
-   to twenty). The reference year is ``reference_date``'s; for a document whose publication year is known it is
-   the publication year (its "last year" is the year before it was published). **The wall clock is never
-   read**: without a reference a relative expression raises :class:`~gainscope.errors.InputError`, or, with
-   ``unresolved="report"``, is listed in :attr:`Extraction.unresolved` and adds no year.
+7. ``relative``: against the reference date ``d`` (year ``y``): "recently"/"recent"/"lately" -> y-2..y, "this
+   year"/"currently"/"today"/"nowadays" -> y, "last year"/"past year"/"previous year" -> y-1, "next year" -> y+1,
+   "last/past decade" -> y-10..y-1, "past N years" -> y-N..y, "N years ago" -> y-N; and from the day itself:
+   "yesterday", "tomorrow", "N days/weeks/months ago", "last/next week/month", "past N days/weeks/months"
+   (N in digits or a word up to twenty) -> the year(s) of the days they name ("yesterday" against 2024-01-01 is
+   2023, "two months ago" against 2024-01-15 is 2023). The reference is ``reference_date`` (a date, or a year or
+   ``YYYY-MM`` when only those are known: an expression then covers every year it can fall in from any day of
+   that year or month, "yesterday" against 2024 is 2023..2024); for a document whose publication date is known it
+   is the publication date (its "last year" is the year before it was published; a byline's day and month are
+   used when it gives them). The output has year precision. **The wall clock is never read**: without a reference
+   a relative expression raises :class:`~gainscope.errors.InputError`, or, with ``unresolved="report"``, is
+   listed in :attr:`Extraction.unresolved` and adds no year.
 8. ``year``: a four-digit number within ``year_bounds`` (default 1000..2099). It is *rejected* (listed in
    :attr:`Extraction.rejected` with the reason) when it is part of a larger number (``2,000``, ``2000.5``), is
    followed by ``%`` or by a count or unit noun (``2000 items``, ``1500 words``, ``2000 km``), or follows a
@@ -37,9 +42,9 @@ Rules run in this order; a later rule never reads text that an earlier rule matc
    "until", "before", "after", "from" or "around" comes right before it ("in 2000 people ..." is a year).
 9. ``dateparser`` (``use_dateparser=True``, needs ``pip install 'gainscope[temporal]'``): the rest of the text
    through ``dateparser.search.search_dates``. Its matches are parsed against two different bases to tell
-   absolute dates from relative ones ("two weeks ago", "yesterday"), which are then resolved against the
-   reference year like rule 7, never against the clock. A match with no digit and no relative word ("may" in
-   "it may rain") is rejected.
+   absolute dates from relative ones ("a fortnight ago", "last Tuesday"), which are then resolved against the
+   reference date like rule 7 (every day of a year- or month-long reference), never against the clock. A match
+   with no digit and no relative word ("may" in "it may rain") is rejected.
 
 The differences with TempoEval's regex extractor (which reads "2000 items" as the year 2000, puts the
 publication year into the focus time, resolves "recently" against ``datetime.now()`` and unions all methods) are
@@ -61,7 +66,7 @@ from typing import Any, Literal
 from gainscope.errors import InputError, MissingDependencyError, PolicyError
 from gainscope.temporal.focus_time import FocusTime, FocusTimeLike, as_focus_time
 
-__all__ = ["PERIODS", "Extraction", "Mention", "extract_focus_time", "reference_year"]
+__all__ = ["PERIODS", "Extraction", "Mention", "Reference", "extract_focus_time", "reference_date", "reference_year"]
 
 Kind = Literal["query", "document"]
 
@@ -124,16 +129,87 @@ def _n(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBER_WORDS[text.lower()]
 
 
-#: relative expressions: (pattern, years from the reference year y and the match)
-_RELATIVE: tuple[tuple[re.Pattern[str], Callable[[int, re.Match[str]], range]], ...] = (
-    (re.compile(r"\b(?:last|past|previous)\s+" + _N + r"\s+years\b", re.I), lambda y, m: range(y - _n(m[1]), y + 1)),
-    (re.compile(r"\b" + _N + r"\s+years?\s+ago\b", re.I), lambda y, m: range(y - _n(m[1]), y - _n(m[1]) + 1)),
-    (re.compile(r"\b(?:last|past|previous)\s+decade\b", re.I), lambda y, m: range(y - 10, y)),
-    (re.compile(r"\b(?:last|past|previous)\s+year\b", re.I), lambda y, m: range(y - 1, y)),
-    (re.compile(r"\bnext\s+year\b", re.I), lambda y, m: range(y + 1, y + 2)),
-    (re.compile(r"\b(?:this\s+year|currently|today|nowadays)\b", re.I), lambda y, m: range(y, y + 1)),
-    (re.compile(r"\b(?:recently|recent|lately)\b", re.I), lambda y, m: range(y - 2, y + 1)),
+def _shift(d: dt.date, n: int, unit: str) -> dt.date:
+    """``d`` moved by ``n`` days, weeks or months (a month keeps the day when it exists, else the month's last)."""
+    unit = unit.lower().rstrip("s")
+    if unit == "day":
+        return d + dt.timedelta(days=n)
+    if unit == "week":
+        return d + dt.timedelta(weeks=n)
+    months = d.year * 12 + d.month - 1 + n
+    year, month = divmod(months, 12)
+    return dt.date(year, month + 1, 1)
+
+
+#: the years a relative expression covers, from an exact reference date ``d``: (first year, last year)
+Resolve = Callable[[dt.date, re.Match[str]], tuple[int, int]]
+
+_UNIT = r"(days?|weeks?|months?)"
+_RELATIVE: tuple[tuple[re.Pattern[str], Resolve], ...] = (
+    # against the year
+    (re.compile(r"\b(?:last|past|previous)\s+" + _N + r"\s+years\b", re.I),
+     lambda d, m: (d.year - _n(m[1]), d.year)),
+    (re.compile(r"\b" + _N + r"\s+years?\s+ago\b", re.I), lambda d, m: (d.year - _n(m[1]), d.year - _n(m[1]))),
+    (re.compile(r"\b(?:last|past|previous)\s+decade\b", re.I), lambda d, m: (d.year - 10, d.year - 1)),
+    (re.compile(r"\b(?:last|past|previous)\s+year\b", re.I), lambda d, m: (d.year - 1, d.year - 1)),
+    (re.compile(r"\bnext\s+year\b", re.I), lambda d, m: (d.year + 1, d.year + 1)),
+    (re.compile(r"\b(?:this\s+year|currently|today|nowadays)\b", re.I), lambda d, m: (d.year, d.year)),
+    (re.compile(r"\b(?:recently|recent|lately)\b", re.I), lambda d, m: (d.year - 2, d.year)),
+    # against the day
+    (re.compile(r"\byesterday\b", re.I), lambda d, m: (_shift(d, -1, "day").year,) * 2),
+    (re.compile(r"\btomorrow\b", re.I), lambda d, m: (_shift(d, 1, "day").year,) * 2),
+    (re.compile(r"\b" + _N + r"\s+" + _UNIT + r"\s+ago\b", re.I),
+     lambda d, m: (_shift(d, -_n(m[1]), m[2]).year,) * 2),
+    (re.compile(r"\b(?:last|past|previous)\s+" + _N + r"\s+" + _UNIT + r"\b", re.I),
+     lambda d, m: (_shift(d, -_n(m[1]), m[2]).year, d.year)),
+    (re.compile(r"\b(?:last|previous)\s+(week|month)\b", re.I), lambda d, m: (_shift(d, -1, m[1]).year,) * 2),
+    (re.compile(r"\bpast\s+(week|month)\b", re.I), lambda d, m: (_shift(d, -1, m[1]).year, d.year)),
+    (re.compile(r"\bnext\s+(week|month)\b", re.I), lambda d, m: (_shift(d, 1, m[1]).year,) * 2),
+    (re.compile(r"\bthis\s+(?:week|month)\b", re.I), lambda d, m: (d.year, d.year)),
 )
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What relative expressions are resolved against: the days ``first..last`` the reference may be (one day for
+    a full date, a month or a year when only those are known) and what it is (``reference date``,
+    ``publication date``, ...). An expression covers the years it covers from any of those days."""
+
+    first: dt.date
+    last: dt.date
+    what: str
+
+    @classmethod
+    def of(cls, value: dt.date | tuple[int, int | None], what: str) -> Reference:
+        """A reference from a date, or from ``(year, month or None)`` when the day is not known."""
+        if isinstance(value, dt.date):
+            day = value.date() if isinstance(value, dt.datetime) else value
+            return cls(day, day, what)
+        year, month = value
+        if month is None:
+            return cls(dt.date(year, 1, 1), dt.date(year, 12, 31), what)
+        return cls(dt.date(year, month, 1), _shift(dt.date(year, month, 1), 1, "month") - dt.timedelta(days=1), what)
+
+    @property
+    def year(self) -> int:
+        """The year of the reference (the output has year precision)."""
+        return self.first.year
+
+    def __str__(self) -> str:
+        if self.first == self.last:
+            return f"{self.what} date {self.first.isoformat()}"
+        if self.first.month == 1 and self.last.month == 12 and self.last.day == 31:
+            return f"{self.what} year {self.year}"
+        return f"{self.what} month {self.first.isoformat()[:7]}"
+
+    def resolve(self, rule: Resolve, m: re.Match[str]) -> tuple[FocusTime, str]:
+        """The years ``rule`` gives from every day the reference may be, and the note that says against what."""
+        a, b = rule(self.first, m), rule(self.last, m)
+        lo, hi = min(a[0], b[0]), max(a[1], b[1])
+        note = f"against {self}"
+        if a != b:
+            note += f" (a {'year' if 'year' in str(self) else 'month'}-long reference: either year)"
+        return FocusTime.range(lo, hi), note
 
 
 @dataclass(frozen=True)
@@ -178,21 +254,41 @@ class Extraction:
                                                    if self.publication_year is not None else "")]
 
 
+_REFERENCE = re.compile(r"\s*(\d{4})(?:-(\d{2})(?:-(\d{2}))?(?:[T ].*)?)?\s*")
+
+
+def reference_date(value: dt.date | int | str | None, where: str = "reference_date") -> dt.date | int | str | None:
+    """A reference date checked and kept as precise as given: a date or datetime (kept), an int year, an ISO
+    string (``2024``, ``2024-06`` or ``2024-06-01``, with a time or not; returned as given once checked); None stays
+    None. Anything else is an :class:`~gainscope.errors.InputError` naming ``where``."""
+    _reference(value, where, "reference")
+    return value
+
+
 def reference_year(value: dt.date | int | str | None, where: str = "reference_date") -> int | None:
-    """The year of a reference date given as a date, a datetime, an int year or an ISO string (``2024`` or
-    ``2024-06-01``); None stays None."""
+    """The year of a reference date (see :func:`reference_date`); None stays None."""
+    ref = _reference(value, where, "reference")
+    return None if ref is None else ref.year
+
+
+def _reference(value: object, where: str, what: str) -> Reference | None:
     if value is None:
         return None
     if isinstance(value, bool):
         raise InputError(f"{where}: expected a date or a year; got {value!r}")
     if isinstance(value, dt.date):
-        return value.year
+        return Reference.of(value, what)
     if isinstance(value, int):
-        return value
+        return Reference.of((value, None), what)
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d{4})(?:-\d{2}(?:-\d{2})?(?:[T ].*)?)?\s*", value)
+        m = _REFERENCE.fullmatch(value)
         if m is not None:
-            return int(m[1])
+            try:
+                if m[3] is not None:
+                    return Reference.of(dt.date(int(m[1]), int(m[2]), int(m[3])), what)
+                return Reference.of((int(m[1]), int(m[2]) if m[2] else None), what)
+            except ValueError as exc:
+                raise InputError(f"{where}: {value!r} is not a date ({exc})") from None
     raise InputError(f"{where}: expected a date (2024-06-01), a year (2024) or a datetime; got {value!r}")
 
 
@@ -237,40 +333,44 @@ def _count_reason(text: str, start: int, end: int) -> str:
     return ""
 
 
-def _relative(sc: _Scanner, ref: int | None, anchor: str, unresolved: str) -> None:
-    for pattern, years in _RELATIVE:
+def _no_reference(text: str, start: int, end: int) -> InputError:
+    return InputError(f"{text!r} (characters {start}-{end}) is a relative time expression and there is no reference "
+                      "date to resolve it against; give reference_date= (the wall clock is never used), or "
+                      "unresolved='report' to list it without years")
+
+
+def _relative(sc: _Scanner, ref: Reference | None, unresolved: str) -> None:
+    for pattern, rule in _RELATIVE:
         for m in pattern.finditer(sc.text):
             if not sc.free(m.start(), m.end()):
                 continue
             if ref is None:
                 if unresolved == "error":
-                    raise InputError(
-                        f"{m[0]!r} (characters {m.start()}-{m.end()}) is a relative time expression and there is "
-                        "no reference date to resolve it against; give reference_date= (the wall clock is never "
-                        "used), or unresolved='report' to list it without years")
+                    raise _no_reference(m[0], m.start(), m.end())
                 sc.take(Mention(m[0], m.start(), m.end(), "relative", note="no reference date"), sc.unresolved)
                 continue
-            ys = years(ref, m)
-            sc.take(Mention(m[0], m.start(), m.end(), "relative", FocusTime.range(ys.start, ys.stop - 1),
-                            f"against {anchor} {ref}"), sc.found)
+            years, note = ref.resolve(rule, m)
+            sc.take(Mention(m[0], m.start(), m.end(), "relative", years, note), sc.found)
 
 
-def _dateparser(sc: _Scanner, ref: int | None, anchor: str, unresolved: str) -> None:
+def _dateparser(sc: _Scanner, ref: Reference | None, unresolved: str) -> None:
     try:
         from dateparser.search import search_dates  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         raise MissingDependencyError("use_dateparser=True needs dateparser; install it with: "
                                      "pip install 'gainscope[temporal]'") from None
 
-    def search(base_year: int) -> list[tuple[str, Any]]:
+    def search(base: dt.date) -> list[tuple[str, Any]]:
         found = search_dates(sc.text, languages=["en"],
-                             settings={"RELATIVE_BASE": dt.datetime(base_year, 7, 1)})
+                             settings={"RELATIVE_BASE": dt.datetime(base.year, base.month, base.day, 12)})
         return list(found or [])
 
-    first, second = search(2000), search(2010)
-    resolved = search(ref) if ref is not None else first
+    # the same text parsed against two far-apart bases: a date that moves with the base is relative
+    first, second = search(dt.date(2000, 7, 1)), search(dt.date(2010, 7, 1))
+    early = search(ref.first) if ref is not None else first
+    late = search(ref.last) if ref is not None and ref.last != ref.first else early
     cursor = 0
-    for (text, a), (_, b), (_, r) in zip(first, second, resolved, strict=False):
+    for (text, a), (_, b), (_, r1), (_, r2) in zip(first, second, early, late, strict=False):
         start = sc.text.find(text, cursor)
         if start < 0:
             continue
@@ -286,13 +386,43 @@ def _dateparser(sc: _Scanner, ref: int | None, anchor: str, unresolved: str) -> 
                 sc.take(Mention(text, start, end, "dateparser", FocusTime.of(a.year)), sc.found)
         elif ref is None:
             if unresolved == "error":
-                raise InputError(f"{text!r} (characters {start}-{end}) is a relative time expression and there is "
-                                 "no reference date to resolve it against; give reference_date= (the wall clock "
-                                 "is never used), or unresolved='report' to list it without years")
+                raise _no_reference(text, start, end)
             sc.take(Mention(text, start, end, "dateparser", note="relative, no reference date"), sc.unresolved)
         else:
-            sc.take(Mention(text, start, end, "dateparser", FocusTime.of(r.year), f"relative, against {anchor} "
-                            f"{ref}"), sc.found)
+            lo, hi = min(r1.year, r2.year), max(r1.year, r2.year)
+            sc.take(Mention(text, start, end, "dateparser", FocusTime.range(lo, hi), f"relative, against {ref}"),
+                    sc.found)
+
+
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
+
+
+def _byline_reference(m: re.Match[str], year: int) -> Reference:
+    """The publication date of a byline, to the day when it says so (``2024-03-01``, ``March 3, 2021``,
+    ``3 March 2021``), else to the month or the year."""
+    found = re.fullmatch(r"(\d{4})-(\d{2})(?:-(\d{2}))?", _after_keyword(m[0]))
+    month_day = re.search(r"(" + _MONTH + r")\s+(\d{1,2})\b|(\d{1,2})(?:st|nd|rd|th)?\s+(" + _MONTH + r")|(" + _MONTH +
+                          r"),?\s+\d{4}", m[0], re.I)
+    try:
+        if found is not None:
+            if found[3] is not None:
+                return Reference.of(dt.date(year, int(found[2]), int(found[3])), "publication")
+            return Reference.of((year, int(found[2])), "publication")
+        if month_day is not None:
+            name = (month_day[1] or month_day[4] or month_day[5])[:3].lower()
+            day = month_day[2] or month_day[3]
+            if name in _MONTHS:
+                if day is None:
+                    return Reference.of((year, _MONTHS[name]), "publication")
+                return Reference.of(dt.date(year, _MONTHS[name], int(day)), "publication")
+    except ValueError:  # "February 30": the year is still right
+        pass
+    return Reference.of((year, None), "publication")
+
+
+def _after_keyword(byline: str) -> str:
+    """The date part of a byline (what follows its last separator or space)."""
+    return re.split(r"[\s:\u2013\u2014]+", byline.strip())[-1]
 
 
 def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.date | int | str | None = None,
@@ -301,10 +431,11 @@ def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.da
                        year_bounds: tuple[int, int] = (1000, 2099)) -> Extraction:
     """Extract the focus time of a query or document (see the module docstring for the rules).
 
-    ``reference_date`` (a date, an ISO string or a year) resolves relative expressions; for a document the
-    publication year, when known (``publication_year`` or rule 1), is used instead. ``unresolved``: ``"error"``
-    (default) raises on a relative expression with no reference, ``"report"`` lists it. ``periods`` adds or
-    overrides named periods (name -> years, e.g. ``{"dot-com bubble": "1995-2000"}``).
+    ``reference_date`` (a date, an ISO string ``YYYY-MM-DD``/``YYYY-MM``/``YYYY`` or an int year) resolves relative
+    expressions, to the day when it gives the day; for a document the publication date, when known
+    (``publication_year``, or a byline by rule 1, to the day when the byline gives it), is used instead.
+    ``unresolved``: ``"error"`` (default) raises on a relative expression with no reference, ``"report"`` lists it.
+    ``periods`` adds or overrides named periods (name -> years, e.g. ``{"dot-com bubble": "1995-2000"}``).
     """
     if not isinstance(text, str):
         raise InputError(f"expected text to extract a focus time from; got {type(text).__name__}")
@@ -314,15 +445,15 @@ def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.da
         raise PolicyError(f"unresolved must be 'error' or 'report'; got {unresolved!r}")
     sc = _Scanner(text, year_bounds)
     pub = publication_year
+    ref = _reference(reference_date, "reference_date", "reference")
+    if kind == "document" and pub is not None:
+        ref = Reference.of((pub, None), "publication")
     if kind == "document":
         for m in _PUBLICATION.finditer(text):
             year = int(next(y for y in m.groups() if y is not None))
             sc.take(Mention(m[0], m.start(), m.end(), "publication", FocusTime.of(year)), sc.publication)
-            pub = year if pub is None else pub
-    ref = reference_year(reference_date)
-    anchor = "reference year"
-    if kind == "document" and pub is not None:
-        ref, anchor = pub, "publication year"
+            if pub is None:
+                pub, ref = year, _byline_reference(m, year)
     for m in _ISO_DATE.finditer(text):
         if sc.free(m.start(), m.end()):
             sc.take(Mention(m[0], m.start(), m.end(), "date", FocusTime.of(int(m[1]))), sc.found)
@@ -351,7 +482,7 @@ def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.da
         for m in re.finditer(r"\b(?:the\s+)?(?:" + pat + r")\b", text, re.I):
             if sc.free(m.start(), m.end()):
                 sc.take(Mention(m[0], m.start(), m.end(), "period", span, name), sc.found)
-    _relative(sc, ref, anchor, unresolved)
+    _relative(sc, ref, unresolved)
     for m in _YEAR.finditer(text):
         year = int(m[1])
         if not year_bounds[0] <= year <= year_bounds[1] or not sc.free(m.start(), m.end()):
@@ -362,9 +493,9 @@ def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.da
         else:
             sc.take(Mention(m[0], m.start(), m.end(), "year", FocusTime.of(year)), sc.found)
     if use_dateparser:
-        _dateparser(sc, ref, anchor, unresolved)
+        _dateparser(sc, ref, unresolved)
     union: frozenset[int] = frozenset().union(*(m.years.years for m in sc.found))
     order = sorted(sc.found, key=lambda m: m.start)
     return Extraction(text, kind, FocusTime(union), tuple(order), pub, tuple(sc.publication),
                       tuple(sorted(sc.unresolved, key=lambda m: m.start)),
-                      tuple(sorted(sc.rejected, key=lambda m: m.start)), ref)
+                      tuple(sorted(sc.rejected, key=lambda m: m.start)), None if ref is None else ref.year)
