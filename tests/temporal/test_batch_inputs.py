@@ -160,3 +160,27 @@ def test_the_batch_resolves_against_the_full_reference_date(tmp_path: Path) -> N
                           "-q", "--resamples", "20")
     assert code == 0, err
     assert per_query(data) == {"q1": {"TemporalMRR@2": 1.0}, "q2": {"TemporalMRR@2": 0.5}}
+
+
+def test_a_relative_expression_without_reference_points_at_the_command_line_fixes(tmp_path: Path) -> None:
+    path = write(tmp_path, [{"query_id": "q1", "qft": [2020], "dfts": [[2020]]},
+                            {"query_id": "q2", "query": "What was inflation last year?", "dfts": [[2020]]}])
+    code, _, err = run("evaluate", path)
+    assert code == 3, err
+    assert f"error: {path}:2: the query text has 'last year' (characters 19-28), a relative time expression, and " \
+           "there is no reference date to resolve it against (the current date is never used); give " \
+           "--reference-date YYYY-MM-DD, a \"reference_date\" on the line, or --unresolved report to give it no " \
+           "years (listed in the notes)" in err
+    path = write(tmp_path, [{"query_id": "q1", "qft": [2023],
+                             "retrieved": [{"doc_id": "a", "dft": [2023]},
+                                           {"doc_id": "b", "text": "Sales fell last year."}]}])
+    code, _, err = run("evaluate", path)
+    assert code == 3 and f"error: {path}:1: retrieved document 'b' (rank 2) has 'last year' (characters 11-20)" in err
+    assert "a \"publication_year\" on the document" in err
+    # --unresolved report: no years from it, and said so
+    code, data, err = run("evaluate", path, "--unresolved", "report", "-m", "TemporalPrecision@2", "-f", "json", "-q",
+                          "--resamples", "20")
+    assert code == 0 and per_query(data) == {"q1": {"TemporalPrecision@2": 0.5}}
+    assert isinstance(data, dict)
+    assert "relative expressions without a reference date, given no years (1): q1 document b 'last year'" in \
+        data["notes"]

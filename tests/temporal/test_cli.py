@@ -110,7 +110,7 @@ def test_bad_input_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, [{"query_id": "q1", "query": "inflation last year", "retrieved_ids": ["a"],
                              "retrieved_docs": ["x"]}])
     code, _, err = invoke("evaluate", path, "-m", "TemporalNDCG@2")
-    assert code == 3 and f"error: {path}:1: 'last year'" in err and "give reference_date=" in err
+    assert code == 3 and f"error: {path}:1: the query text has 'last year'" in err and "--reference-date" in err
     code, out, _ = invoke("evaluate", path, "-m", "TemporalNDCG@2", "--reference-date", "2024-01-01", "-f", "json",
                           "-q")
     # QFT {2023}; document "x" has no focus time: undefined, 0

@@ -36,6 +36,9 @@ def temporal_group() -> None:
 @click.option("--reference-date", default=None,
               help="Resolve relative expressions ('last year', 'recently') against this date (YYYY-MM-DD or YYYY) "
                    "where a line has no reference_date. Never the current date.")
+@click.option("--unresolved", type=click.Choice(["error", "report"]), default="error", show_default=True,
+              help="A relative expression ('last year') in a text with no reference date: an error, or no years "
+                   "from it (each one listed in the notes).")
 @click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
               help="Undefined values (no relevant document, no focus time): 0 in the mean, or left out.")
 @click.option("--baseline", default=None, help="The baseline system (default: the first in the file).")
@@ -65,7 +68,8 @@ def temporal_group() -> None:
 @click.option("--allow-failures", is_flag=True,
               help="LLM mode: exit 0 even when some grades failed (their queries have no value and are listed).")
 @guarded
-def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date: str | None, undefined: str,
+def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date: str | None, unresolved: str,
+                 undefined: str,
                  baseline: str | None, per_query: bool, fmt: str, output: Path | None, base_url: str,
                  model: str | None, api_key: str | None, concurrency: int, timeout: float, max_attempts: int,
                  answer_attempts: int, store_path: Path | None, allow_failures: bool, **kwargs: Any) -> None:
@@ -93,7 +97,7 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
     else:
         evaluation = evaluate_records(records, names, path=file, mode=chosen,  # type: ignore[arg-type]
                                       undefined=undefined, baseline=baseline,  # type: ignore[arg-type]
-                                      settings=settings)
+                                      settings=settings, unresolved=unresolved)  # type: ignore[arg-type]
     text = render_evaluation(evaluation, fmt, per_query=per_query)
     if output is not None:
         output.write_text(text, encoding="utf-8")

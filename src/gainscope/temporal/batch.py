@@ -18,8 +18,10 @@ read when present, and each metric is given only the inputs it takes in the mode
 (:meth:`~gainscope.temporal.base.TemporalMetric.inputs`: ``total_relevant`` goes to recall, ``scope`` to
 diversity, ``anchors`` to coverage); an input that no metric asked for takes is ignored and named in the notes.
 A query's focus time is only read (or extracted) when a metric takes it: diversity and coverage need the documents'
-focus times only. Any input a metric rejects is an :class:`~gainscope.errors.InputError` naming the file, the line
-and the metric.
+focus times only. A relative expression ("last year") in a text, with no reference date on the line nor given for
+the file (and, for a document, no publication date), is an error naming the line and the query or document, or,
+with ``unresolved="report"``, gives no years and is listed in the notes. Any input a metric rejects is an
+:class:`~gainscope.errors.InputError` naming the file, the line and the metric.
 
 The mode is the same for the whole file: ``gold`` when every line has gold, ``focus_time`` when none has; gold
 on some lines only is an error naming the first line without (ask for ``focus_time`` to leave the gold aside);
@@ -61,7 +63,7 @@ from gainscope.errors import (
 )
 from gainscope.io.texts import Document, Query
 from gainscope.temporal.base import Mode, TemporalMetric, TemporalScore
-from gainscope.temporal.extraction import extract_focus_time
+from gainscope.temporal.extraction import UnresolvedTimeError, extract_focus_time
 from gainscope.temporal.extraction import reference_date as checked_reference
 from gainscope.temporal.focus_time import FocusTime, as_focus_time
 from gainscope.temporal.judging import SharedJudge
@@ -265,8 +267,30 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
     return out
 
 
-def _focus_inputs(r: Record, path: str, notes: list[str], need_qft: bool) -> dict[str, Any]:
+def _unresolved_error(exc: UnresolvedTimeError, where: str, what: str, document: bool) -> InputError:
+    """The extraction's complaint, reworded with what the command line offers."""
+    publication = (", a \"publication_year\" on the document (a document's relative expressions use its "
+                   "publication date first)") if document else ""
+    return InputError(f"{where}: {what} has {exc.expression!r} (characters {exc.start}-{exc.end}), a relative time "
+                      "expression, and there is no reference date to resolve it against (the current date is never "
+                      f"used); give --reference-date YYYY-MM-DD, a \"reference_date\" on the line{publication}, or "
+                      "--unresolved report to give it no years (listed in the notes)")
+
+
+def _focus_inputs(r: Record, path: str, notes: list[str], need_qft: bool,
+                  unresolved: Literal["error", "report"]) -> dict[str, Any]:
     where = f"{path}:{r.line}"
+
+    def extract(text: str, what: str, label: str, **kwargs: Any) -> FocusTime:
+        try:
+            e = extract_focus_time(text, reference_date=r.reference, unresolved=unresolved, **kwargs)
+        except UnresolvedTimeError as exc:
+            raise _unresolved_error(exc, where, what, kwargs.get("kind") == "document") from None
+        for m in e.unresolved:
+            notes.append(f"relative expressions without a reference date, given no years: {r.query_id} {label} "
+                         f"{m.text!r}")
+        return e.focus_time
+
     try:
         qft: FocusTime | None = None
         if r.qft is not None:
@@ -274,8 +298,7 @@ def _focus_inputs(r: Record, path: str, notes: list[str], need_qft: bool) -> dic
         elif not need_qft:
             pass
         elif r.query:
-            e = extract_focus_time(r.query, reference_date=r.reference)
-            qft = e.focus_time
+            qft = extract(r.query, "the query text", "query")
             notes.append(f"qft extracted from the query text: {r.query_id}")
         else:
             raise InputError(f"{where}: no qft and no query text to extract it from")
@@ -285,8 +308,9 @@ def _focus_inputs(r: Record, path: str, notes: list[str], need_qft: bool) -> dic
                 dfts.append(as_focus_time(d["dft"], f"{where}: retrieved[{i}].dft"))
             elif isinstance(d.get("text"), str):
                 pub = d.get("publication_year")
-                dfts.append(extract_focus_time(d["text"], kind="document", reference_date=r.reference,
-                                               publication_year=pub if isinstance(pub, int) else None).focus_time)
+                dfts.append(extract(d["text"], f"retrieved document {d['doc_id']!r} (rank {i + 1})",
+                                    f"document {d['doc_id']}", kind="document",
+                                    publication_year=pub if isinstance(pub, int) else None))
                 notes.append(f"dft extracted from the document text: {d['doc_id']}")
             else:
                 raise InputError(f"{where}: retrieved[{i}] ({d['doc_id']}) has neither a dft nor a text")
@@ -380,17 +404,22 @@ def _grouped(notes: list[str]) -> list[str]:
 def evaluate_records(records: Sequence[Record], metric_names: Sequence[str], *, path: str = "input",
                      mode: Literal["auto", "gold", "focus_time", "llm"] = "auto", judge: Judge | None = None,
                      undefined: Literal["zero", "skip"] = "zero", baseline: str | None = None,
-                     settings: CompareSettings | None = None) -> Evaluation:
+                     settings: CompareSettings | None = None,
+                     unresolved: Literal["error", "report"] = "error") -> Evaluation:
     """Evaluate every record with every metric and compare the systems (see the module docstring); from async
-    code (LLM mode with a client open on the running loop) use :func:`aevaluate_records`."""
+    code (LLM mode with a client open on the running loop) use :func:`aevaluate_records`. ``unresolved``: a
+    relative time expression with no reference date is an error (default), or gives no years and is listed in the
+    notes (``"report"``)."""
     return asyncio.run(aevaluate_records(records, metric_names, path=path, mode=mode, judge=judge,
-                                         undefined=undefined, baseline=baseline, settings=settings))
+                                         undefined=undefined, baseline=baseline, settings=settings,
+                                         unresolved=unresolved))
 
 
 async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[str], *, path: str = "input",
                             mode: Literal["auto", "gold", "focus_time", "llm"] = "auto", judge: Judge | None = None,
                             undefined: Literal["zero", "skip"] = "zero", baseline: str | None = None,
-                            settings: CompareSettings | None = None) -> Evaluation:
+                            settings: CompareSettings | None = None,
+                            unresolved: Literal["error", "report"] = "error") -> Evaluation:
     """:func:`evaluate_records`, awaiting the judge in LLM mode."""
     from gainscope.compare import CompareSettings, SystemValues, compare_values
     from gainscope.core.policies import Policies
@@ -398,6 +427,8 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
     settings = settings or CompareSettings()
     if undefined not in ("zero", "skip"):
         raise PolicyError(f"undefined must be 'zero' or 'skip'; got {undefined!r}")
+    if unresolved not in ("error", "report"):
+        raise PolicyError(f"unresolved must be 'error' or 'report'; got {unresolved!r}")
     specs = [parse_metric(n) for n in metric_names]
     if not specs:
         raise PolicyError("name at least one metric, e.g. -m TemporalNDCG@10")
@@ -444,7 +475,7 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
             if chosen == "gold":
                 inputs.append({"retrieved_ids": [d["doc_id"] for d in r.docs], "gold_ids": r.gold, **r.extras})
             elif chosen == "focus_time":
-                inputs.append(_focus_inputs(r, path, notes, need_qft))
+                inputs.append(_focus_inputs(r, path, notes, need_qft, unresolved))
             else:
                 if not r.query or any(not isinstance(d.get("text"), str) for d in r.docs):
                     raise InputError(f"{path}:{r.line}: LLM mode needs the query text and every document's text")

@@ -66,7 +66,8 @@ from typing import Any, Literal
 from gainscope.errors import InputError, MissingDependencyError, PolicyError
 from gainscope.temporal.focus_time import FocusTime, FocusTimeLike, as_focus_time
 
-__all__ = ["PERIODS", "Extraction", "Mention", "Reference", "extract_focus_time", "reference_date", "reference_year"]
+__all__ = ["PERIODS", "Extraction", "Mention", "Reference", "UnresolvedTimeError", "extract_focus_time",
+           "reference_date", "reference_year"]
 
 Kind = Literal["query", "document"]
 
@@ -333,10 +334,19 @@ def _count_reason(text: str, start: int, end: int) -> str:
     return ""
 
 
+class UnresolvedTimeError(InputError):
+    """A relative time expression (``expression``, at ``start:end`` in the text) and no reference date to resolve
+    it against. Callers with other ways to give a reference (the command line) reword it from these fields."""
+
+    def __init__(self, expression: str, start: int, end: int) -> None:
+        self.expression, self.start, self.end = expression, start, end
+        super().__init__(f"{expression!r} (characters {start}-{end}) is a relative time expression and there is no "
+                         "reference date to resolve it against; give reference_date= (the wall clock is never "
+                         "used), or unresolved='report' to list it without years")
+
+
 def _no_reference(text: str, start: int, end: int) -> InputError:
-    return InputError(f"{text!r} (characters {start}-{end}) is a relative time expression and there is no reference "
-                      "date to resolve it against; give reference_date= (the wall clock is never used), or "
-                      "unresolved='report' to list it without years")
+    return UnresolvedTimeError(text, start, end)
 
 
 def _relative(sc: _Scanner, ref: Reference | None, unresolved: str) -> None:
