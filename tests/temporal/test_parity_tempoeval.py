@@ -2,7 +2,9 @@
 
 Compared on random focus times and gold lists: focus-time nDCG (``gain=exponential, ideal=retrieved``), precision,
 recall, MRR, MAP (``denominator=retrieved``), year precision and recall, diversity with ``total_scope``; gold nDCG
-(``gain=exponential``; its ideal comes from the gold grades as ours), gold recall and MRR. TempoEval rounds to 5
+(``gain=exponential``; its ideal comes from the gold grades as ours), gold recall and MRR, on gold lists and on
+graded gold dicts whose grades are >= 1. With grade-0 entries in a gold dict, recall and MRR differ (TempoEval
+counts every key of the dict relevant): asserted in ``test_grade_zero_gold_documents``. TempoEval rounds to 5
 decimals. Where our value is undefined (NaN) TempoEval returns 0.0: that difference is asserted too. The other
 differences (LLM modes, extraction) are listed in :mod:`gainscope.temporal`.
 """
@@ -92,6 +94,9 @@ def test_gold_mode() -> None:
             (TemporalNDCG(gain="exponential"), te.TemporalNDCG(), gold_list),
             (TemporalRecall(), te.TemporalRecall(), gold_list),
             (TemporalMRR(), te.TemporalMRR(), gold_list),
+            # graded gold with every grade >= 1: both count every gold document relevant
+            (TemporalRecall(), te.TemporalRecall(), gold_graded),
+            (TemporalMRR(), te.TemporalMRR(), gold_graded),
         ]
         for ours, theirs, gold in pairs:
             mine = ours.compute(retrieved_ids=retrieved, gold_ids=gold, k=k)
@@ -108,3 +113,39 @@ def test_documented_differences() -> None:
     assert te.TemporalDiversity(use_focus_time=True).compute(dfts=[{1990}], k=1) == 1.0
     with pytest.raises(ValueError, match="needs a temporal scope"):
         TemporalDiversity().compute(dfts=[{1990}], k=1)
+
+
+def test_grade_zero_gold_documents() -> None:
+    """TempoEval's gold recall and MRR read a ``{id: grade}`` dict as the set of its keys, so a document judged
+    not relevant (grade 0) counts as relevant; ours count grades >= ``rel`` (1). nDCG agrees (a grade 0 adds no
+    gain). On random cases: ours equal TempoEval's on the dict without its grade-0 entries, and differ from
+    TempoEval's on the dict itself whenever a grade-0 document is in the top k (MRR, recall) or in the gold
+    (recall's denominator)."""
+    rng = random.Random(13)
+    ids = [f"d{i}" for i in range(12)]
+    differ = 0
+    for _ in range(CASES):
+        retrieved = rng.sample(ids, rng.randrange(1, 10))
+        gold = {d: rng.randrange(0, 4) for d in rng.sample(ids, rng.randrange(1, 6))}
+        positive = {d: g for d, g in gold.items() if g >= 1}
+        k = rng.randrange(1, 10)
+        for ours, theirs in ((TemporalRecall(), te.TemporalRecall()), (TemporalMRR(), te.TemporalMRR())):
+            mine = ours.compute(retrieved_ids=retrieved, gold_ids=gold, k=k)
+            if not positive:
+                assert math.isnan(mine) if isinstance(ours, TemporalRecall) else mine == 0.0
+                continue
+            assert round(mine, 5) == pytest.approx(theirs.compute(retrieved_ids=retrieved, gold_ids=positive, k=k),
+                                                   abs=1e-12)
+            if len(positive) < len(gold):
+                differ += round(mine, 5) != theirs.compute(retrieved_ids=retrieved, gold_ids=gold, k=k)
+        mine = TemporalNDCG(gain="exponential").compute(retrieved_ids=retrieved, gold_ids=gold, k=k)
+        if positive:
+            assert round(mine, 5) == pytest.approx(te.TemporalNDCG().compute(retrieved_ids=retrieved, gold_ids=gold,
+                                                                            k=k), abs=1e-12)
+    assert differ > CASES // 10  # the difference is real, not a corner case
+    # by hand: a (grade 0) at rank 1, b (grade 2) at rank 3; gold a, b, c (grade 1)
+    gold_by_hand = {"a": 0, "b": 2, "c": 1}
+    args: dict[str, Any] = {"retrieved_ids": ["a", "x", "b"], "gold_ids": gold_by_hand, "k": 3}
+    # TempoEval: a relevant at rank 1 -> RR 1; recall {a, b} of {a, b, c} = 2/3. Ours: b at rank 3; b of {b, c}
+    assert (te.TemporalMRR().compute(**args), te.TemporalRecall().compute(**args)) == (1.0, 0.66667)
+    assert (TemporalMRR().compute(**args), TemporalRecall().compute(**args)) == (pytest.approx(1 / 3), 0.5)
