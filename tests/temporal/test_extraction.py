@@ -122,13 +122,14 @@ def test_document_relative_expressions_use_the_publication_year() -> None:
 
 
 def test_explain_lists_every_decision_in_text_order() -> None:
-    e = extract_focus_time("Published 2024. Since 2008; 2000 items; recently.", kind="document")
+    e = extract_focus_time("Published 2024. In 2008; 2000 items; recently; since 2015.", kind="document")
     assert e.explain() == [
         "publication 0-14 publication 'Published 2024' -> {2024}",
-        "22-26 year '2008' -> {2008}",
-        "rejected 28-32 year '2000' (a count of 'items', not a year)",
-        "40-48 relative 'recently' -> {2022-2024} (against publication year 2024)",
-        "focus time {2008, 2022-2024}; published 2024",
+        "19-23 year '2008' -> {2008}",
+        "rejected 25-29 year '2000' (a count of 'items', not a year)",
+        "37-45 relative 'recently' -> {2022-2024} (against publication year 2024)",
+        "47-57 open 'since 2015' -> {2015-2024} (since 2015, up to the publication year 2024)",
+        "focus time {2008, 2015-2024}; published 2024",
     ]
 
 
@@ -220,3 +221,95 @@ def test_dateparser_resolves_against_the_full_reference_date() -> None:
     assert years("the storm hit 3 days ago", reference_date=dt.date(2024, 1, 2), use_dateparser=True) == {2023}
     e = extract_focus_time("it snowed a fortnight ago", reference_date=dt.date(2024, 1, 5), use_dateparser=True)
     assert e.focus_time == FocusTime.of(2023), e.explain()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # two-digit and spelled-out decades: the 1930s to the 1990s
+    ("What happened in the 80s?", set(range(1980, 1990))),
+    ("music of the '90s", set(range(1990, 2000))),
+    ("in \u201990s fashion", set(range(1990, 2000))),
+    ("the nineties", set(range(1990, 2000))),
+    ("the late '70s", {1977, 1978, 1979}),
+    ("the early eighties", {1980, 1981, 1982, 1983}),
+    ("the noughties", set(range(2000, 2010))),
+    ("the Roaring Twenties", set(range(1920, 1930))),
+    # hundreds: "the 1800s" is the century, as "the 19th century"; "the 2000s" the decade
+    ("the 1800s", set(range(1800, 1900))),
+    ("the early 1900s", set(range(1900, 1933))),
+    ("the 2000s", set(range(2000, 2010))),
+    ("first half of the 20th century", set(range(1900, 1950))),
+    ("the late 19th century", set(range(1867, 1900))),
+    # ranges
+    ("the 1999-00 season", {1999, 2000}),
+    ("the 2019/20 season", {2019, 2020}),
+    ("between 1990 and 95", set(range(1990, 1996))),
+    ("in 1990 and '95", {1990, 1995}),
+    ("in 1990 and 95", {1990, 1995}),
+    # not ranges
+    ("in 2010 to 20 people", {2010}),
+    ("in 1990 and 95 people", {1990}),
+    ("on 2011/12/05", {2011}),
+    ("in 2020-12", {2020}),
+    # periods
+    ("the Vietnam War", set(range(1955, 1976))),
+    ("the Korean War", {1950, 1951, 1952, 1953}),
+])
+def test_extraction_misses_fixed(text: str, expected: set[int]) -> None:
+    assert years(text) == expected, extract_focus_time(text).explain()
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("in his 80s", "an age ('his 80s'), not a decade"),
+    ("the 20s", "'20s' may be the 1920s or the 2020s; write the century"),
+    ("Room 1205 on floor 3", "follows 'Room': a number, not a year"),
+    ("the population was 2000", "follows 'population was': a number, not a year"),
+    ("Magna Carta, 1215", "1215 has no year context (outside 1800-2100, and no 'in', 'since', 'year'... before it)"),
+])
+def test_rejections_say_why(text: str, reason: str) -> None:
+    e = extract_focus_time(text)
+    assert e.focus_time == FocusTime() and [m.note for m in e.rejected] == [reason], e.explain()
+
+
+def test_year_context_and_bounds() -> None:
+    e = extract_focus_time("The population was 1500 in 1850")
+    assert e.focus_time == FocusTime.of(1850) and [m.text for m in e.rejected] == ["1500"]
+    # with year context, an old year is read
+    assert years("signed in 1215") == {1215}
+    assert years("the year 1066") == {1066}
+    assert years("Magna Carta, 1215", plain_year_bounds=(1000, 2100)) == {1215}
+    assert years("in 1850 and 1215") == {1215, 1850}
+
+
+def test_open_ended_years() -> None:
+    assert years("since 2015", reference_date=REF) == set(range(2015, 2025))
+    assert years("after 2015", reference_date=dt.date(2018, 1, 1)) == {2016, 2017, 2018}
+    e = extract_focus_time("since 2015")
+    assert e.focus_time == FocusTime.of(2015)
+    assert e.mentions[0].note == "since 2015, open-ended and no reference date to end it: the first year only"
+    e = extract_focus_time("before 1990")
+    assert e.focus_time == FocusTime.of(1989)
+    assert e.mentions[0].note == "before 1990, open-ended into the past: the year before only"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("a decade ago", {2014}),
+    ("two decades ago", {2004}),
+    ("the last two decades", set(range(2004, 2024))),
+    ("the past few decades", set(range(1994, 2024))),
+    ("in the last few years", set(range(2021, 2025))),
+    ("over the past several years", set(range(2019, 2025))),
+    ("the last couple of years", set(range(2022, 2025))),
+    ("a year ago", {2023}),
+    ("several years ago", {2019}),
+    # a duration, not a time: "in two years" stays unread
+    ("sales doubled in two years", set()),
+])
+def test_more_relative_expressions(text: str, expected: set[int]) -> None:
+    assert years(text, reference_date=REF) == expected
+
+
+def test_vague_relative_expressions_are_never_silently_empty() -> None:
+    with pytest.raises(InputError, match="'a decade ago'"):
+        extract_focus_time("a decade ago")
+    e = extract_focus_time("in the last few years", unresolved="report")
+    assert [m.text for m in e.unresolved] == ["last few years"]

@@ -13,33 +13,58 @@ Rules run in this order; a later rule never reads text that an earlier rule matc
    other rules: "The novel was published in 1851 by Melville" is about 1851, and so is "Published in 1851,
    Moby-Dick sold poorly" ("in" introduces what the text is about, not a byline date).
 2. ``date``: ISO dates ``2020-03-15`` -> 2020.
-3. ``range``: ``1990-1995``, ``1990\u201395`` (en dash), ``2019-20``, ``from 1990 to 1995``, ``1990 through 1995``,
-   ``between 1990 and 1995`` -> every year from start to end, both included (a range ending before it starts is
-   not a range; its years are read one by one).
+3. ``range``: ``1990-1995``, ``1990\u201395`` (en dash), ``2019-20``, ``2019/20``, ``from 1990 to 1995``,
+   ``1990 through 1995``, ``between 1990 and 1995``, ``between 1990 and '95`` -> every year from start to end, both
+   included. A two-digit end is in the start's century, except ``00`` after a year in the 90s (``1999-00`` ->
+   1999..2000). Not a range: one that would end before it starts (``2020-12`` is a month: 2020 is read alone), a
+   two-digit end after a word (``in 2010 to 20 people`` -> 2010), a range followed by a count noun, a date's
+   ``2011/12/05``. A two-digit year after a year in a list is that year (``in 1990 and '95`` -> 1990, 1995; the
+   next century when smaller, ``1998 and 02`` -> 2002) unless a count noun follows (``1990 and 95 people``).
 4. ``decade``: ``1990s``, ``the 1990s`` -> 1990..1999; ``early 1990s`` -> 1990..1993, ``mid 1990s`` ->
-   1994..1996, ``late 1990s`` -> 1997..1999.
-5. ``century``: ``19th century`` -> 1800..1899 (the colloquial reading, as "the 1800s").
+   1994..1996, ``late 1990s`` -> 1997..1999. Hundreds before 2000 are centuries, as people use them: ``the 1800s``
+   -> 1800..1899, ``the early 1900s`` -> 1900..1932 (early, mid, late: thirds of the century); ``the 2000s`` is the
+   decade 2000..2009. Two-digit and spelled-out decades with "the" or an apostrophe: ``the 80s``, ``'90s``,
+   ``the late '70s``, ``the nineties``, ``the early eighties`` -> the 1930s to the 1990s, ``the noughties`` -> the
+   2000s. Rejected with the reason: ``'00s``/``'10s``/``'20s``, ``the twenties``, ``the teens`` (which century?
+   write it; "the Roaring Twenties" is a period) and ``his/her/their 80s`` (an age).
+5. ``century``: ``19th century`` -> 1800..1899 (the colloquial reading, as "the 1800s"); ``the early/mid/late 19th
+   century`` -> thirds (1800..1832, 1833..1866, 1867..1899); ``first/second half of the 20th century`` ->
+   1900..1949, 1950..1999.
 6. ``period``: named periods, :data:`PERIODS` plus the caller's ``periods`` (which win on equal names):
    World War I 1914-1918, World War II 1939-1945, the Cold War 1947-1991, the Great Depression 1929-1939, the Great
-   Recession 2007-2009, the Victorian era 1837-1901, the COVID-19 pandemic 2020-2023. A bare "pandemic" is not
-   read (1918? 2020?).
+   Recession 2007-2009, the Victorian era 1837-1901, the Roaring Twenties 1920-1929, the Korean War 1950-1953, the
+   Vietnam War 1955-1975, the Gulf War 1990-1991, the COVID-19 pandemic 2020-2023. A bare "pandemic" is not read
+   (1918? 2020?).
 7. ``relative``: against the reference date ``d`` (year ``y``): "recently"/"recent"/"lately" -> y-2..y, "this
    year"/"currently"/"today"/"nowadays" -> y, "last year"/"past year"/"previous year" -> y-1, "next year" -> y+1,
-   "last/past decade" -> y-10..y-1, "past N years" -> y-N..y, "N years ago" -> y-N; and from the day itself:
-   "yesterday", "tomorrow", "N days/weeks/months ago", "last/next week/month", "past N days/weeks/months"
-   (N in digits or a word up to twenty) -> the year(s) of the days they name ("yesterday" against 2024-01-01 is
-   2023, "two months ago" against 2024-01-15 is 2023). The reference is ``reference_date`` (a date, or a year or
-   ``YYYY-MM`` when only those are known: an expression then covers every year it can fall in from any day of
-   that year or month, "yesterday" against 2024 is 2023..2024); for a document whose publication date is known it
-   is the publication date (its "last year" is the year before it was published; a byline's day and month are
-   used when it gives them). The output has year precision. **The wall clock is never read**: without a reference
-   a relative expression raises :class:`~gainscope.errors.InputError`, or, with ``unresolved="report"``, is
-   listed in :attr:`Extraction.unresolved` and adds no year.
-8. ``year``: a four-digit number within ``year_bounds`` (default 1000..2099). It is *rejected* (listed in
+   "last/past decade" -> y-10..y-1, "past N years" -> y-N..y, "N years ago" -> y-N, "last N decades" ->
+   y-10N..y-1, "N decades ago" -> y-10N; and from the day itself: "yesterday", "tomorrow", "N days/weeks/months
+   ago", "last/next week/month", "past N days/weeks/months" -> the year(s) of the days they name ("yesterday"
+   against 2024-01-01 is 2023, "two months ago" against 2024-01-15 is 2023). N is digits, a word up to twenty, "a"
+   or "an" (1), or a vague count read as a number and said so in the note: "a couple of" 2, "a few"/"few" 3,
+   "several" 5 ("the last few years" -> y-3..y). "in two years" is not read (a duration as often as a future
+   time). The reference is ``reference_date`` (a date, or a year or ``YYYY-MM`` when only those are known: an
+   expression then covers every year it can fall in from any day of that year or month, "yesterday" against 2024
+   is 2023..2024); for a document whose publication date is known it is the publication date (its "last year" is
+   the year before it was published; a byline's day and month are used when it gives them). The output has year
+   precision. **The wall clock is never read**: without a reference a relative expression raises
+   :class:`~gainscope.errors.InputError`, or, with ``unresolved="report"``, is listed in
+   :attr:`Extraction.unresolved` and adds no year -- never silently nothing.
+
+   ``open`` (open-ended years): "since 2015" -> 2015 up to the reference date's year, "after 2015" -> 2016 up to
+   it; without a reference, their first year only (said in the note). "before 1990"/"prior to 1990" -> 1989 only:
+   no lower bound is named, and the year before is the one the text points at (a document about the 1980s shares
+   it; the note says so). "until 1990" is the year 1990 (rule 8).
+8. ``year``: a four-digit number within ``year_bounds`` (default 1000..2100). It is *rejected* (listed in
    :attr:`Extraction.rejected` with the reason) when it is part of a larger number (``2,000``, ``2000.5``), is
    followed by ``%`` or by a count or unit noun (``2000 items``, ``1500 words``, ``2000 km``), or follows a
-   currency sign or ``page``/``p.``/``pp.``/``no.``/``#``/``ISO``/``RFC`` -- unless "in", "since", "during",
-   "until", "before", "after", "from" or "around" comes right before it ("in 2000 people ..." is a year).
+   currency sign, ``page``/``p.``/``pp.``/``no.``/``#``/``ISO``/``RFC``, ``room``/``suite``/``floor``/``flight``/
+   ``route``/``model``/``version``/``code``/``phone``, or ``population (was)`` -- unless "in", "since", "during",
+   "until", "before", "after", "from" or "around" comes right before it ("in 2000 people ..." is a year). A number
+   outside ``plain_year_bounds`` (default 1800..2100) also needs *year context* to be read: one of those words,
+   "year"/"the year", a month ("March 1215"), a year before it in a list ("1850 and 1215"), or AD/BC/CE after it
+   ("signed in 1215" is a year; "Magna Carta, 1215" and "population 1500" are not, each with its reason). Pass
+   ``plain_year_bounds=(1000, 2100)`` for historical text where bare old years are common.
 9. ``dateparser`` (``use_dateparser=True``, needs ``pip install 'gainscope[temporal]'``): the rest of the text
    through ``dateparser.search.search_dates``. Its matches are parsed against two different bases to tell
    absolute dates from relative ones ("a fortnight ago", "last Tuesday"), which are then resolved against the
@@ -49,6 +74,13 @@ Rules run in this order; a later rule never reads text that an earlier rule matc
 The differences with TempoEval's regex extractor (which reads "2000 items" as the year 2000, puts the
 publication year into the focus time, resolves "recently" against ``datetime.now()`` and unions all methods) are
 listed in :mod:`gainscope.temporal`.
+
+Known misses (not read, or read wrongly; pass ``periods=`` or use dateparser where it helps): other named
+periods and events ("the Renaissance", "9/11", "the Obama years"), seasons and fiscal years beyond ranges ("FY24",
+"Q3 2021" gives 2021 only), product names with a year-like number ("Windows 2000" gives 2000), years before 1000
+or after 2100, BC dates, two-digit years alone ("in '95"), "the 80s" meaning temperatures or ages without a
+possessive, "since the 1990s" (the decade only, not up to the reference), vague spans other than those above ("in
+the coming years", "for decades"), and every language but English.
 
 >>> e = extract_focus_time("Published 2024. The 2008 crisis; page 1234 of 2000 items", kind="document")
 >>> str(e.focus_time), e.publication_year, [m.text for m in e.rejected]
@@ -79,13 +111,19 @@ PERIODS: dict[str, tuple[str, int, int]] = {
     "Great Depression": (r"great\s+depression", 1929, 1939),
     "Great Recession": (r"great\s+recession", 2007, 2009),
     "Victorian era": (r"victorian\s+(?:era|age|period)", 1837, 1901),
+    "Roaring Twenties": (r"roaring\s+(?:twenties|20s|'20s)", 1920, 1929),
+    "Korean War": (r"korean\s+war", 1950, 1953),
+    "Vietnam War": (r"vietnam\s+war", 1955, 1975),
+    "Gulf War": (r"(?:first\s+|persian\s+)?gulf\s+war", 1990, 1991),
     "COVID-19 pandemic": (r"covid(?:-?19)?(?:\s+pandemic)?|coronavirus\s+pandemic", 2020, 2023),
 }
 
 _NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())}
-_N = r"(\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")"
+#: vague counts, read as a number (and said so in the mention's note)
+_VAGUE = {"a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 5}
+_N = r"(\d{1,3}|" + "|".join([w.replace(" ", r"\s+") for w in _VAGUE] + ["an?"] + list(_NUMBER_WORDS)) + r")"
 
 _COUNT_NOUNS = frozenset("""
 item items people person persons page pages word words unit units copy copies member members employee employees
@@ -95,8 +133,17 @@ token tokens km kilometre kilometres kilometer kilometers mile miles meter meter
 kilograms ton tons tonne tonnes dollar dollars euro euros pound pounds usd eur gbp calorie calories foot feet ft
 hour hours minute minutes second seconds mph rpm mw gw kw kwh mb gb tb pixel pixels character characters
 """.split())
-_COUNT_BEFORE = re.compile(r"(?:[$€£¥#]|\b(?:page|p\.|pp\.|no\.|number|iso|rfc))\s*$", re.I)
+_COUNT_BEFORE = re.compile(
+    r"(?:[$€£¥#]|\b(?:page|p\.|pp\.|no\.|number|iso|rfc|room|rooms|suite|apt\.?|apartment|floor|flight|route|"
+    r"highway|model|version|v\.|code|zip|tel\.?|phone|call|population(?:\s+(?:was|is|of|reached|grew\s+to))?))"
+    r"\s*$", re.I)
 _YEAR_BEFORE = re.compile(r"\b(?:in|since|during|until|till|before|after|from|around|circa|c\.)\s+$", re.I)
+#: what makes a number outside ``plain_year_bounds`` a year: a year word or preposition, a month, a year list
+_YEAR_CONTEXT_BEFORE = re.compile(
+    r"(?:\b(?:in|since|during|until|till|before|after|from|around|circa|c\.|year|the\s+year|by\s+the\s+year)"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?,?)?"
+    r"|\b\d{4}\s*(?:,|and|or|&))\s*$", re.I)
+_YEAR_CONTEXT_AFTER = re.compile(r"\s*(?:AD|A\.D\.|BC|B\.C\.|CE|BCE)\b")
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 #: the date of a byline: 2024, 2024-03-01, March 3, 2021, 3 March 2021, March 2021, 03/01/2021
@@ -115,19 +162,44 @@ _PUBLICATION = re.compile(
     re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _RANGES = (
-    re.compile(r"\bbetween\s+(\d{4})\s+and\s+(\d{4})\b", re.I),
-    re.compile(r"\b(?:from\s+)?(\d{4})\s*(?:-|\u2013|\u2014|\bto\b|\buntil\b|\bthrough\b|\bthru\b)\s*(\d{4}|\d{2})\b(?![-\u2013]\d)",
-               re.I),
+    # "between 1990 and 1995", "between 1990 and '95"
+    re.compile(r"\bbetween\s+(\d{4})\s+and\s+['\u2018\u2019]?(\d{4}|\d{2})\b(?![-\u2013/]\d|\d)", re.I),
+    # "1990-1995", "1990\u201395" (en dash), "2019-20", "1999-00", "2019/20", "2019/2020" (not "2011/12/05")
+    re.compile(r"\b(?:from\s+)?(\d{4})\s*(?:-|\u2013|\u2014|/)\s*(\d{4}|\d{2})\b(?![-\u2013/.]\d)", re.I),
+    # "from 1990 to 1995", "1990 through 1995": words take a four-digit end ("in 2010 to 20 people" is no range)
+    re.compile(r"\b(?:from\s+)?(\d{4})\s+(?:to|until|through|thru)\s+(\d{4})\b(?![-\u2013/.]\d)", re.I),
 )
+#: a two-digit year after a year in a list: "1990 and '95", "1990, 95"
+_ABBREVIATED = re.compile(r"\b(\d{4})(?:\s*,\s*|\s+(?:and|or|&)\s+)(['\u2018\u2019]?(\d{2}))\b(?![-\u2013/.,]\d|\d|')")
 _DECADE = re.compile(r"\b(?:the\s+)?(?:(early|mid|late)[\s-]+)?(\d{3}0)s\b", re.I)
-_CENTURY = re.compile(r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)[\s-]+century\b", re.I)
+#: "the 80s", "'90s", "the late '70s", "his 80s" (an age)
+_SHORT_DECADE = re.compile(
+    r"(?:\b(?P<own>his|her|their|my|your|our|its)\s+|\b(?P<the>the)\s+)?(?:(?P<part>early|mid|late)[\s-]+)?"
+    r"(?P<apos>['\u2018\u2019])?(?<!\d)\b(?P<d>\d)0s\b", re.I)
+_DECADE_WORDS = {"twenties": None, "teens": None, "thirties": 1930, "forties": 1940, "fifties": 1950,
+                 "sixties": 1960, "seventies": 1970, "eighties": 1980, "nineties": 1990, "noughties": 2000,
+                 "aughts": 2000}
+_WORD_DECADE = re.compile(r"\bthe\s+(?:(early|mid|late)[\s-]+)?(" + "|".join(_DECADE_WORDS) + r")\b", re.I)
+_CENTURY = re.compile(r"\b(?:(first|second|1st|2nd)\s+half\s+of\s+)?(?:the\s+)?(?:(early|mid|late)[\s-]+)?"
+                      r"(\d{1,2})(?:st|nd|rd|th)[\s-]+century\b", re.I)
+#: "since 2015", "after 2015", "before 1990", "prior to 1990"
+_OPEN = re.compile(r"\b(since|after|before|prior\s+to)\s+(\d{4})\b(?![-\u2013/]\d|\d|,\d|\.\d)", re.I)
+#: the parts of a decade (of ten years) and of a century (of a hundred): offsets of the first and last year
+_DECADE_PARTS = {"early": (0, 3), "mid": (4, 6), "late": (7, 9), "": (0, 9)}
+_CENTURY_PARTS = {"early": (0, 32), "mid": (33, 66), "late": (67, 99), "first": (0, 49), "1st": (0, 49),
+                  "second": (50, 99), "2nd": (50, 99), "": (0, 99)}
 _YEAR = re.compile(r"(?<![\d.,])\b(\d{4})\b(?!,\d|\.\d|\d)")
 _RELATIVE_WORDS = re.compile(r"\b(?:ago|last|next|past|previous|yesterday|today|tomorrow|tonight|this|recent\w*)\b",
                              re.I)
 
 
 def _n(text: str) -> int:
-    return int(text) if text.isdigit() else _NUMBER_WORDS[text.lower()]
+    word = " ".join(text.lower().split())
+    if text.isdigit():
+        return int(text)
+    if word in ("a", "an"):
+        return 1
+    return _VAGUE[word] if word in _VAGUE else _NUMBER_WORDS[word]
 
 
 def _shift(d: dt.date, n: int, unit: str) -> dt.date:
@@ -151,6 +223,10 @@ _RELATIVE: tuple[tuple[re.Pattern[str], Resolve], ...] = (
     (re.compile(r"\b(?:last|past|previous)\s+" + _N + r"\s+years\b", re.I),
      lambda d, m: (d.year - _n(m[1]), d.year)),
     (re.compile(r"\b" + _N + r"\s+years?\s+ago\b", re.I), lambda d, m: (d.year - _n(m[1]), d.year - _n(m[1]))),
+    (re.compile(r"\b(?:last|past|previous)\s+" + _N + r"\s+decades\b", re.I),
+     lambda d, m: (d.year - 10 * _n(m[1]), d.year - 1)),
+    (re.compile(r"\b" + _N + r"\s+decades?\s+ago\b", re.I),
+     lambda d, m: (d.year - 10 * _n(m[1]), d.year - 10 * _n(m[1]))),
     (re.compile(r"\b(?:last|past|previous)\s+decade\b", re.I), lambda d, m: (d.year - 10, d.year - 1)),
     (re.compile(r"\b(?:last|past|previous)\s+year\b", re.I), lambda d, m: (d.year - 1, d.year - 1)),
     (re.compile(r"\bnext\s+year\b", re.I), lambda d, m: (d.year + 1, d.year + 1)),
@@ -314,17 +390,27 @@ class _Scanner:
 
 
 def _range_years(start: int, end_text: str) -> tuple[int, int] | None:
+    """``(start, end)`` of a range, None when it is not one (it would end before it starts: "2020-12" is a month).
+    A two-digit end is in the start's century, or in the next for ``00`` after a year in the 90s ("1999-00")."""
     end = int(end_text) if len(end_text) == 4 else start // 100 * 100 + int(end_text)
+    if len(end_text) == 2 and end_text == "00" and start % 100 >= 90:
+        end += 100
     return (start, end) if end > start else None
 
 
 def _count_reason(text: str, start: int, end: int) -> str:
     """Why the number at ``text[start:end]`` is not a year, or "" when it may be one."""
-    before = text[max(0, start - 12):start]
+    before = text[max(0, start - 24):start]
     if _YEAR_BEFORE.search(before):
         return ""
-    if _COUNT_BEFORE.search(before):
-        return f"follows {before.strip().split()[-1] if before.strip() else before!r}: a number, not a year"
+    cue = _COUNT_BEFORE.search(before)
+    if cue is not None:
+        return f"follows {' '.join(cue[0].split())!r}: a number, not a year"
+    return _count_after(text, end)
+
+
+def _count_after(text: str, end: int) -> str:
+    """Why what follows ``text[:end]`` makes the number before it a count, or ""."""
     after = text[end:end + 24]
     if after.startswith("%"):
         return "a percentage"
@@ -332,6 +418,11 @@ def _count_reason(text: str, start: int, end: int) -> str:
     if word is not None and after[:word.start(1)].strip() == "" and word[1].lower() in _COUNT_NOUNS:
         return f"a count of {word[1]!r}, not a year"
     return ""
+
+
+def _has_year_context(text: str, start: int, end: int) -> bool:
+    return bool(_YEAR_CONTEXT_BEFORE.search(text[max(0, start - 24):start])
+                or _YEAR_CONTEXT_AFTER.match(text, end))
 
 
 class UnresolvedTimeError(InputError):
@@ -360,6 +451,9 @@ def _relative(sc: _Scanner, ref: Reference | None, unresolved: str) -> None:
                 sc.take(Mention(m[0], m.start(), m.end(), "relative", note="no reference date"), sc.unresolved)
                 continue
             years, note = ref.resolve(rule, m)
+            vague = next((w for w in _VAGUE if re.search(r"\b" + w.replace(" ", r"\s+") + r"\b", m[0], re.I)), None)
+            if vague is not None:
+                note += f"; {vague!r} read as {_VAGUE[vague]}"
             sc.take(Mention(m[0], m.start(), m.end(), "relative", years, note), sc.found)
 
 
@@ -435,10 +529,87 @@ def _after_keyword(byline: str) -> str:
     return re.split(r"[\s:\u2013\u2014]+", byline.strip())[-1]
 
 
+def _decades(sc: _Scanner) -> None:
+    """Rule 4: "1990s", "the 1800s" (a century), "the 80s", "'90s", "the nineties", each with early/mid/late."""
+    text = sc.text
+    for m in _DECADE.finditer(text):
+        if not sc.free(m.start(), m.end()):
+            continue
+        start, part = int(m[2]), (m[1] or "").lower()
+        if start % 100 == 0 and start < 2000:  # "the 1800s", "the early 1900s": the century, as people say it
+            a, b = _CENTURY_PARTS[part]
+            sc.take(Mention(m[0], m.start(), m.end(), "decade", FocusTime.range(start + a, start + b),
+                            f"the {start}s read as the century"), sc.found)
+        else:
+            a, b = _DECADE_PARTS[part]
+            sc.take(Mention(m[0], m.start(), m.end(), "decade", FocusTime.range(start + a, start + b)), sc.found)
+    for m in _SHORT_DECADE.finditer(text):
+        if not sc.free(m.start(), m.end()) or not (m["own"] or m["the"] or m["apos"]):
+            continue
+        short = f"'{m['d']}0s"
+        if m["own"]:
+            sc.take(Mention(m[0], m.start(), m.end(), "decade", note=f"an age ({' '.join(m[0].split())!r}), not a "
+                            "decade"), sc.rejected)
+        elif m["d"] in "012":
+            sc.take(Mention(m[0], m.start(), m.end(), "decade", note=f"'{m['d']}0s' may be the 19{m['d']}0s or the "
+                            f"20{m['d']}0s; write the century"), sc.rejected)
+        else:
+            start = 1900 + 10 * int(m["d"])
+            a, b = _DECADE_PARTS[(m["part"] or "").lower()]
+            sc.take(Mention(m[0], m.start(), m.end(), "decade", FocusTime.range(start + a, start + b),
+                            f"{short} read as the {start}s"), sc.found)
+    for m in _WORD_DECADE.finditer(text):
+        if not sc.free(m.start(), m.end()):
+            continue
+        word = m[2].lower()
+        decade = _DECADE_WORDS[word]
+        if decade is None:
+            sc.take(Mention(m[0], m.start(), m.end(), "decade", note=f"{'the ' + word!r} may be the 1900s or the "
+                            "2000s; write the century"), sc.rejected)
+        else:
+            a, b = _DECADE_PARTS[(m[1] or "").lower()]
+            sc.take(Mention(m[0], m.start(), m.end(), "decade", FocusTime.range(decade + a, decade + b)), sc.found)
+
+
+def _centuries(sc: _Scanner) -> None:
+    """Rule 5: "19th century" -> 1800..1899; "the late 19th century", "first half of the 20th century"."""
+    for m in _CENTURY.finditer(sc.text):
+        n = int(m[3])
+        if n >= 1 and sc.free(m.start(), m.end()):
+            a, b = _CENTURY_PARTS[(m[1] or m[2] or "").lower()]
+            start = (n - 1) * 100
+            sc.take(Mention(m[0], m.start(), m.end(), "century", FocusTime.range(start + a, start + b)), sc.found)
+
+
+def _open_ended(sc: _Scanner, ref: Reference | None) -> None:
+    """Rule 7b: "since 2015" -> 2015 up to the reference date; "after 2015" -> 2016 up to it; "before 1990" /
+    "prior to 1990" -> 1989 only (no lower bound is named); without a reference, "since"/"after" give their first
+    year only. Each says so in its note."""
+    for m in _OPEN.finditer(sc.text):
+        year = int(m[2])
+        if not sc.bounds[0] <= year <= sc.bounds[1] or not sc.free(m.start(), m.end()) or \
+                _count_after(sc.text, m.end()):
+            continue
+        word = " ".join(m[1].lower().split())
+        said = f"{word} {year}"
+        if word in ("before", "prior to"):
+            years, note = FocusTime.of(year - 1), f"{said}, open-ended into the past: the year before only"
+        else:
+            first = year if word == "since" else year + 1
+            if ref is None or ref.last.year < first:
+                years = FocusTime.of(first)
+                note = (f"{said}, open-ended and no reference date to end it: the first year only" if ref is None
+                        else f"{said}, after the {ref}: the first year only")
+            else:
+                years, note = FocusTime.range(first, ref.last.year), f"{said}, up to the {ref}"
+        sc.take(Mention(m[0], m.start(), m.end(), "open", years, note), sc.found)
+
+
 def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.date | int | str | None = None,
                        publication_year: int | None = None, unresolved: Literal["error", "report"] = "error",
                        periods: Mapping[str, FocusTimeLike] | None = None, use_dateparser: bool = False,
-                       year_bounds: tuple[int, int] = (1000, 2099)) -> Extraction:
+                       year_bounds: tuple[int, int] = (1000, 2100),
+                       plain_year_bounds: tuple[int, int] = (1800, 2100)) -> Extraction:
     """Extract the focus time of a query or document (see the module docstring for the rules).
 
     ``reference_date`` (a date, an ISO string ``YYYY-MM-DD``/``YYYY-MM``/``YYYY`` or an int year) resolves relative
@@ -446,6 +617,8 @@ def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.da
     (``publication_year``, or a byline by rule 1, to the day when the byline gives it), is used instead.
     ``unresolved``: ``"error"`` (default) raises on a relative expression with no reference, ``"report"`` lists it.
     ``periods`` adds or overrides named periods (name -> years, e.g. ``{"dot-com bubble": "1995-2000"}``).
+    ``year_bounds``: a four-digit number outside them is never a year; ``plain_year_bounds``: outside them it needs
+    year context (rule 8).
     """
     if not isinstance(text, str):
         raise InputError(f"expected text to extract a focus time from; got {type(text).__name__}")
@@ -470,20 +643,18 @@ def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.da
     for pattern in _RANGES:
         for m in pattern.finditer(text):
             bounds = _range_years(int(m[1]), m[2])
-            if bounds is not None and sc.free(m.start(), m.end()):
+            if bounds is not None and sc.free(m.start(), m.end()) and not _count_after(text, m.end()):
                 sc.take(Mention(m[0], m.start(), m.end(), "range", FocusTime.range(*bounds)), sc.found)
-    for m in _DECADE.finditer(text):
-        if sc.free(m.start(), m.end()):
-            start = int(m[2])
-            part = (m[1] or "").lower()
-            first, last = {"early": (0, 3), "mid": (4, 6), "late": (7, 9)}.get(part, (0, 9))
-            sc.take(Mention(m[0], m.start(), m.end(), "decade", FocusTime.range(start + first, start + last)),
+    for m in _ABBREVIATED.finditer(text):
+        first, short = int(m[1]), int(m[3])
+        year = first // 100 * 100 + short
+        year += 100 if year < first else 0
+        if year_bounds[0] <= first <= year_bounds[1] and sc.free(m.start(2), m.end(2)) and \
+                not _count_after(text, m.end(2)):
+            sc.take(Mention(m[2], m.start(2), m.end(2), "year", FocusTime.of(year), f"abbreviated, after {first}"),
                     sc.found)
-    for m in _CENTURY.finditer(text):
-        n = int(m[1])
-        if n >= 1 and sc.free(m.start(), m.end()):
-            sc.take(Mention(m[0], m.start(), m.end(), "century", FocusTime.range((n - 1) * 100, (n - 1) * 100 + 99)),
-                    sc.found)
+    _decades(sc)
+    _centuries(sc)
     table: dict[str, tuple[str, FocusTime]] = {name: (pat, FocusTime.range(a, b)) for name, (pat, a, b) in
                                                 PERIODS.items()}
     for name, given in (periods or {}).items():
@@ -493,11 +664,16 @@ def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.da
             if sc.free(m.start(), m.end()):
                 sc.take(Mention(m[0], m.start(), m.end(), "period", span, name), sc.found)
     _relative(sc, ref, unresolved)
+    _open_ended(sc, ref)
+    plain = plain_year_bounds
     for m in _YEAR.finditer(text):
         year = int(m[1])
         if not year_bounds[0] <= year <= year_bounds[1] or not sc.free(m.start(), m.end()):
             continue
         reason = _count_reason(text, m.start(), m.end())
+        if not reason and not plain[0] <= year <= plain[1] and not _has_year_context(text, m.start(), m.end()):
+            reason = (f"{year} has no year context (outside {plain[0]}-{plain[1]}, and no 'in', 'since', 'year'... "
+                      "before it)")
         if reason:
             sc.take(Mention(m[0], m.start(), m.end(), "year", note=reason), sc.rejected)
         else:
