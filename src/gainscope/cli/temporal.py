@@ -44,6 +44,9 @@ def temporal_group() -> None:
 @click.option("--baseline", default=None, help="The baseline system (default: the first in the file).")
 @statistics_options
 @click.option("-q", "--per-query", is_flag=True, help="Show the value of every query too.")
+@click.option("--show-focus-times", is_flag=True,
+              help="Focus-time mode: show the focus times every line was evaluated with, given or extracted (with "
+                   "each extraction decision). Table, markdown and JSON output.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "json", "csv"]), default="table",
               show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -69,10 +72,10 @@ def temporal_group() -> None:
               help="LLM mode: exit 0 even when some grades failed (their queries have no value and are listed).")
 @guarded
 def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date: str | None, unresolved: str,
-                 undefined: str,
-                 baseline: str | None, per_query: bool, fmt: str, output: Path | None, base_url: str,
-                 model: str | None, api_key: str | None, concurrency: int, timeout: float, max_attempts: int,
-                 answer_attempts: int, store_path: Path | None, allow_failures: bool, **kwargs: Any) -> None:
+                 undefined: str, baseline: str | None, per_query: bool, show_focus_times: bool, fmt: str,
+                 output: Path | None, base_url: str, model: str | None, api_key: str | None, concurrency: int,
+                 timeout: float, max_attempts: int, answer_attempts: int, store_path: Path | None,
+                 allow_failures: bool, **kwargs: Any) -> None:
     """Evaluate the rankings of FILE (JSONL: one line per system and query) with temporal metrics.
 
     Each line holds a query_id, optionally a system, the query (text and/or qft focus time), the retrieved
@@ -83,6 +86,8 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
     from gainscope.temporal.batch import evaluate_records, read_records
     from gainscope.temporal.render import render_evaluation
 
+    if show_focus_times and fmt == "csv":
+        raise click.UsageError("--show-focus-times shows focus times in table, markdown or JSON output, not CSV")
     settings = settings_from(kwargs)
     records = read_records(file, reference_date=reference_date)
     names = split_metrics(metrics) or list(DEFAULT_METRICS)
@@ -98,7 +103,7 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
         evaluation = evaluate_records(records, names, path=file, mode=chosen,  # type: ignore[arg-type]
                                       undefined=undefined, baseline=baseline,  # type: ignore[arg-type]
                                       settings=settings, unresolved=unresolved)  # type: ignore[arg-type]
-    text = render_evaluation(evaluation, fmt, per_query=per_query)
+    text = render_evaluation(evaluation, fmt, per_query=per_query, focus_times=show_focus_times)
     if output is not None:
         output.write_text(text, encoding="utf-8")
     else:

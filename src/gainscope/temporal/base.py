@@ -138,6 +138,23 @@ class TemporalMetric:
         """The minimum grade counted relevant in gold and LLM modes."""
         return self.rel if self.rel is not None else 2.0 if self.use_llm else 1.0
 
+    def convention(self, k: int) -> str:
+        """The conventions that decide this metric's numbers at cutoff ``k`` beyond its formula -- relevance, gain,
+        ideal, denominators -- at their values here, defaults included (printed with the batch's results)."""
+        raise NotImplementedError
+
+    def _relevance_text(self) -> str:
+        if self.mode == "gold":
+            return f"relevant: gold grade >= {self.relevance_grade:g} (rel)"
+        if self.mode == "focus_time":
+            return f"relevant: Jaccard(QFT, DFT) > {self.min_jaccard:g} (min_jaccard)"
+        return f"relevant: judge grade >= {self.relevance_grade:g} (rel) on the 0-4 temporal rubric"
+
+    def _grades_text(self) -> str:
+        return {"gold": "grades: the gold grades (0 for a document not in the gold)",
+                "focus_time": "grades: 4 x Jaccard(QFT, DFT)",
+                "llm": "grades: the judge's, 0-4 temporal rubric"}[self.mode]
+
     def parameters(self) -> dict[str, Any]:
         """The formula parameters that differ from their defaults (mode flags, judge and rel excluded)."""
         skip = {"use_focus_time", "use_llm", "llm", "on_failure"}

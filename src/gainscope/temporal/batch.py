@@ -47,7 +47,7 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -63,7 +63,7 @@ from gainscope.errors import (
 )
 from gainscope.io.texts import Document, Query
 from gainscope.temporal.base import Mode, TemporalMetric, TemporalScore
-from gainscope.temporal.extraction import UnresolvedTimeError, extract_focus_time
+from gainscope.temporal.extraction import Extraction, UnresolvedTimeError, extract_focus_time
 from gainscope.temporal.extraction import reference_date as checked_reference
 from gainscope.temporal.focus_time import FocusTime, as_focus_time
 from gainscope.temporal.judging import SharedJudge
@@ -74,8 +74,8 @@ if TYPE_CHECKING:
     from gainscope.compare import CompareSettings, Comparison
     from gainscope.judges.labeling import Judge
 
-__all__ = ["METRICS", "Evaluation", "MetricSpec", "Record", "aevaluate_records", "evaluate_records", "parse_metric",
-           "read_records"]
+__all__ = ["METRICS", "DocumentFocusTime", "Evaluation", "LineFocusTimes", "MetricSpec", "Record", "aevaluate_records",
+           "evaluate_records", "parse_metric", "read_records"]
 
 #: the metric classes by name
 METRICS: dict[str, type[TemporalMetric]] = {c.__name__: c for c in (
@@ -267,6 +267,25 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
     return out
 
 
+@dataclass(frozen=True)
+class DocumentFocusTime:
+    """A retrieved document's focus time as evaluated: given on the line (``extraction`` None) or extracted."""
+
+    doc_id: str
+    focus_time: FocusTime
+    extraction: Extraction | None = None
+
+
+@dataclass(frozen=True)
+class LineFocusTimes:
+    """The focus times one line was evaluated with (``--show-focus-times``): the query's (None when no metric
+    took it), given or extracted, and each retrieved document's."""
+
+    qft: FocusTime | None
+    qft_extraction: Extraction | None
+    documents: tuple[DocumentFocusTime, ...]
+
+
 def _unresolved_error(exc: UnresolvedTimeError, where: str, what: str, document: bool) -> InputError:
     """The extraction's complaint, reworded with what the command line offers."""
     publication = (", a \"publication_year\" on the document (a document's relative expressions use its "
@@ -278,10 +297,10 @@ def _unresolved_error(exc: UnresolvedTimeError, where: str, what: str, document:
 
 
 def _focus_inputs(r: Record, path: str, notes: list[str], need_qft: bool,
-                  unresolved: Literal["error", "report"]) -> dict[str, Any]:
+                  unresolved: Literal["error", "report"]) -> tuple[dict[str, Any], LineFocusTimes]:
     where = f"{path}:{r.line}"
 
-    def extract(text: str, what: str, label: str, **kwargs: Any) -> FocusTime:
+    def extract(text: str, what: str, label: str, **kwargs: Any) -> Extraction:
         try:
             e = extract_focus_time(text, reference_date=r.reference, unresolved=unresolved, **kwargs)
         except UnresolvedTimeError as exc:
@@ -289,41 +308,46 @@ def _focus_inputs(r: Record, path: str, notes: list[str], need_qft: bool,
         for m in e.unresolved:
             notes.append(f"relative expressions without a reference date, given no years: {r.query_id} {label} "
                          f"{m.text!r}")
-        return e.focus_time
+        return e
 
     try:
         qft: FocusTime | None = None
+        query_extraction: Extraction | None = None
         if r.qft is not None:
             qft = as_focus_time(r.qft, f"{where}: qft")
         elif not need_qft:
             pass
         elif r.query:
-            qft = extract(r.query, "the query text", "query")
+            query_extraction = extract(r.query, "the query text", "query")
+            qft = query_extraction.focus_time
             notes.append(f"qft extracted from the query text: {r.query_id}")
         else:
             raise InputError(f"{where}: no qft and no query text to extract it from")
-        dfts: list[FocusTime] = []
+        shown: list[DocumentFocusTime] = []
         for i, d in enumerate(r.docs):
             if "dft" in d:
-                dfts.append(as_focus_time(d["dft"], f"{where}: retrieved[{i}].dft"))
+                shown.append(DocumentFocusTime(d["doc_id"], as_focus_time(d["dft"], f"{where}: retrieved[{i}].dft")))
             elif isinstance(d.get("text"), str):
                 pub = d.get("publication_year")
-                dfts.append(extract(d["text"], f"retrieved document {d['doc_id']!r} (rank {i + 1})",
-                                    f"document {d['doc_id']}", kind="document",
-                                    publication_year=pub if isinstance(pub, int) else None))
+                e = extract(d["text"], f"retrieved document {d['doc_id']!r} (rank {i + 1})", f"document {d['doc_id']}",
+                            kind="document", publication_year=pub if isinstance(pub, int) else None)
+                shown.append(DocumentFocusTime(d["doc_id"], e.focus_time, e))
                 notes.append(f"dft extracted from the document text: {d['doc_id']}")
             else:
                 raise InputError(f"{where}: retrieved[{i}] ({d['doc_id']}) has neither a dft nor a text")
     except InputError as exc:
         message = str(exc)
         raise InputError(message if message.startswith(where) else f"{where}: {message}") from None
-    return {"qft": qft, "dfts": dfts, **r.extras}
+    return ({"qft": qft, "dfts": [d.focus_time for d in shown], **r.extras},
+            LineFocusTimes(qft, query_extraction, tuple(shown)))
 
 
 @dataclass(frozen=True, eq=False)
 class Evaluation:
     """Per-query values (``values[system]``: queries x metrics, NaN = no value), the reasons of undefined values,
-    the failures of LLM grades, the comparison, and notes on how the numbers were made."""
+    the failures of LLM grades, the comparison, notes on how the numbers were made, each metric's conventions
+    (:meth:`~gainscope.temporal.base.TemporalMetric.convention`) and, in focus-time mode, the focus times every
+    line was evaluated with (``focus_times[system][query id]``)."""
 
     metrics: tuple[str, ...]
     systems: tuple[str, ...]
@@ -335,6 +359,8 @@ class Evaluation:
     comparison: Comparison
     undefined: Literal["zero", "skip"]
     notes: tuple[str, ...]
+    metric_conventions: tuple[tuple[str, str], ...] = ()
+    focus_times: dict[str, dict[str, LineFocusTimes]] = field(default_factory=dict)
 
     def per_query(self, system: str, metric: str) -> dict[str, float]:
         """``{query id: value}`` (NaN: no value)."""
@@ -347,7 +373,8 @@ class Evaluation:
                           "llm": "LLM judge grades"}[self.mode]),
                 ("undefined", "0, with a warning naming the queries" if self.undefined == "zero"
                  else "left out of the mean"),
-                ("ranking", "the order given in the file")]
+                ("ranking", "the order given in the file"),
+                *self.metric_conventions]
         return rows + [("note", n) for n in self.notes]
 
 
@@ -465,9 +492,11 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
     undefined_queries: dict[str, list[str]] = {}
     taken = frozenset().union(*(m.inputs() for m in metrics))
     need_qft = "qft" in taken
+    focus_times: dict[str, dict[str, LineFocusTimes]] = {}
     for system in systems:
         recs = [r for r in records if r.system == system]
         inputs: list[dict[str, Any]] = []
+        focus_times[system] = {}
         for r in recs:
             for extra in r.extras:
                 if extra not in taken:
@@ -475,7 +504,8 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
             if chosen == "gold":
                 inputs.append({"retrieved_ids": [d["doc_id"] for d in r.docs], "gold_ids": r.gold, **r.extras})
             elif chosen == "focus_time":
-                inputs.append(_focus_inputs(r, path, notes, need_qft, unresolved))
+                line_inputs, focus_times[system][r.query_id] = _focus_inputs(r, path, notes, need_qft, unresolved)
+                inputs.append(line_inputs)
             else:
                 if not r.query or any(not isinstance(d.get("text"), str) for d in r.docs):
                     raise InputError(f"{path}:{r.line}: LLM mode needs the query text and every document's text")
@@ -516,4 +546,6 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
                                 policies=Policies(ties="rank", undefined=undefined))
     order = list(comparison.runs)
     return Evaluation(names, tuple(order), chosen, query_ids, values, reasons, failures, comparison, undefined,
-                      tuple(notes))
+                      tuple(notes), tuple((name, m.convention(s.k)) for name, m, s in zip(names, metrics, specs,
+                                                                                          strict=True)),
+                      focus_times if chosen == "focus_time" else {})

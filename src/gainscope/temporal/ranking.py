@@ -57,6 +57,12 @@ class TemporalNDCG(TemporalMetric):
     def needs_pool(self) -> bool:  # type: ignore[override]
         return self.ideal == "judged"
 
+    def convention(self, k: int) -> str:
+        gain = "linear (g)" if self.gain == "linear" else "exponential (2^g - 1)"
+        ideal = (f"judged (the {k} best grades of every judged document)" if self.ideal == "judged"
+                 else f"retrieved (the top {k} retrieved, re-sorted)")
+        return f"{self._grades_text()}; gain {gain}; ideal {ideal}"
+
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         assert graded is not None
         top = graded.ranked[:k]
@@ -85,6 +91,10 @@ class TemporalPrecision(TemporalMetric):
         if self.denominator not in ("retrieved", "k"):
             raise PolicyError(f"denominator must be 'retrieved' or 'k'; got {self.denominator!r}")
 
+    def convention(self, k: int) -> str:
+        d = f"k ({k})" if self.denominator == "k" else f"retrieved (min({k}, documents retrieved))"
+        return f"{self._relevance_text()}; denominator {d}"
+
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         assert graded is not None
         d = k if self.denominator == "k" else min(k, len(graded.ranked))
@@ -107,6 +117,9 @@ class TemporalRecall(TemporalMetric):
     needs_pool = True
     EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset({"total_relevant"})
 
+    def convention(self, k: int) -> str:
+        return f"{self._relevance_text()}; R: total_relevant when given, else the relevant judged documents"
+
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         assert graded is not None
         total = inputs.get("total_relevant")
@@ -125,6 +138,9 @@ class TemporalRecall(TemporalMetric):
 class TemporalMRR(TemporalMetric):
     """Temporal reciprocal rank@k: ``1 / min{i <= k : rel_i}``, 0 when no relevant document is in the top k
     (a real 0, as trec_eval's RR). Its mean over queries is the MRR."""
+
+    def convention(self, k: int) -> str:
+        return f"{self._relevance_text()}; 0 when none is in the top {k}"
 
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         assert graded is not None
@@ -154,6 +170,11 @@ class TemporalMAP(TemporalMetric):
     @property
     def needs_pool(self) -> bool:  # type: ignore[override]
         return self.denominator == "judged"
+
+    def convention(self, k: int) -> str:
+        d = ("judged (R, the relevant judged documents)" if self.denominator == "judged"
+             else f"retrieved (the relevant documents in the top {k})")
+        return f"{self._relevance_text()}; denominator {d}"
 
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         assert graded is not None

@@ -55,6 +55,9 @@ class TemporalYearPrecision(_YearsMetric):
     INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
         "focus_time": (frozenset({"qft", "dfts"}), frozenset())}
 
+    def convention(self, k: int) -> str:
+        return f"U = the years of the top {k} documents' focus times; |U ∩ QFT| / |U|"
+
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         q, u = as_focus_time(inputs["qft"], "qft"), _union(inputs["dfts"], k)
         if not q:
@@ -71,6 +74,9 @@ class TemporalYearRecall(_YearsMetric):
 
     INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
         "focus_time": (frozenset({"qft", "dfts"}), frozenset())}
+
+    def convention(self, k: int) -> str:
+        return f"U = the years of the top {k} documents' focus times; |U ∩ QFT| / |QFT|"
 
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         q, u = as_focus_time(inputs["qft"], "qft"), _union(inputs["dfts"], k)
@@ -98,6 +104,10 @@ class TemporalDiversity(_YearsMetric):
         super().__post_init__()
         if isinstance(self.granularity, bool) or not isinstance(self.granularity, int) or self.granularity < 1:
             raise PolicyError(f"granularity must be an integer >= 1 (years per bucket); got {self.granularity!r}")
+
+    def convention(self, k: int) -> str:
+        return (f"buckets of {self.granularity} year{'s' if self.granularity > 1 else ''} (granularity); scope= "
+                "gives the buckets to cover, total_scope= N gives min(1, buckets covered / N)")
 
     INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
         "focus_time": (frozenset({"dfts"}), frozenset())}
@@ -138,6 +148,12 @@ class TemporalCoverage(_YearsMetric):
     """
 
     modes: ClassVar[tuple[Mode, ...]] = ("focus_time", "llm")
+
+    def convention(self, k: int) -> str:
+        if self.use_llm:
+            return (f"an anchor is covered when the judge grades a top-{k} document >= {self.relevance_grade:g} "
+                    "(rel) against it")
+        return f"an anchor is covered when a top-{k} document's focus time shares a year with it"
 
     INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
         "focus_time": (frozenset({"dfts"}), frozenset()), "llm": (frozenset({"query", "retrieved_docs"}), frozenset())}
