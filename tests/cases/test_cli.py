@@ -19,6 +19,9 @@ BEFORE, AFTER = str(EXAMPLES / "movies_before.json"), str(EXAMPLES / "movies_aft
 # 1/log2(6) = 16.59539; nDCG@10 = 0.5929
 SW = (3 + 1 / math.log2(3) + 3.5 + 7 / math.log2(6)) / (7 + 7 / math.log2(3) + 3.5 + 3 / math.log2(5)
                                                          + 1 / math.log2(6))
+# 'star trek': ratings by rank [1, 3, 2, -]: DCG = 1 + 7/log2(3) + 3/2 = 6.91651; ideal [3, 2, 2, 1] ->
+# 7 + 3/log2(3) + 3/2 + 1/log2(5) = 10.82347; nDCG@10 = 0.6390
+ST = (1 + 7 / math.log2(3) + 1.5) / (7 + 3 / math.log2(3) + 1.5 + 1 / math.log2(5))
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -29,11 +32,21 @@ def invoke(*args: str) -> tuple[int, str, str]:
 def test_score_table_prints_queries_case_score_and_conventions() -> None:
     code, out, _ = invoke("score", BEFORE)
     assert code == 0
+    assert f"│ star wars     │ {SW:.4f} │ scored │" in out and f"│ star trek     │ {ST:.4f} │ scored │" in out
+    # as Quepid's browser: nDCG@10 runs on the zero-result and the unrated query too and gives 0 on both
+    # (no results: DCG 0; nothing rated: ideal DCG 0 -> 0), which count in the mean
+    assert "│ the godfather │ 0.0000 │ scored │ zero results; scored as Quepid does       │" in out
+    assert "│ rom com       │ 0.0000 │ scored │ no rated documents; scored as Quepid does │" in out
+    assert f"case score: {(SW + ST + 0 + 0) / 4:.4f}" in out and "case score: 0.3080" in out
+    assert ("  zero-result and unrated queries: --unscored quepid (Quepid's browser): the scorer runs on every "
+            "query;") in out
+    code, out, _ = invoke("score", BEFORE, "--unscored", "skip")
     assert f"│ star wars     │ {SW:.4f} │ scored  │" in out
     assert "│ the godfather │    zsr │ zsr     │ zero results       │" in out
     assert "│ rom com       │     -- │ unrated │ no rated documents │" in out
     assert "case score: 0.6159" in out  # mean of star wars and star trek only
-    assert "  zero-result queries left out (Quepid's browser): the godfather" in out
+    assert "  zero-result and unrated queries: --unscored skip: not scored, left out of the mean" in out
+    assert "  zero-result queries left out: the godfather" in out
 
 
 def test_score_json_with_another_scorer_and_zero_for_unscored() -> None:
@@ -51,7 +64,7 @@ def test_compare_shows_changes_and_documents_crossing_the_top_k() -> None:
     code, out, _ = invoke("compare", BEFORE, AFTER, "-k", "3")
     assert code == 0
     assert "│ star wars     │ 0.5929 │ 1.0000 │ +0.4071 │ 3 │ sw5, sw6      │ sw1, spaceballs │" in out
-    assert "│ the godfather │    zsr │ 0.9341 │         │ 3 │ gf1, gf3, gf2 │" in out
+    assert "│ the godfather │ 0.0000 │ 0.9341 │ +0.9341 │ 3 │ gf1, gf3, gf2 │" in out
     data = json.loads(invoke("compare", BEFORE, AFTER, "--format", "json")[1])
     trek = next(q for q in data["queries"] if q["query"] == "star trek")
     assert trek["k"] == 10 and trek["entered"] == [] and trek["left"] == []  # same 4 documents within 10
@@ -64,7 +77,7 @@ def test_javascript_scorer_from_a_file_with_logs(tmp_path: Path) -> None:
                   "console.log('n=' + n);\nsetScore(n);\n")
     code, out, _ = invoke("score", AFTER, "--scorer", str(js), "--show-logs")
     assert code == 0
-    assert "│ star wars     │ 3.0000 │ scored  │" in out and "console output of 'star wars':\n  n=3" in out
+    assert "│ star wars     │ 3.0000 │ scored │" in out and "console output of 'star wars':\n  n=3" in out
     js.write_text("var k = 3;\nvar n = 0\neachDoc(function (d, i) { n += d.fields.size; }, k);\nsetScore(n);\n")
     code, _, err = invoke("score", AFTER, "--scorer", str(js))
     assert code == 3

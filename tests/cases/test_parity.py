@@ -1,5 +1,6 @@
 """The built-in scorers written in JavaScript (run in the V8 sandbox with gainscope's Quepid API) and their
-Python twins agree on random rating lists, for every scorer, several k and both edit distances."""
+Python twins agree on random rating lists (zero results and no ratings included), for every scorer, several k
+and both edit distances, down to null (which Quepid labels zsr / --) versus NaN."""
 
 from __future__ import annotations
 
@@ -38,12 +39,10 @@ def scorers() -> list[BuiltinScorer]:
 @st.composite
 def queries(draw: st.DrawFn, scale: RatingScale) -> CaseQuery:
     grades = st.sampled_from(scale.values)
-    returned = draw(st.lists(st.one_of(st.none(), grades), min_size=1, max_size=14))
+    returned = draw(st.lists(st.one_of(st.none(), grades), max_size=14))  # zero results too
     extra = draw(st.lists(grades, max_size=6))
     ratings = {f"d{i}": r for i, r in enumerate(returned) if r is not None}
-    ratings.update({f"x{i}": r for i, r in enumerate(extra)})
-    if not ratings:
-        ratings["x"] = scale.max
+    ratings.update({f"x{i}": r for i, r in enumerate(extra)})  # no ratings at all too
     return CaseQuery("q", ratings, tuple(f"d{i}" for i in range(len(returned))))
 
 
@@ -56,8 +55,10 @@ def test_javascript_builtins_match_python(runtime: JavaScriptRuntime, data: st.D
     scale = data.draw(st.sampled_from(SCALES))
     view = QueryView.of(data.draw(queries(scale)), scale)
     for scorer in scorers():
-        expected = scorer.score(view).value
-        got = runtime.run(builtin_source(scorer), view, name=scorer.name, edit_distance=scorer.edit_distance).value
+        want = scorer.score(view)
+        result = runtime.run(builtin_source(scorer), view, name=scorer.name, edit_distance=scorer.edit_distance)
+        expected, got = want.value, result.value
+        assert result.null == want.null, (scorer.name, view.ratings, view.best)  # null (zsr / --) vs NaN
         if expected is None:
             assert got is None, (scorer.name, view.ratings, view.best)
         else:

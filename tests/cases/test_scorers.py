@@ -228,22 +228,26 @@ def test_rating_scales() -> None:
 
 
 # --------------------------------------------------------------------------------------- case scoring
-def test_case_score_excludes_zero_result_and_unrated_queries() -> None:
+def test_case_score_can_exclude_zero_result_and_unrated_queries() -> None:
     case = Case((
         CaseQuery("star wars", {"a": 1, "b": 0}, ("a", "b")),      # P@10 = 1/2
         CaseQuery("star trek", {"c": 1}, ("x", "c", "y", "z")),    # P@10 = 1/4
         CaseQuery("empty", {"c": 1}, ()),                          # zero results
         CaseQuery("nobody rated", {}, ("a",)),                     # no ratings
     ), RatingScale.parse("binary"))
-    result = score_case(case, builtin_scorer("P@10"))
+    result = score_case(case, builtin_scorer("P@10"), unscored="skip")
     assert [q.status for q in result.queries] == ["scored", "scored", "zsr", "unrated"]
     assert result.score == pytest.approx((0.5 + 0.25) / 2)
     assert "case score: mean of 2 of 4 query scores" in result.conventions
-    assert "zero-result queries left out (Quepid's browser): empty" in result.conventions
-    assert "unrated queries left out (Quepid's browser): nobody rated" in result.conventions
+    assert "zero-result queries left out: empty" in result.conventions
+    assert "unrated queries left out: nobody rated" in result.conventions
     zero = score_case(case, builtin_scorer("P@10"), unscored="zero")
     assert zero.score == pytest.approx((0.5 + 0.25 + 0 + 0) / 4)
     assert zero.query("empty").counted == 0.0 and zero.query("empty").value is None
+    # Quepid's rule (the default): P@10 gives 0 on both (no results: total 0 -> 0; 'a' unrated -> 0 / 1)
+    quepid = score_case(case, builtin_scorer("P@10"))
+    assert [q.status for q in quepid.queries] == ["scored"] * 4 and quepid.score == pytest.approx(0.75 / 4)
+    assert "zero-result queries scored (the scorer gave no null; counted, as in Quepid): empty" in quepid.conventions
 
 
 def test_case_score_undefined_queries_count_as_zero_unless_skipped() -> None:
@@ -266,3 +270,57 @@ def test_case_scale_defaults_to_the_scorers_and_conventions_name_it() -> None:
     assert result.score == pytest.approx(1 / 8 + (7 / 8) * (7 / 8) / 2)
     with pytest.raises(InputError, match="rating 3 is outside the scale 0-1"):
         score_case(case, builtin_scorer("ERR@10"), scale="binary")
+
+
+# The reviewer's case3 (scale 0-3): one scored query, one zero-result query, one unrated query.
+CASE3 = Case((
+    CaseQuery("star wars", {"d1": 3, "d2": 0, "d4": 2, "x9": 3}, ("d1", "d2", "d3", "d4"), num_found=1234),
+    CaseQuery("no hits", {"d1": 1}, ()),
+    CaseQuery("unrated", {}, ("z1", "z2")),
+), GRADED)
+
+
+def test_case_score_runs_the_scorer_on_every_query_as_quepid() -> None:
+    # Quepid's browser (ScorerFactory.score) runs the scorer on every query and shows zsr / -- only when the
+    # score is null; the case mean (queriesSvc.scoreAll) counts every other query, NaN and null as 0.
+    # AP@10, 'star wars': ratings by rank [3, 0, -, 2]; relevant at ranks 1 and 4: P@1 = 1, P@4 = 2/4;
+    #   relevant rated documents d1, d4, x9 = 3 -> (1 + 0.5) / 3 = 0.5
+    # 'no hits': nothing returned, d1 relevant -> 0 / 1 = 0 (a number: counted)
+    # 'unrated': nothing rated -> 0 / 0 = NaN -> 0 (Quepid's `score || 0.0`; counted)
+    # case = (0.5 + 0 + 0) / 3 = 0.1667
+    ap10 = score_case(CASE3, builtin_scorer("AP@10"))
+    assert [(q.status, q.value, q.counted) for q in ap10.queries] == [
+        ("scored", 0.5, 0.5), ("scored", 0.0, 0.0), ("undefined", None, 0.0)]
+    assert ap10.score == pytest.approx(0.5 / 3) and round(ap10.score, 4) == 0.1667
+    # nDCG@10, 'star wars': DCG of [3, 0, 0, 2] = 7 + 0 + 0 + 3/log2(5) = 8.29203;
+    #   ideal [3, 3, 2, 0] = 7 + 7/log2(3) + 3/2 = 12.91650 -> 0.64197
+    # 'no hits': DCG 0 / ideal 1 = 0; 'unrated': ideal 0 -> 0 (the script's `den ? num / den : 0`)
+    # case = 0.64197 / 3 = 0.2140
+    ndcg10 = score_case(CASE3, builtin_scorer("nDCG@10"))
+    sw = (7 + 3 / math.log2(5)) / (7 + 7 / math.log2(3) + 1.5)
+    assert [q.value for q in ndcg10.queries] == pytest.approx([sw, 0.0, 0.0])
+    assert ndcg10.score == pytest.approx(sw / 3) and round(ndcg10.score, 4) == 0.2140
+    assert any(c.startswith("zero-result and unrated queries: --unscored quepid") for c in ndcg10.conventions)
+    # default@10 (v1) gives null on both: zsr and -- (Quepid's labels), left out: the mean is 'star wars' alone
+    v1 = score_case(CASE3, builtin_scorer("default@10"))
+    assert [q.status for q in v1.queries] == ["scored", "zsr", "unrated"]
+    assert v1.score == v1.queries[0].value
+    # the other convention: zero-result and unrated queries are not scored and left out
+    skip = score_case(CASE3, builtin_scorer("AP@10"), unscored="skip")
+    assert [q.status for q in skip.queries] == ["scored", "zsr", "unrated"] and skip.score == 0.5
+    assert any(c.startswith("zero-result and unrated queries: --unscored skip") for c in skip.conventions)
+
+
+def test_javascript_scorers_run_on_zero_result_queries() -> None:
+    pytest.importorskip("py_mini_racer")
+    from gainscope.cases.javascript import JavaScriptScorer
+
+    code = "if (numReturned() === 0) { setScore(0); } else { setScore(avgRating100(10)); }"
+    result = score_case(CASE3, JavaScriptScorer(code), scale="0-10")
+    # 'star wars' (on 0-10): rated 3, 0, 2 within 10 -> mean 5/3 -> floor(16.67) = 16; 'no hits' 0 (counted);
+    # 'unrated': avgRating100 is null -> '--', left out
+    assert [(q.status, q.value) for q in result.queries] == [("scored", 16), ("scored", 0), ("unrated", None)]
+    assert result.score == 8
+    # setScore(undefined) is not null: Quepid shows no zsr label and counts it as 0
+    undef = score_case(CASE3, JavaScriptScorer("setScore(numReturned() ? 1 : undefined);"))
+    assert [(q.status, q.counted) for q in undef.queries] == [("scored", 1), ("undefined", 0), ("scored", 1)]

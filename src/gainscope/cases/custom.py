@@ -1,7 +1,9 @@
 """Custom scorers in Python, and finding a scorer from a name.
 
 A Python scorer is any function of a :class:`~gainscope.cases.view.QueryView` that returns a number (the
-query score) or None (no score)::
+query score) or None (no score: Quepid's ``null``, so a query without results is labelled ``zsr`` and one
+without ratings ``--``, and both are left out of the case score; elsewhere None counts as 0, see
+:mod:`~gainscope.cases.scoring`)::
 
     from gainscope.cases import python_scorer
 
@@ -77,7 +79,10 @@ class PythonScorer:
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise ScorerError(f"a scorer returns a number or None; got {value!r}", scorer=self.name,
                                   query=v.query)
-            out.append(ScorerResult(None if value is None else float(value), depth=self.k))
+            if value is None:
+                out.append(ScorerResult(None, reason="no score (None, Quepid's null)", depth=self.k, null=True))
+            else:
+                out.append(ScorerResult(float(value), depth=self.k))
         return out
 
 

@@ -18,7 +18,9 @@ The sandbox:
   the line and the column, and quote the line.
 
 What a script gives: ``setScore(x)`` (the first of ``setScore``/``pass``/``fail`` wins, as in Quepid);
-``null``, NaN or an infinity make the query *undefined*; a string or object is an error; finishing without
+``null``, ``undefined``, NaN or an infinity give no number (only ``null`` lets a query without results or
+ratings be labelled ``zsr`` or ``--``, as in Quepid; see :mod:`gainscope.cases.scoring`); a string or object
+is an error; finishing without
 any of them is an error ("did not call setScore()"). An exception *after* the score was set keeps the score
 (Quepid shows it too) and is reported in the query's reason.
 """
@@ -193,9 +195,10 @@ def _result(state: dict[str, Any], code: str, name: str, query: str) -> ScorerRe
     kind = score["kind"]
     if kind == "number":
         return ScorerResult(float(score["value"]), reason=reason, depth=depth, logs=logs)
-    if kind in ("none", "nan", "infinite"):
+    if kind in ("null", "undefined", "nan", "infinite"):
         why = f"setScore({score['text']})"
-        return ScorerResult(None, reason=why if reason is None else f"{why}; {reason}", depth=depth, logs=logs)
+        return ScorerResult(None, reason=why if reason is None else f"{why}; {reason}", depth=depth, logs=logs,
+                            null=kind == "null")
     at = state.get("at") or {}
     raise ScorerError(f"setScore() needs a number; got {score['type']} {score['text']}", scorer=name, query=query,
                       line=at.get("line"), column=at.get("column"), source_line=_quote(code, at.get("line")))

@@ -178,7 +178,8 @@ var __gs_tools = (function () {
   }
 
   function encodeScore(value) {
-    if (value === null || value === undefined) { return { kind: "none", text: String(value) }; }
+    if (value === null) { return { kind: "null", text: "null" }; }
+    if (value === undefined) { return { kind: "undefined", text: "undefined" }; }
     if (typeof value === "number") {
       if (value !== value) { return { kind: "nan", text: "NaN" }; }
       if (!isFinite(value)) { return { kind: "infinite", text: String(value) }; }

@@ -75,8 +75,10 @@ class ScorerResult:
     """What a scorer produced for one query.
 
     ``value`` is the number given to ``setScore`` (None when the scorer gave none, ``null``, NaN or an
-    infinity: see ``reason``); ``failed`` is True after ``fail()`` (or a false ``assert``); ``depth`` is the
-    ``k`` the scorer declared; ``logs`` what it printed with ``console.log``.
+    infinity: see ``reason``); ``null`` is True when that was ``null`` (JavaScript ``null``, a Python
+    scorer's None, or a built-in whose Quepid script sets ``null``): only then does Quepid label a query
+    without results ``zsr`` and one without ratings ``--``; ``failed`` is True after ``fail()`` (or a false
+    ``assert``); ``depth`` is the ``k`` the scorer declared; ``logs`` what it printed with ``console.log``.
     """
 
     value: float | None
@@ -84,6 +86,7 @@ class ScorerResult:
     reason: str | None = None
     depth: int | None = None
     logs: tuple[str, ...] = ()
+    null: bool = False
 
 
 class Scorer(Protocol):
@@ -276,6 +279,9 @@ class BuiltinDefinition:
     conventions: tuple[str, ...]
     aliases: tuple[str, ...] = ()
     takes_edit_distance: bool = False
+    none_is_null: bool = False
+    """What None from :attr:`function` stands for in Quepid's script: ``null`` (True: avgRating100, default)
+    or NaN, a division 0 / 0 (False: AP, blogNDCG). Quepid labels only null scores zsr or --."""
 
 
 def _plain(fn: Callable[[QueryView, int], float | None]) -> ScoreFunction:
@@ -306,8 +312,9 @@ BUILTINS: dict[str, BuiltinDefinition] = {d.name.lower(): d for d in (
         _UNRATED, "ERR: R = (2^r - 1) / 2^max with max = the top of the rating scale")),
     BuiltinDefinition("avgRating100", _plain(avg_rating100), "1-10", "0-100",
                       "mean rating of the rated top k on 0-100, rounded down",
-                      ("unrated documents are left out of the mean; no score when none is rated or the mean "
-                       "is 0 (Quepid's !avg)", "ratings truncated to integers first (Quepid's parseInt)")),
+                      ("unrated documents are left out of the mean; no score (null) when none is rated or "
+                       "the mean is 0 (Quepid's !avg)", "ratings truncated to integers first (Quepid's parseInt)"),
+                      none_is_null=True),
     BuiltinDefinition("editDistanceFromBest", edit_distance_from_best, "1-10", ">= 0",
                       "edit distance of the returned ratings from the best ratings",
                       ("unrated returned documents and padding are 'no rating' (null), equal to each other",),
@@ -315,8 +322,8 @@ BUILTINS: dict[str, BuiltinDefinition] = {d.name.lower(): d for d in (
     BuiltinDefinition("default", default_score, "1-10", "0-100",
                       "Quepid's default scorer: avgRating100 - editDistanceFromBest",
                       ("unrated documents are left out of avgRating100 and are 'no rating' in the edit "
-                       "distance", "negative scores become 0"), aliases=("v1", "quepid-default"),
-                      takes_edit_distance=True),
+                       "distance", "no score (null) when avgRating100 is null", "negative scores become 0"),
+                      aliases=("v1", "quepid-default"), takes_edit_distance=True, none_is_null=True),
     BuiltinDefinition("blogNDCG", _plain(blog_ndcg), "1-10", "0-100",
                       "the 2018 blog's NDCG: linear gain, ideal from the best ratings padded with 0, x 100",
                       (_UNRATED, "gain r (linear), discount log2(rank + 1)",
@@ -373,9 +380,10 @@ class BuiltinScorer:
         """Score one query."""
         value = self.definition.function(q, self.k, self.edit_distance)
         if value is None:
-            return ScorerResult(None, reason="undefined (division by zero)" if self.definition.name in
-                                ("AP", "blogNDCG") else "no score (nothing rated within k, or a mean of 0)",
-                                depth=self.k)
+            if self.definition.none_is_null:
+                return ScorerResult(None, reason="no score: null (nothing rated within k, or a mean of 0)",
+                                    depth=self.k, null=True)
+            return ScorerResult(None, reason="undefined: 0 / 0 (NaN in Quepid)", depth=self.k)
         return ScorerResult(float(value), depth=self.k)
 
     def score_all(self, views: Sequence[QueryView]) -> list[ScorerResult]:

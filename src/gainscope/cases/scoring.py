@@ -1,32 +1,37 @@
 """Scoring a case: one score per query, and the case score as Quepid computes it in the browser.
 
-Per query (in this order):
+With ``unscored="quepid"`` (the default) every query is scored as Quepid's browser scores it
+(``ScorerFactory.score`` and ``queriesSvc.scoreOthers``/``scoreAll``, o19s/quepid):
 
-1. **zero results** (``zsr``): nothing was returned. Not scored.
-2. **unrated** (Quepid's ``--``): no document of the query is rated. Not scored (Quepid does not run the
-   scorer either).
-3. otherwise the scorer runs. Its number is the query score, with Quepid's post-processing: **a negative
-   score becomes 0**; there is no upper clamp (Quepid intends one, but its ``maxScore()`` reads
-   ``scale[-1]``, which is ``undefined`` in JavaScript, so it never fires). A scorer that gives no number
-   (``null``, NaN, an infinity) makes the query **undefined**; ``fail()`` makes it **failed** (score 0).
+1. the scorer runs on **every** query, including those with zero results or no ratings (so
+   ``if (numReturned() === 0) setScore(0)`` runs, and nDCG, AP, P, ... give their numbers there);
+2. only a **null** score (JavaScript ``null``; a Python scorer's None; the built-ins avgRating100 and
+   default, whose Quepid scripts set ``null``) is labelled: ``zsr`` when nothing was returned, else ``--``
+   (status ``unrated``) when no document of the query is rated; these are **left out** of the case mean;
+3. any other score is post-processed as Quepid does: **a negative score becomes 0**; there is no upper clamp
+   (Quepid intends one, but its ``maxScore()`` reads ``scale[-1]``, which is ``undefined`` in JavaScript, so
+   it never fires); a query without a number (NaN, ``undefined``, a null on a query that has results and
+   ratings, an infinity) is **undefined**; ``fail()`` makes it **failed** (score 0).
 
-The **case score** is the arithmetic mean of the query scores over the queries that count:
+The **case score** is the arithmetic mean of the values that count. Quepid maps every non-label score to a
+number with ``score || 0.0``, so undefined and failed queries count as 0 (``undefined="skip"`` leaves
+undefined ones out instead).
 
-* ``unscored="skip"`` (default, Quepid's browser): zero-result and unrated queries are left out;
-  ``unscored="zero"`` counts them as 0 (the option Quepid's code keeps commented out; Quepid's server, which
-  nightly runs use, does something close: it averages every query with NaN as 0);
-* ``undefined="zero"`` (default, as Quepid's server maps NaN to 0) counts undefined queries as 0;
-  ``undefined="skip"`` leaves them out;
-* failed queries count as 0.
+The other conventions (``--unscored``) do not run the scorer on zero-result and unrated queries at all:
 
-When no query counts, the case score is None (Quepid's ``--``). Every rule applied, and the queries it applied
-to, is listed in :attr:`CaseScore.conventions`.
+* ``unscored="skip"``: they are labelled zsr / unrated and left out (gainscope's earlier rule; it differs
+  from Quepid for every scorer that gives a number there, CG, DCG, nDCG, NDCG_CUT, P, AP, RR, ERR);
+* ``unscored="zero"``: they are labelled likewise and count as 0 (the branch Quepid keeps commented out).
+
+Known difference: an infinite score is *undefined* here (Quepid would average ``Infinity``). When no query
+counts, the case score is None (Quepid's ``--``). Every rule applied, and the queries it applied to, is
+listed in :attr:`CaseScore.conventions`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gainscope.cases.model import Case
@@ -35,17 +40,20 @@ from gainscope.cases.scorers import Scorer, ScorerResult
 from gainscope.cases.view import QueryView
 from gainscope.errors import PolicyError, format_ids
 
-__all__ = ["STATUSES", "CaseScore", "QueryScore", "score_case"]
+__all__ = ["STATUSES", "UNSCORED", "CaseScore", "QueryScore", "score_case"]
 
 STATUSES = ("scored", "zsr", "unrated", "undefined", "failed")
+UNSCORED = ("quepid", "skip", "zero")
+"""How zero-result and unrated queries are handled (see the module docstring)."""
 
 
 @dataclass(frozen=True)
 class QueryScore:
     """The score of one query.
 
-    ``status`` is one of ``scored``, ``zsr`` (zero results), ``unrated`` (no ratings), ``undefined`` (the
-    scorer gave no number) and ``failed`` (``fail()``). ``value`` is the query score after clamping (None
+    ``status`` is one of ``scored``, ``zsr`` (zero results), ``unrated`` (no ratings: Quepid's ``--``),
+    ``undefined`` (the scorer gave no number) and ``failed`` (``fail()``); with ``unscored="quepid"`` a query
+    is zsr or unrated only when its scorer gave null. ``value`` is the query score after clamping (None
     unless scored or failed), ``raw`` what the scorer gave, ``counted`` the value that went into the case mean
     (None when the query was left out).
     """
@@ -70,6 +78,8 @@ class CaseScore:
     score: float | None
     conventions: tuple[str, ...]
     case_name: str | None = None
+    unscored: str = "quepid"
+    undefined: str = "zero"
 
     def query(self, text: str) -> QueryScore:
         """The score of the query with this text (KeyError when absent)."""
@@ -89,6 +99,8 @@ class CaseScore:
             "scorer": self.scorer,
             "scale": self.scale.to_json(),
             "score": self.score,
+            "unscored": self.unscored,
+            "undefined": self.undefined,
             "queries": [{"query": q.query, "status": q.status, "score": q.value, "raw": q.raw,
                          "counted": q.counted, "reason": q.reason, "depth": q.depth,
                          **({"logs": list(q.logs)} if q.logs else {})} for q in self.queries],
@@ -102,14 +114,14 @@ def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, unscored: str = "skip",
+def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, unscored: str = "quepid",
                undefined: str = "zero") -> CaseScore:
     """Score every query of ``case`` with ``scorer`` and average them (see the module docstring).
 
     The rating scale is ``scale`` when given, else the case's, else the scorer's default (0-3 for graded
     built-ins, 0-1 for binary ones, 1-10 for the legacy ones).
     """
-    _choice("unscored", unscored, ("skip", "zero"))
+    _choice("unscored", unscored, UNSCORED)
     _choice("undefined", undefined, ("zero", "skip"))
     if scale is not None:
         used_scale, scale_origin = RatingScale.parse(scale), "given"
@@ -122,29 +134,41 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
     else:
         raise PolicyError(f"no rating scale: the case names none and scorer {scorer.name} has no default; "
                           f"add \"scale\": [0, 1, 2, 3] (or similar) to the case")
-    zsr = [q.query for q in case.queries if not q.results]
-    unrated = [q.query for q in case.queries if q.results and not q.ratings]
-    to_score = [q for q in case.queries if q.results and q.ratings]
+    quepid = unscored == "quepid"
+    to_score = [q for q in case.queries if quepid or (q.results and q.ratings)]
     results = dict(zip((q.query for q in to_score),
                        scorer.score_all([QueryView.of(q, used_scale) for q in to_score]), strict=True))
 
     scores: list[QueryScore] = []
+    labelled: dict[str, list[str]] = {"zsr": [], "unrated": []}
+    numbered: dict[str, list[str]] = {"zsr": [], "unrated": []}
     clamped: list[str] = []
     undefined_queries: list[str] = []
     failed: list[str] = []
     for q in case.queries:
-        if q.query in results:
-            qs = _query_score(q.query, results[q.query], undefined)
-            if qs.raw is not None and qs.raw < 0:
-                clamped.append(q.query)
-            if qs.status == "undefined":
-                undefined_queries.append(q.query)
-            if qs.status == "failed":
-                failed.append(q.query)
-        else:
-            status = "zsr" if not q.results else "unrated"
-            reason = "zero results" if status == "zsr" else "no rated documents"
-            qs = QueryScore(q.query, status, None, counted=0.0 if unscored == "zero" else None, reason=reason)
+        empty = "zsr" if not q.results else "unrated" if not q.ratings else None
+        result = results.get(q.query)
+        if result is None or (empty is not None and result.null and result.value is None and not result.failed):
+            assert empty is not None
+            labelled[empty].append(q.query)
+            reason = "zero results" if empty == "zsr" else "no rated documents"
+            if result is not None:
+                reason += f"; the scorer gave null ({result.reason})" if result.reason else "; the scorer gave null"
+            scores.append(QueryScore(q.query, empty, None, counted=0.0 if unscored == "zero" else None,
+                                     reason=reason, depth=result.depth if result else None,
+                                     logs=result.logs if result else ()))
+            continue
+        qs = _query_score(q.query, result, undefined)
+        if empty is not None:
+            numbered[empty].append(q.query)
+            what = "zero results" if empty == "zsr" else "no rated documents"
+            qs = replace(qs, reason=f"{what}; scored as Quepid does" + (f" ({qs.reason})" if qs.reason else ""))
+        if qs.raw is not None and qs.raw < 0:
+            clamped.append(q.query)
+        if qs.status == "undefined":
+            undefined_queries.append(q.query)
+        if qs.status == "failed":
+            failed.append(q.query)
         scores.append(qs)
     counted = [qs.counted for qs in scores if qs.counted is not None]
     mean = math.fsum(counted) / len(counted) if counted else None
@@ -154,20 +178,35 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
                    *scorer.conventions]
     conventions.append(f"case score: mean of {len(counted)} of {len(scores)} query scores"
                        + ("" if counted else " (no query counts: no case score)"))
-    if zsr or unrated:
-        how = "counted as 0" if unscored == "zero" else "left out (Quepid's browser)"
-        if zsr:
-            conventions.append(f"zero-result queries {how}: {format_ids(zsr)}")
-        if unrated:
-            conventions.append(f"unrated queries {how}: {format_ids(unrated)}")
+    conventions.append(_UNSCORED_RULES[unscored])
+    names = {"zsr": "zero-result", "unrated": "unrated"}
+    for kind in ("zsr", "unrated"):
+        if labelled[kind]:
+            how = ("left out" if unscored != "zero" else "counted as 0") + (
+                " (the scorer gave null)" if quepid else "")
+            conventions.append(f"{names[kind]} queries {how}: {format_ids(labelled[kind])}")
+        if numbered[kind]:
+            conventions.append(f"{names[kind]} queries scored (the scorer gave no null; counted, as in Quepid): "
+                               f"{format_ids(numbered[kind])}")
     if undefined_queries:
-        how = "counted as 0 (as Quepid's server maps NaN to 0)" if undefined == "zero" else "left out"
+        how = "counted as 0 (Quepid's score || 0.0)" if undefined == "zero" else "left out"
         conventions.append(f"undefined scores {how}: {format_ids(undefined_queries)}")
     if failed:
         conventions.append(f"failed (fail() or a false assert) scored 0: {format_ids(failed)}")
     conventions.append("negative scores become 0, as Quepid"
                        + (f": {format_ids(clamped)}" if clamped else " (none here)") + "; no upper clamp")
-    return CaseScore(scorer.name, used_scale, tuple(scores), mean, tuple(conventions), case.name)
+    return CaseScore(scorer.name, used_scale, tuple(scores), mean, tuple(conventions), case.name, unscored,
+                     undefined)
+
+
+_UNSCORED_RULES = {
+    "quepid": "zero-result and unrated queries: --unscored quepid (Quepid's browser): the scorer runs on every "
+              "query; only a null score makes a query zsr (no results) or -- (no ratings), left out of the mean",
+    "skip": "zero-result and unrated queries: --unscored skip: not scored, left out of the mean (not Quepid's "
+            "rule: Quepid runs the scorer on them and counts any number it gives)",
+    "zero": "zero-result and unrated queries: --unscored zero: not scored, counted as 0 (the branch Quepid keeps "
+            "commented out)",
+}
 
 
 def _query_score(query: str, result: ScorerResult, undefined: str) -> QueryScore:

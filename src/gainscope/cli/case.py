@@ -26,10 +26,14 @@ def scorer_options(fn: Any) -> Any:
         click.option("--scale", default=None,
                      help="Rating scale: binary, graded, LO-HI (1-10) or a comma list (0,1,2,3). Default: the "
                           "case's, else the scorer's."),
-        click.option("--unscored", type=click.Choice(["skip", "zero"]), default="skip", show_default=True,
-                     help="Zero-result and unrated queries: left out of the case score (Quepid's browser) or 0."),
+        click.option("--unscored", type=click.Choice(["quepid", "skip", "zero"]), default="quepid",
+                     show_default=True,
+                     help="Zero-result and unrated queries. quepid: as Quepid's browser, the scorer runs on every "
+                          "query and only a null score makes a query zsr / -- (left out of the case score); "
+                          "skip: they are not scored and left out; zero: they are not scored and count as 0."),
         click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-                     help="Queries whose scorer gave no number (NaN, null): 0 in the case score, or left out."),
+                     help="Queries whose scorer gave no number (NaN, undefined, null on a query with results "
+                          "and ratings): 0 in the case score as in Quepid, or left out."),
         click.option("--edit-distance", type=click.Choice(["levenshtein", "quepid-legacy"]), default=None,
                      help="editDistanceFromBest: true Levenshtein (default) or Quepid's shipped implementation."),
         click.option("--js-time-limit", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
@@ -83,8 +87,8 @@ def case_group() -> None:
 @click.option("--show-logs", is_flag=True, help="Also print what JavaScript scorers wrote with console.log.")
 @guarded
 def score_cmd(case_file: str, scorer_spec: str | None, fmt: str, show_logs: bool, **kwargs: Any) -> None:
-    """Score every query of CASE and the case (the mean over queries, zero-result and unrated ones left out
-    unless --unscored zero), with the conventions used."""
+    """Score every query of CASE and the case (the mean over queries as Quepid's browser computes it, or by
+    the rule --unscored names), with the conventions used."""
     from gainscope.cases.files import read_case
     from gainscope.cases.render import render_case_score
     from gainscope.cases.scoring import score_case
