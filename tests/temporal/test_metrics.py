@@ -138,8 +138,8 @@ def test_year_precision_recall_diversity_coverage() -> None:
 def test_mode_and_parameter_errors() -> None:
     with pytest.raises(PolicyError, match="choose one mode"):
         TemporalNDCG(use_focus_time=True, use_llm=True, llm=TableJudge({}))
-    with pytest.raises(PolicyError, match=r"needs llm=<a judge>"):
-        TemporalNDCG(use_llm=True)
+    with pytest.raises(PolicyError, match=r"has no judge: pass llm=<a judge>"):
+        TemporalNDCG(use_llm=True).compute(query="q", retrieved_docs=["x"], k=1)
     with pytest.raises(PolicyError, match="gain must be 'linear' or 'exponential'"):
         TemporalNDCG(gain="quadratic")  # type: ignore[arg-type]
     with pytest.raises(PolicyError, match="TemporalYearRecall has no llm mode"):
@@ -229,3 +229,57 @@ def test_compute_inside_a_running_loop_points_to_acompute() -> None:
 def test_focus_time_objects_and_spellings_are_accepted() -> None:
     m = TemporalNDCG(use_focus_time=True)
     assert m.compute(qft=FocusTime.range(2020, 2021), dfts=[["2020-2021"], "2019"], k=2) == 1.0
+
+
+def test_the_seeds_llm_assignment_style() -> None:
+    # seed 001: metric = TemporalNDCG(use_llm=True); metric.llm = llm; await metric.acompute(...)
+    metric = TemporalNDCG(use_llm=True)
+    with pytest.raises(PolicyError, match=r"TemporalNDCG\(use_llm=True\) has no judge: pass llm=<a judge> to the "
+                                          r"constructor, or set metric\.llm = judge"):
+        metric.compute(query="q", retrieved_docs=DOCS, k=2)
+    metric.llm = TableJudge(dict(GRADES))
+    assert asyncio.run(metric.acompute(query="What happened in 2020?", retrieved_docs=DOCS, k=2)) == \
+        pytest.approx(4 / (4 + 3 / L3))
+    # the other fields stay frozen
+    from dataclasses import FrozenInstanceError
+
+    with pytest.raises(FrozenInstanceError):
+        metric.gain = "exponential"  # type: ignore[misc]
+    with pytest.raises(PolicyError, match=r"llm must be a judge"):
+        metric.llm = "gpt-4o"
+
+
+def test_judges_on_another_scale_are_refused() -> None:
+    from dataclasses import replace
+
+    from gainscope.judges.prompts import builtin_prompt
+
+    judge = TableJudge(dict(GRADES))
+    judge.spec = replace(judge.spec, prompt=builtin_prompt("umbrela"))
+    with pytest.raises(PolicyError, match=r"grades on 0-3 \(prompt umbrela\); the temporal metrics read grades on "
+                                          r"seed 001's 0-4 temporal rubric"):
+        TemporalNDCG(use_llm=True, llm=judge)
+    metric = TemporalNDCG(use_llm=True)
+    with pytest.raises(PolicyError, match=r"grades on 0-3"):
+        metric.llm = judge
+    # a judge that says 0-4 and answers 7: a failed grade, never a value computed from it
+    wild = TableJudge({**GRADES, "nothing": 7})
+    with pytest.raises(TemporalGradeError, match=r"d2: grade 7 is outside the 0-4 temporal scale"):
+        TemporalNDCG(use_llm=True, llm=wild).compute(query="q", retrieved_docs=DOCS, k=2)
+
+
+def test_metric_name_errors() -> None:
+    from gainscope.errors import UnknownMetricError
+    from gainscope.temporal.batch import parse_metric
+
+    with pytest.raises(UnknownMetricError) as info:
+        parse_metric("Foo@5")
+    assert str(info.value).startswith("unknown temporal metric 'Foo'; the temporal metrics: TemporalNDCG, ")
+    with pytest.raises(UnknownMetricError) as info:
+        parse_metric("TemporalNDGC@5")
+    assert str(info.value).startswith("unknown temporal metric 'TemporalNDGC' (did you mean TemporalNDCG?); the "
+                                      "temporal metrics: TemporalNDCG, ")
+    with pytest.raises(PolicyError, match=r"'TemporalMRR@0': the cutoff must be an integer >= 1; got @0"):
+        parse_metric("TemporalMRR@0")
+    with pytest.raises(PolicyError, match=r"TemporalMRR: k \(the cutoff\) must be an integer >= 1; got 0"):
+        TemporalMRR().compute(retrieved_ids=["a"], gold_ids=["a"], k=0)

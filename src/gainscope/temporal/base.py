@@ -9,6 +9,10 @@ keyword arguments of the call, as in seed 001::
     TemporalNDCG().compute(retrieved_ids=["a", "b"], gold_ids={"a": 2}, k=5)
     await TemporalNDCG(use_llm=True, llm=judge).acompute(query="...", retrieved_docs=["...", "..."], k=5)
 
+or, as the seed writes it, ``metric = TemporalNDCG(use_llm=True)`` then ``metric.llm = judge`` (``llm`` is the one
+field that can be set after construction; every other is frozen). The judge must grade on the 0-4 temporal rubric:
+a judge whose prompt has another scale is refused, and a grade outside 0-4 is a failed grade.
+
 ``compute``/``acompute`` return the value as a float; ``score``/``ascore`` return a :class:`TemporalScore` with
 the grades it was computed from and, when the value is NaN, the reason. ``compute`` in LLM mode runs the judge
 with :func:`asyncio.run` (call ``acompute`` from async code). Inputs that belong to another mode are an error, not
@@ -76,10 +80,47 @@ class TemporalScore:
         return math.isnan(self.value)
 
 
-def _check_k(k: object) -> int:
+def _check_k(k: object, metric: str) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise PolicyError(f"k (the cutoff) must be an integer >= 1; got {k!r}")
+        raise PolicyError(f"{metric}: k (the cutoff) must be an integer >= 1; got {k!r}")
     return k
+
+
+def _check_judge(metric: str, judge: object) -> None:
+    """A judge: ``.grade`` to call, and grades on seed 001's 0-4 scale when its spec names a scale."""
+    if judge is None:
+        return
+    if not callable(getattr(judge, "grade", None)):
+        raise PolicyError(f"{metric}: llm must be a judge, an object with .spec and async .grade(query, document) "
+                          f"such as gainscope.judges.labeling.LLMJudge; got {judge!r}")
+    prompt = getattr(getattr(judge, "spec", None), "prompt", None)
+    scale = getattr(prompt, "scale", None)
+    if scale is not None and (getattr(scale, "low", 0), getattr(scale, "high", 4)) != (0, 4):
+        raise PolicyError(f"{metric}: the judge grades on {scale} (prompt {getattr(prompt, 'name', '?')}); the "
+                          "temporal metrics read grades on seed 001's 0-4 temporal rubric (the relevance threshold "
+                          "rel, nDCG gains, 4 x Jaccard in focus-time mode): use a judge with the built-in "
+                          "'temporal' prompt or another 0-4 prompt")
+
+
+class _LLMSettable(type):
+    """The metaclass of the metrics: every field stays frozen except ``llm``, which may be set after construction
+    as in seed 001 (``metric = TemporalNDCG(use_llm=True); metric.llm = judge``) and is checked when set. It wraps
+    the ``__setattr__`` that ``dataclass(frozen=True)`` gives each metric class."""
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        if name == "__setattr__" and not getattr(value, "_lets_llm", False):
+            frozen = value
+
+            def settable(self: Any, attr: str, new: Any) -> None:
+                if attr == "llm":
+                    _check_judge(type(self).__name__, new)
+                    object.__setattr__(self, attr, new)
+                else:
+                    frozen(self, attr, new)
+
+            settable._lets_llm = True  # type: ignore[attr-defined]
+            value = settable
+        super().__setattr__(name, value)
 
 
 def _undefined(why: str) -> tuple[float, str]:
@@ -87,11 +128,13 @@ def _undefined(why: str) -> tuple[float, str]:
 
 
 @dataclass(frozen=True)
-class TemporalMetric:
+class TemporalMetric(metaclass=_LLMSettable):
     """Base of the temporal metrics: mode flags, the judge, failure handling; subclasses add parameters and a
     formula (``_value``). ``rel``: minimum grade counted relevant by binary metrics in gold and LLM modes (None:
     1 in gold mode, 2 in LLM mode); ``min_jaccard``: in focus-time mode a document is relevant when its Jaccard
-    with the query exceeds this (0: any shared year)."""
+    with the query exceeds this (0: any shared year). ``llm``: the judge of LLM mode, given to the constructor or
+    set afterwards (``metric.llm = judge``, the only field that can be set); a judge whose prompt grades on another
+    scale than 0-4 is refused."""
 
     #: the modes a metric offers, and whether it needs the grades of the whole judged pool in LLM mode
     modes: ClassVar[tuple[Mode, ...]] = ("gold", "focus_time", "llm")
@@ -120,9 +163,7 @@ class TemporalMetric:
             offered = ", ".join({"gold": "gold ids (the default)", "focus_time": "use_focus_time=True",
                                  "llm": "use_llm=True"}[m] for m in self.modes)
             raise PolicyError(f"{name} has no {self.mode} mode; its modes: {offered}")
-        if self.use_llm and (self.llm is None or not callable(getattr(self.llm, "grade", None))):
-            raise PolicyError(f"{name}(use_llm=True) needs llm=<a judge>: an object with .spec and "
-                              "async .grade(query, document), such as gainscope.judges.labeling.LLMJudge")
+        _check_judge(name, self.llm)
         if self.on_failure not in ("raise", "nan"):
             raise PolicyError(f"on_failure must be 'raise' or 'nan'; got {self.on_failure!r}")
         if not 0 <= self.min_jaccard < 1:
@@ -216,7 +257,7 @@ class TemporalMetric:
 
     def _graded_sync(self, inputs: dict[str, Any]) -> Graded | None:
         self._check_inputs(inputs)
-        _check_k(inputs.get("k", 10))
+        _check_k(inputs.get("k", 10), type(self).__name__)
         if self.mode == "gold":
             return gold_grades(inputs["retrieved_ids"], inputs["gold_ids"], self.relevance_grade)
         if self.mode == "focus_time":
@@ -225,13 +266,20 @@ class TemporalMetric:
 
     async def _graded_llm(self, inputs: dict[str, Any]) -> Graded | None:
         self._check_inputs(inputs)
-        k = _check_k(inputs.get("k", 10))
-        assert self.llm is not None  # checked in __post_init__
-        return await judge_grades(self.llm, inputs["query"], inputs["retrieved_docs"], inputs.get("other_docs") or (),
-                                  k, self.relevance_grade, self.needs_pool)
+        k = _check_k(inputs.get("k", 10), type(self).__name__)
+        return await judge_grades(self.judge(), inputs["query"], inputs["retrieved_docs"],
+                                  inputs.get("other_docs") or (), k, self.relevance_grade, self.needs_pool)
+
+    def judge(self) -> Judge:
+        """The judge of LLM mode; a :class:`~gainscope.errors.PolicyError` when none was given."""
+        if self.llm is None:
+            raise PolicyError(f"{type(self).__name__}(use_llm=True) has no judge: pass llm=<a judge> to the "
+                              "constructor, or set metric.llm = judge (an object with .spec and async "
+                              ".grade(query, document), such as gainscope.judges.labeling.LLMJudge)")
+        return self.llm
 
     def _finish(self, graded: Graded | None, inputs: dict[str, Any]) -> TemporalScore:
-        k = _check_k(inputs.get("k", 10))
+        k = _check_k(inputs.get("k", 10), type(self).__name__)
         name = f"{self}@{k}"
         top = graded.ranked[:k] if graded is not None else ()
         if graded is not None and graded.failures:

@@ -132,8 +132,8 @@ def parse_metric(text: str) -> MetricSpec:
     name = m[1]
     if name not in METRICS:
         close = difflib.get_close_matches(name, list(METRICS), n=1)
-        hint = f"; did you mean {close[0]}?" if close else ""
-        raise UnknownMetricError(f"unknown temporal metric {name!r}{hint} The temporal metrics: {', '.join(METRICS)}")
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UnknownMetricError(f"unknown temporal metric {name!r}{hint}; the temporal metrics: {', '.join(METRICS)}")
     params: list[tuple[str, Any]] = []
     for part in filter(None, (p.strip() for p in (m[2] or "").split(","))):
         key, eq, value = part.partition("=")
@@ -141,14 +141,13 @@ def parse_metric(text: str) -> MetricSpec:
             raise PolicyError(f"{text!r}: parameters are written name=value (the mode comes from the file or "
                               f"--mode); got {part!r}")
         params.append((key.strip(), _value(value)))
+    if m[3] is not None and int(m[3]) < 1:
+        raise PolicyError(f"{text!r}: the cutoff must be an integer >= 1; got @{m[3]}")
     spec = MetricSpec(METRICS[name], tuple(params), int(m[3]) if m[3] else 10)
     try:
         spec.cls(**dict(params))
-    except TypeError as exc:
+    except (TypeError, PolicyError) as exc:
         raise PolicyError(f"{text!r}: {exc}") from None
-    except PolicyError as exc:
-        if "needs llm" not in str(exc):
-            raise PolicyError(f"{text!r}: {exc}") from None
     return spec
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Graded", "as_documents", "as_query", "focus_time_grades", "gold_grades", "judge_grades"]
 
-#: the largest grade of the focus-time mode (Jaccard scaled to [0, 4])
+#: the largest grade of the focus-time mode (Jaccard scaled to [0, 4]) and of the temporal rubric of LLM mode
 FOCUS_TIME_SCALE = 4.0
 
 
@@ -138,6 +138,8 @@ async def _grade_all(judge: Judge, pairs: Sequence[tuple[Query, Document]]) -> l
             return math.nan, f"{type(exc).__name__}: {exc}"
         if label.status != "ok" or label.grade is None:
             return math.nan, label.error or "the judge returned no grade"
+        if not 0 <= label.grade <= FOCUS_TIME_SCALE:
+            return math.nan, f"grade {label.grade} is outside the 0-4 temporal scale"
         return float(label.grade), ""
 
     return list(await asyncio.gather(*(one(q, d) for q, d in pairs)))

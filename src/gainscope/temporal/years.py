@@ -43,7 +43,7 @@ class _YearsMetric(TemporalMetric):
 
     def _graded_sync(self, inputs: dict[str, Any]) -> Graded | None:
         self._check_inputs(inputs)
-        _check_k(inputs.get("k", 10))
+        _check_k(inputs.get("k", 10), type(self).__name__)
         return None
 
 
@@ -186,14 +186,14 @@ class TemporalCoverage(_YearsMetric):
         if not self.use_llm:
             return self.score(**inputs)
         self._check_inputs(inputs)
-        k = _check_k(inputs.get("k", 10))
+        k = _check_k(inputs.get("k", 10), type(self).__name__)
+        judge = self.judge()
         anchors = [str(a) for a in self._anchors(inputs)]
         q = as_query(inputs["query"])
         docs = as_documents(inputs["retrieved_docs"], "retrieved_docs")[:k]
         pairs = [(Query(f"{q.query_id}@{a}", f"{q.text}\nTime period: {a}", q.title, q.narrative), d)
                  for a in anchors for d in docs]
-        assert self.llm is not None
-        results = await _grade_all(self.llm, pairs)
+        results = await _grade_all(judge, pairs)
         name = f"{self}@{k}"
         failures = tuple((f"{d.doc_id} ({qq.text.rsplit(': ', 1)[-1]})", why)
                          for (qq, d), (_, why) in zip(pairs, results, strict=True) if why)
