@@ -38,7 +38,8 @@ def scorers() -> list[BuiltinScorer]:
 
 @st.composite
 def queries(draw: st.DrawFn, scale: RatingScale) -> CaseQuery:
-    grades = st.sampled_from(scale.values)
+    halves = [v + 0.5 for v in scale.values[:-1]]  # decimal ratings: bestDocs hold parseInt(rating)
+    grades = st.sampled_from(list(scale.values) + halves)
     returned = draw(st.lists(st.one_of(st.none(), grades), max_size=14))  # zero results too
     extra = draw(st.lists(grades, max_size=6))
     ratings = {f"d{i}": r for i, r in enumerate(returned) if r is not None}

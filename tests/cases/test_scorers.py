@@ -324,3 +324,27 @@ def test_javascript_scorers_run_on_zero_result_queries() -> None:
     # setScore(undefined) is not null: Quepid shows no zsr label and counts it as 0
     undef = score_case(CASE3, JavaScriptScorer("setScore(numReturned() ? 1 : undefined);"))
     assert [(q.status, q.counted) for q in undef.queries] == [("scored", 1), ("undefined", 0), ("scored", 1)]
+
+
+def test_best_docs_hold_truncated_ratings_as_quepids_ratings_store() -> None:
+    # Quepid's ratingsStoreSvc.bestDocs() keeps parseInt(rating); docRating(i) keeps the decimals.
+    # Ratings by rank [2.5, 1.5, 3]; bestDocs [3, 2, 1] (2.5 -> 2, 1.5 -> 1).
+    q = CaseQuery("q", {"a": 2.5, "b": 1.5, "c": 3}, ("a", "b", "c"))
+    v = QueryView.of(q, GRADED)
+    assert v.best == (("c", 3), ("a", 2), ("b", 1)) and v.ratings == (2.5, 1.5, 3)
+    # nDCG@10: DCG [2.5, 1.5, 3] = (2^2.5 - 1) + (2^1.5 - 1)/log2(3) + 7/2 = 4.65685 + 1.15362 + 3.5 = 9.31047;
+    # ideal [3, 2, 1] = 7 + 3/log2(3) + 1/2 = 9.39279 -> 0.99124 (with decimal ideals [3, 2.5, 1.5]: 0.858)
+    dcg_actual = (2 ** 2.5 - 1) + (2 ** 1.5 - 1) / math.log2(3) + 7 / 2
+    assert ndcg(v, 10) == pytest.approx(dcg_actual / (7 + 3 / math.log2(3) + 0.5))
+    assert round(ndcg(v, 10), 3) == 0.991
+    # v1 on 1-10: avgRating100 = floor(mean(parseInt) [2, 1, 3] = 2 -> 2 * 100 / 10) = 20; the edit distance
+    # compares [2, 1, 3] with [3, 2, 1]: Quepid's shipped one gives 1 -> 19 (Levenshtein: 2 -> 18)
+    one_to_ten = QueryView.of(q, ONE_TO_TEN)
+    assert default_score(one_to_ten, 10, "quepid-legacy") == 19
+    assert default_score(one_to_ten, 10) == 18
+    # AP: docRating 0.5 > 0 is a hit, but bestDocs holds parseInt(0.5) = 0, not relevant, so only b counts in
+    # the denominator: (1/1 + 2/2) / 1 = 2, above 1, as Quepid's AP@10 gives on these ratings
+    half = QueryView.of(CaseQuery("q", {"a": 0.5, "b": 1}, ("a", "b")), GRADED)
+    assert ap(half, 10) == pytest.approx((1 / 1 + 2 / 2) / 1)
+    result = score_case(Case((q,), GRADED), builtin_scorer("nDCG@10"))
+    assert any(c.startswith("decimal ratings: bestDocs hold parseInt(rating)") for c in result.conventions)

@@ -13,7 +13,9 @@ inside that function, as Quepid's browser does, so that
 The API (positions are 0-based; ``count`` defaults to 10, Quepid's ``DEFAULT_NUM_DOCS``):
 
 ``docs``                      returned documents: ``{doc, id, rating, hasRating(), getRating()}``
-``bestDocs``                  every rated document, rating descending: ``{id, rating, getRating()}``
+``bestDocs``                  every rated document, rating descending: ``{id, rating, getRating()}``, the rating
+                              truncated to an integer (``parseInt``, as Quepid's ratings store; ``docRating`` keeps
+                              decimals)
 ``eachDoc(f, count)``         ``f(doc.doc, i)`` for each returned document within ``count``
 ``hasDocRating(i)``           a document at ``i`` that is rated
 ``docRating(i)``              its rating; ``null`` when unrated, ``undefined`` when there is no document at ``i``
@@ -169,8 +171,7 @@ var __gs_tools = (function () {
     var n = depth(count, docs.length);
     var results = [];
     for (var i = 0; i < n; i++) {
-      var r = docs[i].hasRating() ? docs[i].getRating() : null;
-      results.push(legacy && r !== null ? parseInt(r, 10) : r);
+      results.push(docs[i].hasRating() ? parseInt(docs[i].getRating(), 10) : null);
     }
     var best = bestDocs.slice(0, Math.max(0, count)).map(function (d) { return d.rating; });
     while (best.length < results.length) { best.push(null); }

@@ -193,6 +193,11 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
         conventions.append(f"undefined scores {how}: {format_ids(undefined_queries)}")
     if failed:
         conventions.append(f"failed (fail() or a false assert) scored 0: {format_ids(failed)}")
+    decimal = [q.query for q in case.queries if any(not float(r).is_integer() for r in q.ratings.values())]
+    if decimal:
+        conventions.append("decimal ratings: bestDocs hold parseInt(rating) as in Quepid's ratings store (the "
+                           "ideal of nDCG/NDCG_CUT/blogNDCG, AP's relevant count, topRatings, eachDocWithRating, "
+                           f"the edit distance); docRating keeps the decimals: {format_ids(decimal)}")
     conventions.append("negative scores become 0, as Quepid"
                        + (f": {format_ids(clamped)}" if clamped else " (none here)") + "; no upper clamp")
     return CaseScore(scorer.name, used_scale, tuple(scores), mean, tuple(conventions), case.name, unscored,

@@ -8,8 +8,11 @@ definitions; a parity test keeps them equal):
 Quepid (JavaScript)         :class:`QueryView`
 ==========================  ==================================================================================
 ``docs``                    ``doc_ids`` and ``ratings``: returned documents in rank order, None = unrated
-``bestDocs``                ``best``: every rated document, returned or not, rating descending (ties keep the
-                            order of the ratings), as ``(doc_id, rating)``
+``bestDocs``                ``best``: every rated document, returned or not, as ``(doc_id, trunc(rating))``,
+                            rating descending (ties keep the order of the ratings). Quepid's ratings store
+                            builds bestDocs with ``parseInt(rating)``, so a rating of 2.5 is 2 there (in
+                            nDCG's ideal, AP's relevant count, ``topRatings``, ``eachDocWithRating``, the
+                            edit distance) while ``docRating`` keeps 2.5; gainscope does the same
 ``hasDocRating(i)``         ``has_doc_rating(i)``: a document at 0-based position ``i`` that is rated
 ``docRating(i)``            ``doc_rating(i)``: its rating, None when unrated or absent
 ``numFound()``              ``num_found``: the engine's total hits (``num_found`` of the case, else the number
@@ -48,7 +51,7 @@ class QueryView:
     query: str
     doc_ids: tuple[str, ...]
     ratings: tuple[float | None, ...]
-    best: tuple[tuple[str, float], ...]
+    best: tuple[tuple[str, int], ...]
     scale: RatingScale
     num_found: int
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -56,8 +59,9 @@ class QueryView:
     @classmethod
     def of(cls, q: CaseQuery, scale: RatingScale) -> QueryView:
         """The view of a case query on a scale."""
-        order = {doc: i for i, doc in enumerate(q.ratings)}
-        best = tuple(sorted(q.ratings.items(), key=lambda item: (-item[1], order[item[0]])))
+        # Quepid's bestDocs: {id, rating: parseInt(rating)} sorted by that rating, descending (a stable sort)
+        truncated = [(doc, math.trunc(r)) for doc, r in q.ratings.items()]
+        best = tuple(sorted(truncated, key=lambda item: -item[1]))
         return cls(q.query, q.results, tuple(q.rating_list()), best, scale,
                    q.num_found if q.num_found is not None else len(q.results), dict(q.options))
 
@@ -113,19 +117,17 @@ class QueryView:
             return None
         return float(math.floor(avg * 100 / self.scale_max))
 
-    def distance_lists(self, count: int = DEFAULT_COUNT,
-                       truncate: bool = False) -> tuple[list[float | None], list[float | None]]:
-        """The two lists ``editDistanceFromBest`` compares, built as Quepid builds them.
+    def distance_lists(self, count: int = DEFAULT_COUNT) -> tuple[list[float | None], list[float | None]]:
+        """The two lists ``editDistanceFromBest`` compares, built as Quepid builds them (for both variants of
+        the distance):
 
-        * results: the ratings of the first ``min(count, numReturned)`` documents, None for unrated ones
-          (truncated to integers when ``truncate``, Quepid's ``parseInt``);
-        * best: the first ``min(count, len(best))`` best ratings, padded with None up to the length of the
-          results list when shorter (never cut to it: with 3 results and 7 rated documents the best list
-          keeps 7 entries, as in Quepid).
+        * results: the ratings of the first ``min(count, numReturned)`` documents truncated to integers
+          (Quepid's ``parseInt``), None for unrated ones;
+        * best: the first ``min(count, len(best))`` best ratings (integers already, see ``best``), padded
+          with None up to the length of the results list when shorter (never cut to it: with 3 results and 7
+          rated documents the best list keeps 7 entries, as in Quepid).
         """
-        results = list(self.ratings[:count])
-        if truncate:
-            results = [None if r is None else math.trunc(r) for r in results]
+        results: list[float | None] = [None if r is None else math.trunc(r) for r in self.ratings[:count]]
         best: list[float | None] = [r for _, r in self.best[:count]]
         best += [None] * (len(results) - len(best))
         return results, best
@@ -133,6 +135,5 @@ class QueryView:
     def edit_distance_from_best(self, count: int = DEFAULT_COUNT, variant: str = "levenshtein") -> int:
         """The edit distance between the returned ratings and the best ratings (see :meth:`distance_lists`
         and :mod:`gainscope.cases.edit_distance` for the two variants)."""
-        legacy = variant == "quepid-legacy"
-        a, b = self.distance_lists(count, truncate=legacy)
+        a, b = self.distance_lists(count)
         return edit_distance(a, b, variant)
