@@ -138,3 +138,16 @@ def test_shared_judge_in_the_library() -> None:
 
     assert asyncio.run(both()) == (1.0, 1.0)
     assert len(judge.asked) == 2 and (shared.asked, shared.shared) == (2, 2)
+
+
+def test_diversity_in_llm_mode_from_the_command_line(tmp_path: Path, fake_server: Any) -> None:
+    line = {**LINE, "scope": "2010-2029"}
+    code, out, err = invoke("evaluate", write(tmp_path, [line]), "-m", "TemporalDiversity(granularity=10)@2",
+                            *llm_args(fake_server))
+    assert code == 0, err
+    # the fake judge reads the grade=N marker of the document whatever the period: b (grade 4) covers both decades
+    assert json.loads(out)["per_query"]["run"]["q1"] == {"TemporalDiversity(granularity=10)@2": 1.0}
+    assert len(fake_server.requests) == 4  # 2 decades x the top 2 documents
+    assert json.loads(out)["conventions"]["TemporalDiversity(granularity=10)@2"] == (
+        "buckets of 10 years (granularity) of scope=; a bucket is covered when the judge grades a top-2 document "
+        ">= 2 (rel) against it")

@@ -283,3 +283,33 @@ def test_metric_name_errors() -> None:
         parse_metric("TemporalMRR@0")
     with pytest.raises(PolicyError, match=r"TemporalMRR: k \(the cutoff\) must be an integer >= 1; got 0"):
         TemporalMRR().compute(retrieved_ids=["a"], gold_ids=["a"], k=0)
+
+
+class PeriodJudge(TableJudge):
+    """Grades 4 when the document's text names the period asked about, else 0."""
+
+    async def grade(self, query, document):  # type: ignore[no-untyped-def]
+        from dataclasses import replace
+
+        label = await super().grade(query, document)
+        period = query.text.rsplit(": ", 1)[1]
+        return replace(label, grade=4 if period in document.text else 0)
+
+
+def test_diversity_llm_mode_asks_per_bucket_of_the_scope() -> None:
+    judge = PeriodJudge(dict(GRADES))
+    m = TemporalDiversity(use_llm=True, llm=judge)
+    # scope 2019..2022, one year per bucket: the top 4 name 2020, 2021 and 2019 -> 3 of 4 buckets
+    v = asyncio.run(m.acompute(query="How did X change?", retrieved_docs=DOCS, scope="2019-2022", k=4))
+    assert v == 0.75 and len(judge.calls) == 16  # 4 buckets x 4 documents
+    judge.calls.clear()
+    # five-year buckets of 2010..2029 are asked as "2010-2014", ...; none is named verbatim by a document
+    v = TemporalDiversity(use_llm=True, llm=judge, granularity=5).compute(query="q", retrieved_docs=DOCS[:1],
+                                                                         scope="2010-2029", k=1)
+    assert v == 0.0
+    assert [q.rsplit(": ", 1)[1] for q, _ in judge.calls] == ["2010-2014", "2015-2019", "2020-2024", "2025-2029"]
+    with pytest.raises(InputError, match=r"needs scope=<the years to cover>"):
+        m.compute(query="q", retrieved_docs=DOCS, total_scope=10, k=2)
+    failing = TemporalDiversity(use_llm=True, llm=TableJudge({**GRADES, "nothing": None}), on_failure="nan")
+    s = asyncio.run(failing.ascore(query="q", retrieved_docs=DOCS, scope="2019-2020", k=2))
+    assert math.isnan(s.value) and s.reason == "the judge could not grade 2 (document, period) pair(s)"

@@ -42,6 +42,9 @@ MAP normaliser                     relevant retrieved in the top k              
                                                                                           (R), ``retrieved`` on
                                                                                           request
 diversity without a scope          1.0                                                    an error
+diversity, LLM mode                the judge lists each document's years; distinct        each bucket of ``scope``
+                                   5-year buckets over a fixed number of periods          graded as a period, as
+                                                                                          coverage's anchors
 coverage                           0.0 unless ``temporal_focus`` is change-over-time;     any query; focus-time mode
                                    LLM only                                               too; any number of anchors
 values                             rounded to 5 decimals                                  full precision

@@ -28,6 +28,29 @@ def _union(dfts: object, k: int) -> FocusTime:
     return FocusTime(frozenset(years))
 
 
+async def _periods_covered(metric: TemporalMetric, inputs: dict[str, Any], k: int, periods: list[str],
+                           what: str) -> TemporalScore:
+    """LLM mode of coverage and diversity: for each period the judge grades every top-k document against
+    ``"<query>\nTime period: <period>"``; a grade >= ``rel`` covers it. The share of periods covered."""
+    judge = metric.judge()
+    q = as_query(inputs["query"])
+    docs = as_documents(inputs["retrieved_docs"], "retrieved_docs")[:k]
+    pairs = [(Query(f"{q.query_id}@{p}", f"{q.text}\nTime period: {p}", q.title, q.narrative), d)
+             for p in periods for d in docs]
+    results = await _grade_all(judge, pairs)
+    name = f"{metric}@{k}"
+    failures = tuple((f"{d.doc_id} ({qq.text.rsplit(': ', 1)[-1]})", why)
+                     for (qq, d), (_, why) in zip(pairs, results, strict=True) if why)
+    if failures:
+        if metric.on_failure == "raise":
+            raise TemporalGradeError(name, failures)
+        return TemporalScore(name, k, "llm", math.nan, (), f"the judge could not grade {len(failures)} "
+                             f"(document, {what}) pair(s)", failures)
+    rel = metric.relevance_grade
+    covered = sum(any(results[i * len(docs) + j][0] >= rel for j in range(len(docs))) for i in range(len(periods)))
+    return TemporalScore(name, k, "llm", covered / len(periods), tuple(g for g, _ in results))
+
+
 @dataclass(frozen=True)
 class _YearsMetric(TemporalMetric):
     """Focus-time metrics: the mode is focus time unless ``use_llm=True`` (where offered)."""
@@ -96,7 +119,21 @@ class TemporalDiversity(_YearsMetric):
     One of the two is required: TempoEval returns 1.0 without a scope ("perfect coverage of what's available"),
     which says nothing. ``granularity=10, total_scope=10`` is TempoEval's regex mode (distinct decades over 10
     expected periods) once the focus times are extracted.
+
+    LLM mode (``use_llm=True, llm=judge``, with ``query``, ``retrieved_docs`` and ``scope=``): each bucket of the
+    scope is a period ("1990-1994" for ``granularity=5``) that the judge is asked about as
+    :class:`TemporalCoverage` asks about an anchor -- every top-k document graded against
+    ``"<query>\nTime period: <bucket>"``, a grade >= ``rel`` (default 2) covers the bucket -- and the value is the
+    share of buckets covered: ``buckets x k`` requests (a coarser ``granularity`` costs less). ``total_scope`` has no
+    LLM mode (the judge needs the periods). TempoEval's LLM diversity asks the judge to list the years of each
+    document and counts 5-year buckets over a fixed number of expected periods; here the judge grades, the value is
+    bounded by the scope, and a failed grade is reported, never "not covered".
     """
+
+    modes: ClassVar[tuple[Mode, ...]] = ("focus_time", "llm")
+    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
+        "focus_time": (frozenset({"dfts"}), frozenset()), "llm": (frozenset({"query", "retrieved_docs"}), frozenset())}
+    EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset({"scope", "total_scope"})
 
     granularity: int = 1
 
@@ -106,12 +143,14 @@ class TemporalDiversity(_YearsMetric):
             raise PolicyError(f"granularity must be an integer >= 1 (years per bucket); got {self.granularity!r}")
 
     def convention(self, k: int) -> str:
-        return (f"buckets of {self.granularity} year{'s' if self.granularity > 1 else ''} (granularity); scope= "
-                "gives the buckets to cover, total_scope= N gives min(1, buckets covered / N)")
+        size = f"buckets of {self.granularity} year{'s' if self.granularity > 1 else ''} (granularity)"
+        if self.use_llm:
+            return (f"{size} of scope=; a bucket is covered when the judge grades a top-{k} document >= "
+                    f"{self.relevance_grade:g} (rel) against it")
+        return f"{size}; scope= gives the buckets to cover, total_scope= N gives min(1, buckets covered / N)"
 
-    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
-        "focus_time": (frozenset({"dfts"}), frozenset())}
-    EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset({"scope", "total_scope"})
+    def _buckets(self, scope: object) -> list[int]:
+        return sorted({y // self.granularity for y in as_focus_time(scope, "scope").years})
 
     def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
         scope, total = inputs.get("scope"), inputs.get("total_scope")
@@ -124,10 +163,25 @@ class TemporalDiversity(_YearsMetric):
             if isinstance(total, bool) or not isinstance(total, int) or total < 1:
                 raise InputError(f"total_scope must be an integer >= 1; got {total!r}")
             return min(1.0, len(covered) / total), ""
-        buckets = {y // g for y in as_focus_time(scope, "scope").years}
+        buckets = set(self._buckets(scope))
         if not buckets:
             return _undefined("the scope is empty")
         return len(covered & buckets) / len(buckets), ""
+
+    async def ascore(self, **inputs: Any) -> TemporalScore:
+        if not self.use_llm:
+            return self.score(**inputs)
+        self._check_inputs(inputs)
+        k = _check_k(inputs.get("k", 10), type(self).__name__)
+        if inputs.get("total_scope") is not None or inputs.get("scope") is None:
+            raise InputError("TemporalDiversity(use_llm=True) needs scope=<the years to cover>: the judge is asked "
+                             "about each of its periods (total_scope, a number of buckets, names none)")
+        buckets = self._buckets(inputs["scope"])
+        if not buckets:
+            return TemporalScore(f"{self}@{k}", k, "llm", math.nan, (), "the scope is empty")
+        g = self.granularity
+        periods = [str(b * g) if g == 1 else f"{b * g}-{b * g + g - 1}" for b in buckets]
+        return await _periods_covered(self, inputs, k, periods, "period")
 
 
 @dataclass(frozen=True)
@@ -148,16 +202,15 @@ class TemporalCoverage(_YearsMetric):
     """
 
     modes: ClassVar[tuple[Mode, ...]] = ("focus_time", "llm")
+    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
+        "focus_time": (frozenset({"dfts"}), frozenset()), "llm": (frozenset({"query", "retrieved_docs"}), frozenset())}
+    EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset({"anchors", "baseline_anchor", "comparison_anchor"})
 
     def convention(self, k: int) -> str:
         if self.use_llm:
             return (f"an anchor is covered when the judge grades a top-{k} document >= {self.relevance_grade:g} "
                     "(rel) against it")
         return f"an anchor is covered when a top-{k} document's focus time shares a year with it"
-
-    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
-        "focus_time": (frozenset({"dfts"}), frozenset()), "llm": (frozenset({"query", "retrieved_docs"}), frozenset())}
-    EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset({"anchors", "baseline_anchor", "comparison_anchor"})
 
     @staticmethod
     def _anchors(inputs: dict[str, Any]) -> list[object]:
@@ -187,22 +240,4 @@ class TemporalCoverage(_YearsMetric):
             return self.score(**inputs)
         self._check_inputs(inputs)
         k = _check_k(inputs.get("k", 10), type(self).__name__)
-        judge = self.judge()
-        anchors = [str(a) for a in self._anchors(inputs)]
-        q = as_query(inputs["query"])
-        docs = as_documents(inputs["retrieved_docs"], "retrieved_docs")[:k]
-        pairs = [(Query(f"{q.query_id}@{a}", f"{q.text}\nTime period: {a}", q.title, q.narrative), d)
-                 for a in anchors for d in docs]
-        results = await _grade_all(judge, pairs)
-        name = f"{self}@{k}"
-        failures = tuple((f"{d.doc_id} ({qq.text.rsplit(': ', 1)[-1]})", why)
-                         for (qq, d), (_, why) in zip(pairs, results, strict=True) if why)
-        if failures:
-            if self.on_failure == "raise":
-                raise TemporalGradeError(name, failures)
-            return TemporalScore(name, k, "llm", math.nan, (), f"the judge could not grade {len(failures)} "
-                                 "(document, anchor) pair(s)", failures)
-        rel = self.relevance_grade
-        covered = sum(any(results[a * len(docs) + j][0] >= rel for j in range(len(docs)))
-                      for a in range(len(anchors)))
-        return TemporalScore(name, k, "llm", covered / len(anchors), tuple(g for g, _ in results))
+        return await _periods_covered(self, inputs, k, [str(a) for a in self._anchors(inputs)], "anchor")
