@@ -32,10 +32,11 @@ def temporal_group() -> None:
                    "TemporalYearPrecision, TemporalYearRecall, TemporalDiversity, TemporalCoverage, with @K and "
                    "parameters, e.g. 'TemporalNDCG(gain=exponential, ideal=retrieved)@10'. Default: TemporalNDCG@10.")
 @click.option("--mode", type=click.Choice(["auto", "gold", "focus-time", "llm"]), default="auto", show_default=True,
-              help="auto: gold ids when every line has gold, else focus times (given or extracted from the texts).")
+              help="auto: gold ids when every line has gold, focus times (given or extracted from the texts) when "
+                   "none has; gold on some lines only is an error naming a line without.")
 @click.option("--reference-date", default=None,
-              help="Resolve relative expressions ('last year', 'recently') against this date (YYYY-MM-DD or YYYY) "
-                   "where a line has no reference_date. Never the current date.")
+              help="Resolve relative expressions ('last year', 'yesterday') against this date (YYYY-MM-DD; YYYY-MM "
+                   "or YYYY when only those are known) where a line has no reference_date. Never the current date.")
 @click.option("--unresolved", type=click.Choice(["error", "report"]), default="error", show_default=True,
               help="A relative expression ('last year') in a text with no reference date: an error, or no years "
                    "from it (each one listed in the notes).")
