@@ -313,3 +313,17 @@ def test_vague_relative_expressions_are_never_silently_empty() -> None:
         extract_focus_time("a decade ago")
     e = extract_focus_time("in the last few years", unresolved="report")
     assert [m.text for m in e.unresolved] == ["last few years"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a number after a year and a comma or "and" is a year only when written '95, or a few years after the first
+    ("In 2020, 45 of them left", {2020}),
+    ("in 2020 and 45 others", {2020}),
+    ("In 2019 and 20 percent", {2019}),
+    ("in 1990, '95 and 2001", {1990, 1995, 2001}),
+    ("in 1998 and 02", {1998, 2002}),
+    # thousands, not years
+    ("1000s of people", set()),
+])
+def test_abbreviated_years_and_thousands_are_not_guessed(text: str, expected: set[int]) -> None:
+    assert years(text) == expected, extract_focus_time(text).explain()

@@ -18,8 +18,11 @@ Rules run in this order; a later rule never reads text that an earlier rule matc
    included. A two-digit end is in the start's century, except ``00`` after a year in the 90s (``1999-00`` ->
    1999..2000). Not a range: one that would end before it starts (``2020-12`` is a month: 2020 is read alone), a
    two-digit end after a word (``in 2010 to 20 people`` -> 2010), a range followed by a count noun, a date's
-   ``2011/12/05``. A two-digit year after a year in a list is that year (``in 1990 and '95`` -> 1990, 1995; the
-   next century when smaller, ``1998 and 02`` -> 2002) unless a count noun follows (``1990 and 95 people``).
+   ``2011/12/05``. A two-digit year after a year and "and"/"or" is that year when written ``'95`` or when it is
+   at most ten years after the first (``in 1990 and 95`` -> 1990, 1995; the next century when smaller, ``1998 and
+   02`` -> 2002), and no count noun follows (``1990 and 95 people``, ``2020 and 45 others`` are counts); after a
+   comma it needs the apostrophe (``in 1990, '95``; ``In 2020, 45 of them`` is not read). ``1000s`` without "the"
+   is thousands.
 4. ``decade``: ``1990s``, ``the 1990s`` -> 1990..1999; ``early 1990s`` -> 1990..1993, ``mid 1990s`` ->
    1994..1996, ``late 1990s`` -> 1997..1999. Hundreds before 2000 are centuries, as people use them: ``the 1800s``
    -> 1800..1899, ``the early 1900s`` -> 1900..1932 (early, mid, late: thirds of the century); ``the 2000s`` is the
@@ -132,6 +135,7 @@ soldiers troop troops participant participants document documents record records
 token tokens km kilometre kilometres kilometer kilometers mile miles meter meters metre metres m kg kilogram
 kilograms ton tons tonne tonnes dollar dollars euro euros pound pounds usd eur gbp calorie calories foot feet ft
 hour hours minute minutes second seconds mph rpm mw gw kw kwh mb gb tb pixel pixels character characters
+percent per pc others more
 """.split())
 _COUNT_BEFORE = re.compile(
     r"(?:[$€£¥#]|\b(?:page|p\.|pp\.|no\.|number|iso|rfc|room|rooms|suite|apt\.?|apartment|floor|flight|route|"
@@ -170,7 +174,8 @@ _RANGES = (
     re.compile(r"\b(?:from\s+)?(\d{4})\s+(?:to|until|through|thru)\s+(\d{4})\b(?![-\u2013/.]\d)", re.I),
 )
 #: a two-digit year after a year in a list: "1990 and '95", "1990, 95"
-_ABBREVIATED = re.compile(r"\b(\d{4})(?:\s*,\s*|\s+(?:and|or|&)\s+)(['\u2018\u2019]?(\d{2}))\b(?![-\u2013/.,]\d|\d|')")
+_ABBREVIATED = re.compile(r"\b(\d{4})(?:\s*,\s*(?=['\u2018\u2019])|\s+(?:and|or|&)\s+)(['\u2018\u2019]?(\d{2}))\b"
+                          r"(?![-\u2013/.,]\d|\d|')")
 _DECADE = re.compile(r"\b(?:the\s+)?(?:(early|mid|late)[\s-]+)?(\d{3}0)s\b", re.I)
 #: "the 80s", "'90s", "the late '70s", "his 80s" (an age)
 _SHORT_DECADE = re.compile(
@@ -536,7 +541,10 @@ def _decades(sc: _Scanner) -> None:
         if not sc.free(m.start(), m.end()):
             continue
         start, part = int(m[2]), (m[1] or "").lower()
-        if start % 100 == 0 and start < 2000:  # "the 1800s", "the early 1900s": the century, as people say it
+        if start == 1000 and not m[0].lower().startswith("the"):
+            sc.take(Mention(m[0], m.start(), m.end(), "decade", note="'1000s' without 'the': thousands, not years"),
+                    sc.rejected)
+        elif start % 100 == 0 and start < 2000:  # "the 1800s", "the early 1900s": the century, as people say it
             a, b = _CENTURY_PARTS[part]
             sc.take(Mention(m[0], m.start(), m.end(), "decade", FocusTime.range(start + a, start + b),
                             f"the {start}s read as the century"), sc.found)
@@ -648,8 +656,10 @@ def extract_focus_time(text: str, *, kind: Kind = "query", reference_date: dt.da
     for m in _ABBREVIATED.finditer(text):
         first, short = int(m[1]), int(m[3])
         year = first // 100 * 100 + short
-        year += 100 if year < first else 0
-        if year_bounds[0] <= first <= year_bounds[1] and sc.free(m.start(2), m.end(2)) and \
+        year += 100 if year <= first else 0
+        # "1990 and '95" is a year; "2020 and 45 others" is a count unless the year is a few years after the first
+        near = m[2][0] in "'\u2018\u2019" or year - first <= 10
+        if near and year_bounds[0] <= first <= year_bounds[1] and sc.free(m.start(2), m.end(2)) and \
                 not _count_after(text, m.end(2)):
             sc.take(Mention(m[2], m.start(2), m.end(2), "year", FocusTime.of(year), f"abbreviated, after {first}"),
                     sc.found)
