@@ -158,6 +158,50 @@ def test_memory_limit() -> None:
         run(code, memory_limit=32 * 1024 * 1024, time_limit=20)
 
 
+def test_typed_array_bomb_is_stopped_by_the_buffer_budget() -> None:
+    # ArrayBuffer memory lives outside the V8 heap, so the heap limit alone let 40 x 50 MB through (2 GB)
+    bomb = ("var keep = [];\nfor (var i = 0; i < 40; i++) {\n  var a = new Uint8Array(50 * 1024 * 1024);\n"
+            "  a.fill(1);\n  keep.push(a);\n}\nsetScore(keep.length);\n")
+    with pytest.raises(ScorerError) as exc:
+        run(bomb, memory_limit=64 * 1024 * 1024)
+    assert exc.value.line == 3 and exc.value.query == "star trek"
+    assert str(exc.value).startswith(
+        "test.js:3: RangeError: new Uint8Array of 52428800 bytes would take this query's typed arrays and "
+        "ArrayBuffers to 104857600 bytes, over the sandbox's budget of 64 MiB (memory_limit= / --js-memory-limit)")
+
+
+@pytest.mark.parametrize("escape", [
+    "var b = new ArrayBuffer(8);\nb.transfer(2 * 1024 * 1024 * 1024);",              # grow by transfer
+    "var b = new ArrayBuffer(8, {maxByteLength: 4 * 1024 * 1024 * 1024});",         # reserve for resize()
+    "var a = new Uint8Array(40e6); a.constructor = undefined;\nvar k2 = [a.slice(), a.slice()];",  # species
+    "var a = new Float64Array(5e6);\nvar k2 = [a.toReversed(), a.toSorted(), a.with(0, 1)];",  # no species
+    "var k2 = [];\nfor (var i = 0; i < 40; i++) { k2.push(Float64Array.from({length: 1e6})); }",
+    "class Big extends Uint8Array {}\nvar k2 = [new Big(1e8)];",
+    "var k2 = new Uint8Array({length: 2e9});",                                       # array-like: length first
+])
+def test_typed_array_escapes_are_charged(escape: str) -> None:
+    with pytest.raises(ScorerError, match=r"RangeError: .* over the sandbox's budget of 64 MiB"):
+        run(escape + "\nsetScore(1);", memory_limit=64 * 1024 * 1024)
+
+
+def test_small_typed_arrays_still_work_and_wasm_is_gone() -> None:
+    code = """var f = new Float64Array([1, 2, 3]).map(function (x) { return x * 2; });
+    var u = Uint8Array.from([1, 2, 3]).subarray(1);
+    var b = new ArrayBuffer(16, {maxByteLength: 64}); b.resize(32);
+    var d = new DataView(b); d.setInt16(0, 7);
+    class Mine extends Int32Array {}
+    var m = new Mine(4);
+    console.log([f.join(), u.join(), b.byteLength, d.getInt16(0), m.length, m instanceof Int32Array,
+                 m.constructor === Mine, f.constructor === Float64Array, Int8Array.of(1, 2).length,
+                 f.slice(1).join(), Object.prototype.toString.call(b), typeof WebAssembly,
+                 typeof SharedArrayBuffer].join(' '));
+    setScore(1);
+    """
+    assert run(code).logs == ("2,4,6 2,3 32 7 4 true true true 2 4,6 [object ArrayBuffer] undefined undefined",)
+    with pytest.raises(ScorerError, match=r"TypeError: the scorer runtime is already running a query"):
+        run("__gs_run('{}', 'setScore(1)');\nsetScore(2);")
+
+
 # ----------------------------------------------------------------------------------------------- errors
 def test_syntax_error_quotes_the_line_and_column() -> None:
     code = "var k = 10;\nvar score = avgRating100(k;\nsetScore(score);\n"

@@ -13,7 +13,11 @@ The sandbox:
   ``setTimeout`` do not exist;
 * **time limit** per query (``time_limit`` seconds, default 1): an endless loop stops with a
   :class:`~gainscope.cases.errors.ScorerError` naming the query and the limit;
-* **memory limit** (``memory_limit`` bytes of V8 heap, default 128 MiB): an allocation loop stops likewise;
+* **memory limit** (``memory_limit`` bytes, default 128 MiB): the V8 heap is limited to it (an allocation loop
+  stops likewise), and so, separately, are the typed arrays and ArrayBuffers a query allocates, whose memory
+  lies outside the heap: a running total per query (never refunded within the query; slice, map and filter
+  may be counted twice, a conservative bound) that refuses an allocation with a RangeError naming the line;
+  ``WebAssembly`` and ``SharedArrayBuffer`` are removed. So a query uses at most about twice the limit;
 * **errors quote the script**: syntax errors (found before any query runs) and exceptions name the script,
   the line and the column, and quote the line.
 
@@ -61,8 +65,9 @@ def _mini_racer() -> Any:
     return py_mini_racer
 
 
-def view_payload(view: QueryView, edit_distance: str) -> str:
-    """The JSON the harness reads for one query."""
+def view_payload(view: QueryView, edit_distance: str, buffer_budget: int = DEFAULT_MEMORY_LIMIT) -> str:
+    """The JSON the harness reads for one query (``buffer_budget``: bytes of typed arrays and ArrayBuffers the
+    query may allocate)."""
     return json.dumps({
         "docs": [{"id": d, "rating": r} for d, r in zip(view.doc_ids, view.ratings, strict=True)],
         "best": [{"id": d, "rating": r} for d, r in view.best],
@@ -70,6 +75,7 @@ def view_payload(view: QueryView, edit_distance: str) -> str:
         "options": dict(view.options),
         "max": view.scale_max,
         "editDistance": edit_distance,
+        "bufferBudget": buffer_budget,
     })
 
 
@@ -126,7 +132,7 @@ class JavaScriptRuntime:
 
     def run(self, code: str, view: QueryView, *, name: str, edit_distance: str = "levenshtein") -> ScorerResult:
         """Run the script for one query."""
-        payload = view_payload(view, edit_distance)
+        payload = view_payload(view, edit_distance, self.memory_limit)
         try:
             text = self._ctx.call(RUN_FUNCTION, payload, code, timeout_sec=self.time_limit,
                                   max_memory=self.memory_limit)
@@ -263,7 +269,8 @@ class JavaScriptScorer:
         return (
             "JavaScript scorer run unchanged in V8 (mini-racer) with gainscope's implementation of Quepid's "
             "scorer API; sandboxed: no file, network or process access",
-            f"limits: {self.time_limit:g} s per query, {self.memory_limit // (1024 * 1024)} MiB of heap",
+            f"limits: {self.time_limit:g} s per query, {self.memory_limit // (1024 * 1024)} MiB of heap and as "
+            f"much for typed arrays and ArrayBuffers",
             f"editDistanceFromBest: {self.edit_distance}",
         )
 

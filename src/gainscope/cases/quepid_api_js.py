@@ -35,7 +35,14 @@ The API (positions are 0-based; ``count`` defaults to 10, Quepid's ``DEFAULT_NUM
 
 ``eachRatedDoc`` and ``refreshRatedDocs`` need Quepid's live search ("show only rated"); here they throw an
 error that says so. There is nothing else: no ``require``, ``fetch``, ``XMLHttpRequest``, ``process``, timers
-or file access exist in a bare V8 context.
+or file access exist in a bare V8 context, and the harness removes ``WebAssembly`` and ``SharedArrayBuffer``.
+
+Typed arrays and ``ArrayBuffer`` work, within a per-query budget of bytes (``bufferBudget`` in the query's
+JSON): their memory lies outside the V8 heap that mini-racer's limit bounds, so the constructors, and the
+methods that allocate without them (``slice``, ``map``, ``filter``, ``toReversed``, ``toSorted``, ``with``,
+``transfer``, ``transferToFixedLength``), are wrapped to charge the bytes before allocating and throw a
+``RangeError`` past the budget (a resizable ``ArrayBuffer`` is charged its ``maxByteLength``). The original
+constructors are reachable only from the harness's closure (``constructor`` properties point to the wrappers).
 '''
 
 from __future__ import annotations
@@ -56,12 +63,186 @@ HARNESS = r"""
   try { delete Atomics.waitAsync; } catch (e) { /* not configurable */ }
 })();
 
+// Memory outside the V8 heap: mini-racer's memory limit bounds the heap only, and ArrayBuffer backing stores
+// (every typed array's) live outside it. WebAssembly and SharedArrayBuffer are removed; ArrayBuffer and the
+// typed-array constructors are replaced by wrappers that charge the bytes they allocate to a per-query budget
+// before allocating, and so are the methods that allocate without going through a constructor (slice, map,
+// filter, toReversed, toSorted, with, transfer). The originals stay reachable only from this closure.
+var __gs_guard = (function () {
+  "use strict";
+  var G = globalThis;
+  var construct = Reflect.construct, apply = Reflect.apply, defineProperty = Object.defineProperty;
+  var getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor, getPrototypeOf = Object.getPrototypeOf;
+  var setPrototypeOf = Object.setPrototypeOf, arrayFrom = Array.from, OriginalArray = Array;
+  var toNumber = Number, floor = Math.floor, ceil = Math.ceil, max = Math.max, MiB = 1048576;
+  var RangeErr = RangeError, TypeErr = TypeError, iteratorSymbol = Symbol.iterator;
+  var used = 0, budget = 0, running = null;
+
+  ["WebAssembly", "SharedArrayBuffer"].forEach(function (name) {
+    try { delete G[name]; } catch (e) { /* not configurable */ }
+    if (typeof G[name] !== "undefined") { G[name] = undefined; }
+  });
+
+  function integer(n) {  // ToIntegerOrInfinity of a number
+    return n !== n ? 0 : (n < 0 ? ceil(n) : floor(n));
+  }
+
+  function charge(bytes, what) {
+    if (!(bytes > 0)) { return; }  // 0, negative or NaN: nothing to allocate (the original throws if invalid)
+    if (used + bytes > budget) {
+      throw new RangeErr(what + " of " + bytes + " bytes would take this query's typed arrays and ArrayBuffers "
+                         + "to " + (used + bytes) + " bytes, over the sandbox's budget of " + floor(budget / MiB)
+                         + " MiB (memory_limit= / --js-memory-limit)");
+    }
+    used += bytes;
+  }
+
+  function getter(obj, name) { return getOwnPropertyDescriptor(obj, name).get; }
+
+  function replaceGlobal(name, wrapper) {
+    var d = getOwnPropertyDescriptor(G, name);
+    defineProperty(G, name, { value: wrapper, writable: d.writable, enumerable: d.enumerable,
+                              configurable: d.configurable });
+  }
+
+  function wrapMethod(proto, name, bytesOf) {
+    var original = proto[name];
+    if (typeof original !== "function") { return; }
+    var wrapped = {
+      [name]: function () {
+        var args = arguments;
+        charge(bytesOf(this, args), name + "()");
+        return apply(original, this, args);
+      }
+    }[name];
+    defineProperty(proto, name, { value: wrapped, writable: true, enumerable: false, configurable: true });
+  }
+
+  function species(wrapper) {
+    defineProperty(wrapper, Symbol.species, { get: function () { return this; }, configurable: true });
+  }
+
+  // ArrayBuffer
+  var OriginalArrayBuffer = ArrayBuffer;
+  var abProto = OriginalArrayBuffer.prototype;
+  var abByteLength = getter(abProto, "byteLength");
+  var abMaxByteLength = getter(abProto, "maxByteLength");
+  var abResizable = getter(abProto, "resizable");
+  function byteLength(buffer) { return apply(abByteLength, buffer, []); }
+  function isArrayBuffer(x) {
+    try { apply(abByteLength, x, []); return true; } catch (e) { return false; }
+  }
+  var ArrayBufferGuarded = function ArrayBuffer(length, options) {
+    if (new.target === undefined) { throw new TypeErr("Constructor ArrayBuffer requires 'new'"); }
+    var n = toNumber(length);
+    var args = [n];
+    var bytes = integer(n);
+    if (options !== null && typeof options === "object") {
+      var m = options.maxByteLength;
+      if (m !== undefined) {
+        m = toNumber(m);
+        args.push({ maxByteLength: m });
+        bytes = max(bytes, integer(m));  // resize() commits up to maxByteLength without a constructor
+      }
+    }
+    charge(bytes, "new ArrayBuffer");
+    return construct(OriginalArrayBuffer, args, new.target === ArrayBufferGuarded ? OriginalArrayBuffer
+                                                                                    : new.target);
+  };
+  defineProperty(ArrayBufferGuarded, "prototype", { value: abProto });
+  defineProperty(abProto, "constructor", { value: ArrayBufferGuarded, writable: true, configurable: true });
+  defineProperty(ArrayBufferGuarded, "isView", { value: OriginalArrayBuffer.isView, writable: true,
+                                                 configurable: true });
+  species(ArrayBufferGuarded);
+  replaceGlobal("ArrayBuffer", ArrayBufferGuarded);
+  wrapMethod(abProto, "slice", function (self) { return byteLength(self); });
+  function transferBytes(self, args) {
+    var n = args.length > 0 && args[0] !== undefined ? integer(toNumber(args[0])) : byteLength(self);
+    return apply(abResizable, self, []) ? max(n, apply(abMaxByteLength, self, [])) : n;
+  }
+  wrapMethod(abProto, "transfer", transferBytes);
+  wrapMethod(abProto, "transferToFixedLength", function (self, args) {
+    return args.length > 0 && args[0] !== undefined ? integer(toNumber(args[0])) : byteLength(self);
+  });
+
+  // typed arrays
+  var TypedArray = getPrototypeOf(Int8Array);
+  var taProto = TypedArray.prototype;
+  var taByteLength = getter(taProto, "byteLength");
+  var taLength = getter(taProto, "length");
+  function typedLength(x) {
+    try { return apply(taLength, x, []); } catch (e) { return -1; }
+  }
+  ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Float16Array", "Int32Array",
+   "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"].forEach(function (name) {
+    var Original = G[name];
+    if (typeof Original !== "function") { return; }
+    var size = Original.BYTES_PER_ELEMENT;
+    var Guarded = {
+      [name]: function (source, offset, length) {
+        if (new.target === undefined) { throw new TypeErr("Constructor " + name + " requires 'new'"); }
+        var args;
+        if (source === null || (typeof source !== "object" && typeof source !== "function")) {
+          var n = typeof source === "bigint" || typeof source === "symbol" ? source : toNumber(source);
+          if (typeof n === "number") { charge(integer(n) * size, "new " + name); }
+          args = [n];
+        } else if (isArrayBuffer(source)) {
+          args = arguments.length > 2 ? [source, offset, length] : arguments.length > 1 ? [source, offset]
+                                                                                        : [source];
+        } else {
+          // the source is read once, into a plain array when it is not a typed array, so the length charged
+          // is the length used: an iterable is collected on the heap (under its limit), an array-like's length
+          // is charged before its elements are copied
+          var count = typedLength(source), list = source;
+          if (count < 0 && source[iteratorSymbol] != null) {
+            list = apply(arrayFrom, OriginalArray, [source]);
+            count = list.length;
+          } else if (count < 0) {
+            var like = source;
+            count = integer(toNumber(like.length));
+            charge(count * size, "new " + name);
+            list = new OriginalArray();
+            for (var i = 0; i < count; i++) { list.push(like[i]); }
+            count = 0;  // charged already
+          }
+          charge(count * size, "new " + name);
+          args = [list];
+        }
+        return construct(Original, args, new.target === Guarded ? Original : new.target);
+      }
+    }[name];
+    setPrototypeOf(Guarded, TypedArray);  // from, of and Symbol.species, which construct through `this`
+    defineProperty(Guarded, "prototype", { value: Original.prototype });
+    defineProperty(Guarded, "BYTES_PER_ELEMENT", { value: size });
+    defineProperty(Original.prototype, "constructor", { value: Guarded, writable: true, configurable: true });
+    replaceGlobal(name, Guarded);
+  });
+  function ownBytes(self) { return apply(taByteLength, self, []); }
+  ["slice", "map", "filter", "toReversed", "toSorted", "with"].forEach(function (name) {
+    wrapMethod(taProto, name, ownBytes);  // at most a copy of the array (map and slice may also construct)
+  });
+
+  return Object.freeze({
+    // the budget is set by __gs_run only: a nested call is refused, and leave() needs enter()'s token
+    enter: function (bytes) {
+      if (running !== null) { throw new TypeErr("the scorer runtime is already running a query"); }
+      running = {};
+      used = 0;
+      budget = bytes;
+      return running;
+    },
+    leave: function (token) {
+      if (token === running) { running = null; }
+    }
+  });
+})();
+
 var __gs_tools = (function () {
   "use strict";
   var stringify = JSON.stringify;
   var MAX_LOGS = 500;
   var MAX_CHARS = 2000;
-  var EVAL_FRAME = /eval at __gs_run \([^)]*\), <anonymous>:(\d+):(\d+)/;
+  var EVAL_FRAME = /eval at __gs_score \([^)]*\), <anonymous>:(\d+):(\d+)/;
 
   function show(value) {
     if (typeof value === "string") { return value; }
@@ -222,8 +403,21 @@ var __gs_tools = (function () {
   });
 })();
 
-function __gs_run(__gs_json, __gs_code) {
-  var __gs_q = JSON.parse(__gs_json);
+var __gs_run = (function () {
+  "use strict";
+  var parse = JSON.parse, guard = __gs_guard, score = __gs_score;
+  return function __gs_run(json, code) {
+    var q = parse(json);
+    var token = guard.enter(q.bufferBudget);
+    try {
+      return score(q, code);
+    } finally {
+      guard.leave(token);
+    }
+  };
+})();
+
+function __gs_score(__gs_q, __gs_code) {
   var __gs_state = { done: false, failed: false, score: null, at: null, depth: null, logs: [], error: null };
   var __gs_before = Object.getOwnPropertyNames(globalThis);
   var console = __gs_tools.makeConsole(__gs_state.logs);
@@ -278,4 +472,8 @@ function __gs_run(__gs_json, __gs_code) {
   }
   return __gs_tools.stringify(__gs_state);
 }
+
+["__gs_guard", "__gs_tools", "__gs_run", "__gs_score"].forEach(function (name) {
+  Object.defineProperty(globalThis, name, { writable: false, configurable: false });
+});
 """
