@@ -170,3 +170,18 @@ def test_library_batch_warns_with_query_ids(tmp_path: Path) -> None:
         ev = evaluate_records(records, ["TemporalRecall@5"])
     assert ev.per_query("run", "TemporalRecall@5") == {"q9": 0.0}
     assert ev.reasons["run"] == {("q9", "TemporalRecall@5"): "the query has no focus time (an empty QFT)"}
+
+
+@pytest.mark.parametrize("name", ["runs.jsonl", "periods.jsonl"])
+def test_the_examples_run(name: str) -> None:
+    path = Path(__file__).parents[2] / "examples" / "temporal" / name
+    code, out, err = invoke("evaluate", str(path), "-m", "TemporalNDCG@3 TemporalYearRecall@3", "-f", "json",
+                            "--show-focus-times", "--resamples", "20")
+    assert code == 0, err
+    assert set(json.loads(out)["focus_times"]) == {"bm25", "dense"}
+    if name == "periods.jsonl":
+        code, out, err = invoke("evaluate", str(path), "-m", "TemporalDiversity(granularity=10)@3 TemporalCoverage@3",
+                                "-f", "json", "-q", "--resamples", "20")
+        # bm25 q1: decades 1970s, 1980s, 2020s of the six in 1970..2029; anchors 1970s and 2020s both covered
+        assert code == 0 and json.loads(out)["per_query"]["bm25"]["q1"] == {
+            "TemporalDiversity(granularity=10)@3": 0.5, "TemporalCoverage@3": 1.0}
