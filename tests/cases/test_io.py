@@ -69,6 +69,30 @@ queries:
     assert read_case(tmp_path / "out.yml").queries == case.queries and written.startswith("name: Movies")
 
 
+@pytest.mark.parametrize("doc_id", ["007", "010", "0x1F", "12:30", "1_000", "1e3", "1.50", "yes", "null", "~",
+                                    "2001-01-01", "0o17", "+12"])
+def test_yaml_document_ids_keep_their_text(tmp_path: Path, doc_id: str) -> None:
+    # PyYAML's resolver turns unquoted 007 into 7, 010 into 8 (octal), 0x1F into 31, 12:30 into 750
+    # (base 60), 1_000 into 1000, yes into True, ~ into None: ids in ratings, results, id and query keep the text
+    pytest.importorskip("yaml")
+    text = (f"scale: graded\nqueries:\n  - query: {doc_id}\n    id: {doc_id}\n"
+            f"    ratings: {{{doc_id}: 3, other: 1}}\n    results: [{doc_id}, other]\n"
+            f"    options: {{depth: 010}}\n")
+    q = read_case(write(tmp_path, "ids.yaml", text)).queries[0]
+    assert q.query == doc_id and q.id == doc_id
+    assert q.ratings == {doc_id: 3, "other": 1} and q.results == (doc_id, "other")
+    assert q.options == {"depth": 8}  # options are data: YAML's own types
+
+
+def test_yaml_ids_from_the_review_keep_distinct_keys(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    text = ("scale: graded\nqueries:\n  - query: bond\n    ratings: {007: 3, 010: 2, 1_000: 1, 0x1F: 1, 12:30: 2, "
+            "7: 0}\n    results: [007, 010, 1_000, 0x1F, 12:30, 7]\n")
+    q = read_case(write(tmp_path, "bond.yaml", text)).query("bond")
+    assert q.results == ("007", "010", "1_000", "0x1F", "12:30", "7")
+    assert q.ratings == {"007": 3, "010": 2, "1_000": 1, "0x1F": 1, "12:30": 2, "7": 0}  # 007 and 7 differ
+
+
 def test_yaml_without_pyyaml_is_a_missing_dependency(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "yaml", None)
     with pytest.raises(MissingDependencyError, match="reading YAML needs PyYAML; pip install pyyaml"):

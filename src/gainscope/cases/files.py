@@ -20,13 +20,18 @@
 
 A case file never names a Python scorer (``module:function``): reading a case must not import code. Give Python
 scorers on the command line or in Python.
+
+In YAML, identifiers keep the text as written: the query text, its ``id``, the document ids that key
+``ratings`` and the items of ``results`` are read as strings even unquoted, where YAML would turn ``007`` into
+7, ``010`` into 8 (octal), ``0x1F`` into 31, ``12:30`` into 750 (base 60), ``1_000`` into 1000 and ``yes``
+into True. Ratings, ``num_found``, ``scale`` and ``options`` are read with YAML's own types.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +132,27 @@ def case_from_dict(data: Any, *, source: str = "<case>") -> Case:
                 None if name is None else str(name), source)
 
 
+def _id_nodes(root: Any) -> Iterator[Any]:
+    """The YAML nodes of a case that hold identifiers: each query's ``query`` and ``id`` values, the keys of its
+    ``ratings`` and the items of its ``results``."""
+    import yaml  # type: ignore[import-untyped]
+
+    def entries(node: Any) -> Iterator[tuple[Any, Any]]:
+        if isinstance(node, yaml.MappingNode):
+            yield from ((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode))
+
+    def get(node: Any, key: str) -> Any:
+        return next((v for k, v in entries(node) if k.value == key), None)
+
+    queries = get(root, "queries")
+    for query in queries.value if isinstance(queries, yaml.SequenceNode) else ():
+        yield from (node for node in (get(query, "query"), get(query, "id")) if node is not None)
+        yield from (k for k, _ in entries(get(query, "ratings")))
+        results = get(query, "results")
+        if isinstance(results, yaml.SequenceNode):
+            yield from results.value
+
+
 def read_case(path: str | Path) -> Case:
     """Read a case file (``.yaml``/``.yml`` as YAML, anything else as JSON)."""
     p = Path(path)
@@ -134,7 +160,10 @@ def read_case(path: str | Path) -> Case:
         text = p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=str(p)) from None
-    data = load_yaml(text, str(p)) if p.suffix.lower() in (".yaml", ".yml") else load_json(text, str(p))
+    if p.suffix.lower() in (".yaml", ".yml"):
+        data = load_yaml(text, str(p), text_nodes=_id_nodes)
+    else:
+        data = load_json(text, str(p))
     return case_from_dict(data, source=str(p))
 
 
@@ -169,7 +198,7 @@ def write_case(case: Case, path: str | Path | None = None) -> str:
     data = case_to_dict(case)
     if path is not None and Path(path).suffix.lower() in (".yaml", ".yml"):
         try:
-            import yaml  # type: ignore[import-untyped]
+            import yaml
         except ImportError:
             raise MissingDependencyError(f"{path}: writing YAML needs PyYAML; pip install pyyaml, or write JSON") \
                 from None

@@ -13,6 +13,7 @@ import bisect
 import json
 import json.decoder
 import json.scanner
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from gainscope.errors import FormatError, MissingDependencyError
@@ -69,8 +70,13 @@ def load_json(text: str, path: str) -> Any:
     return obj
 
 
-def load_yaml(text: str, path: str) -> Any:
-    """Parse YAML text (safe loader); mappings become :class:`LocatedDict`."""
+def load_yaml(text: str, path: str, *, text_nodes: Callable[[Any], Iterable[Any]] | None = None) -> Any:
+    """Parse YAML text (safe loader); mappings become :class:`LocatedDict`.
+
+    ``text_nodes`` receives the composed document (PyYAML nodes) and names the plain scalars to read as the
+    text written, whatever YAML would make of them (``007`` stays ``"007"``, not 7; ``0x1F`` not 31; ``12:30``
+    not 750; ``yes`` not True): identifiers, which must never be converted.
+    """
     try:
         import yaml  # type: ignore[import-untyped]
     except ImportError:
@@ -86,9 +92,18 @@ def load_yaml(text: str, path: str) -> Any:
         return _located([(str(k), v) for k, v in pairs], node.start_mark.line + 1, path)
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    loader = Loader(text)
     try:
-        return yaml.load(text, Loader=Loader)  # a SafeLoader subclass
+        root = loader.get_single_node()
+        if root is None:
+            return None
+        for node in text_nodes(root) if text_nodes is not None else ():
+            if isinstance(node, yaml.ScalarNode) and node.style is None:  # plain (unquoted) scalars only
+                node.tag = yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG
+        return loader.construct_document(root)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise FormatError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=path,
                           line=mark.line + 1 if mark is not None else None) from None
+    finally:
+        loader.dispose()
