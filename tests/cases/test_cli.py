@@ -121,3 +121,27 @@ def test_import_and_export_round_trip(tmp_path: Path) -> None:
 def test_scorer_js_prints_pasteable_javascript() -> None:
     code, out, _ = invoke("scorer-js", "NDCG_CUT@5")
     assert code == 0 and out.startswith("var k = 5; // @Rank\n") and "setScore(" in out
+
+
+def test_import_run_matches_query_ids_as_the_trec_exporter_writes_them(tmp_path: Path) -> None:
+    ratings = tmp_path / "ratings.json"  # RRE ratings: no results; query texts with spaces
+    ratings.write_text(json.dumps({"query_groups": [
+        {"name": "g", "queries": [{"placeholders": {"$query": "jazz bass"}}, {"placeholders": {"$query": "fender"}},
+                                  {"placeholders": {"$query": "p bass"}}],
+         "relevant_documents": {"d1": {"gain": 3}, "d2": {"gain": 1}}}]}))
+    run = tmp_path / "run.trec"  # TREC query ids cannot hold spaces: 'jazz bass' is written jazz_bass
+    run.write_text("jazz_bass Q0 d2 1 2.0 sys\njazz_bass Q0 d1 2 1.0 sys\nfender Q0 d1 1 1.0 sys\n"
+                   "rock Q0 d9 1 1.0 sys\nmetal Q0 d9 1 1.0 sys\n")
+    case = tmp_path / "case.json"
+    code, _, err = invoke("import", "--rre", str(ratings), "--run", str(run), "-o", str(case))
+    assert code == 0
+    results = {q["query"]: q["results"] for q in json.loads(case.read_text())["queries"]}
+    assert results == {"jazz bass": ["d2", "d1"], "fender": ["d1"], "p bass": []}
+    assert "warning: 2 run query ids match no case query (their results are left out): rock, metal" in err
+    assert "warning: 1 case query has no results in the run: p bass" in err
+    # the exporter's ids read back: export, then import the run again
+    qrels, run_out = tmp_path / "c.qrels", tmp_path / "c.run"
+    assert invoke("export", str(case), "--qrels", str(qrels), "--run", str(run_out))[0] == 0
+    code, _, err = invoke("import", "--rre", str(ratings), "--run", str(run_out), "-o", str(tmp_path / "again.json"))
+    again = {q["query"]: q["results"] for q in json.loads((tmp_path / "again.json").read_text())["queries"]}
+    assert code == 0 and again == results and "match no case query" not in err

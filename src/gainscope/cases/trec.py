@@ -8,16 +8,23 @@ TREC ids cannot contain spaces: a query's id is its ``id`` when given, else its 
 character replaced by ``_``. Two queries that would get the same id are an error (give them ``id``\\s).
 Unrated results are simply not in the qrels (trec_eval counts them as non-relevant, as Quepid's built-in
 scorers count them as 0).
+
+:func:`with_run_results` goes the other way: the results of a run (any run file gainscope reads) are matched
+to the case's queries by the same ids, so a run written by :func:`write_trec_run`, or by an engine given
+those ids, reads back; a run query id also matches a query's exact ``id`` or text. Run query ids that match no
+query, and queries the run has no results for, are returned for the caller to report.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from gainscope.cases.model import Case
+from gainscope.cases.model import Case, CaseQuery
 from gainscope.errors import InconsistentInputError
 
-__all__ = ["trec_ids", "write_trec_qrels", "write_trec_run"]
+__all__ = ["RunMatch", "trec_ids", "with_run_results", "write_trec_qrels", "write_trec_run"]
 
 _SPACE = re.compile(r"\s")
 
@@ -27,7 +34,7 @@ def trec_ids(case: Case) -> dict[str, str]:
     out: dict[str, str] = {}
     owner: dict[str, str] = {}
     for q in case.queries:
-        qid = _SPACE.sub("_", q.qid)
+        qid = _trec_id(q)
         if qid in owner:
             raise InconsistentInputError(f"queries {owner[qid]!r} and {q.query!r} would both get the TREC id {qid!r}; "
                                          f"give them distinct 'id's in the case")
@@ -63,3 +70,47 @@ def write_trec_run(case: Case, tag: str = "case") -> str:
         for rank, doc in enumerate(q.results, start=1):
             lines.append(f"{ids[q.query]} Q0 {_doc(doc, q.query)} {rank} {n - rank + 1} {tag}")
     return "".join(line + "\n" for line in lines)
+
+
+@dataclass(frozen=True)
+class RunMatch:
+    """A case with a run's results: ``unmatched`` are the run query ids that match no query (their results are
+    left out), ``missing`` the texts of the queries the run has no results for (they keep the ones they had)."""
+
+    case: Case
+    unmatched: tuple[str, ...]
+    missing: tuple[str, ...]
+
+
+def with_run_results(case: Case, run: Mapping[str, Sequence[str]]) -> RunMatch:
+    """The case with each query's results taken from ``run`` (``{run query id: doc ids in rank order}``),
+    matched by the query's TREC id (see the module docstring), its ``id`` or its text."""
+    owner: dict[str, str] = {}
+    for q in case.queries:
+        for key in dict.fromkeys((_trec_id(q), q.id, q.query)):
+            if key is None:
+                continue
+            if key in owner and owner[key] != q.query:
+                raise InconsistentInputError(f"run query id {key!r} would match both query {owner[key]!r} and "
+                                             f"query {q.query!r}; give the queries distinct 'id's")
+            owner[key] = q.query
+    found: dict[str, str] = {}
+    unmatched: list[str] = []
+    for rid in run:
+        query = owner.get(rid)
+        if query is None:
+            unmatched.append(rid)
+        elif query in found:
+            raise InconsistentInputError(f"run query ids {found[query]!r} and {rid!r} both match query {query!r}")
+        else:
+            found[query] = rid
+    queries = tuple(CaseQuery(q.query, q.ratings, tuple(run[found[q.query]]) if q.query in found else q.results,
+                              q.options, q.num_found, q.id) for q in case.queries)
+    missing = tuple(q.query for q in case.queries if q.query not in found)
+    return RunMatch(Case(queries, case.scale, case.scorer, case.name, case.source, case.notes), tuple(unmatched),
+                    missing)
+
+
+def _trec_id(q: CaseQuery) -> str:
+    """The TREC id of one query: its ``id``, else its text with whitespace as ``_``."""
+    return _SPACE.sub("_", q.qid)

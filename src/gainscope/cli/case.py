@@ -131,7 +131,9 @@ def compare_cmd(case_a: str, case_b: str, scorer_spec: str | None, k: int | None
 @click.option("--rank-eval-response", type=click.Path(exists=True, dir_okay=False), default=None,
               help="_rank_eval response JSON (results).")
 @click.option("--run", "run_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Results from a run file gainscope reads (TREC, JSON, CSV...), for RRE or _rank_eval ratings.")
+              help="Results from a run file gainscope reads (TREC, JSON, CSV...), for RRE or _rank_eval ratings; "
+                   "run query ids match a query's id, else its text with spaces as _ (as 'case export --run' "
+                   "writes them), or its exact text.")
 @click.option("--scale", default=None, help="Rating scale to record in the case.")
 @click.option("--scorer", "scorer_spec", default=None, help="Scorer to record in the case (a name or FILE.js).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -142,7 +144,6 @@ def import_cmd(quepid_snapshot: str | None, quepid_ratings: str | None, rre: str
                output: Path | None) -> None:
     """Build a case file from Quepid, RRE or _rank_eval exports."""
     from gainscope.cases.files import write_case
-    from gainscope.cases.model import Case, CaseQuery
     from gainscope.cases.quepid_csv import case_from_quepid
     from gainscope.cases.rank_eval import read_rank_eval
     from gainscope.cases.rre import read_rre
@@ -158,17 +159,29 @@ def import_cmd(quepid_snapshot: str | None, quepid_ratings: str | None, rre: str
         case = read_rre(rre, scale=sc, scorer=scorer_spec)
     else:
         case = read_rank_eval(rank_eval, response=rank_eval_response, scale=sc, scorer=scorer_spec)
+    warnings: list[str] = []
     if run_file is not None:
+        from gainscope.cases.trec import with_run_results
+        from gainscope.errors import format_ids
         from gainscope.io import read_run
 
         ranked: dict[str, list[str]] = {}
         for qid, docs in read_run(run_file).to_dict().items():
             ranked[qid] = [d for d, _ in sorted(docs.items(), key=lambda item: -item[1])]
-        case = Case(tuple(CaseQuery(q.query, q.ratings, tuple(ranked.get(q.qid, q.results)), q.options,
-                                    q.num_found, q.id) for q in case.queries),
-                    case.scale, case.scorer, case.name, case.source, case.notes)
+        match = with_run_results(case, ranked)
+        case = match.case
+        if match.unmatched:
+            n = len(match.unmatched)
+            warnings.append(f"{n} run query id{'s' if n > 1 else ''} match{'' if n > 1 else 'es'} no case query "
+                            f"(their results are left out): {format_ids(list(match.unmatched))}")
+        if match.missing:
+            n = len(match.missing)
+            warnings.append(f"{n} case quer{'ies have' if n > 1 else 'y has'} no results in the run: "
+                            f"{format_ids(list(match.missing))}")
     for note in case.notes:
         click.echo(f"note: {note}", err=True)
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
     text = write_case(case, output)
     if output is None:
         click.echo(text, nl=False)
