@@ -119,7 +119,8 @@ class ComparisonRow:
     ci_low: float
     ci_high: float
     paired: int | None = None
-    #: the baseline's mean over the paired queries (equal to its mean when every query is paired)
+    #: the run's and the baseline's means over the paired queries (their means when every query is paired)
+    paired_mean: float | None = None
     baseline_mean: float | None = None
     delta: float | None = None
     delta_ci_low: float | None = None
@@ -225,7 +226,8 @@ def _schema(tests: Sequence[str]) -> dict[str, Any]:
 
     schema: dict[str, Any] = {
         "metric": pl.String, "run": pl.String, "baseline": pl.String, "queries": pl.Int64, "mean": pl.Float64,
-        "ci_low": pl.Float64, "ci_high": pl.Float64, "paired": pl.Int64, "baseline_mean": pl.Float64,
+        "ci_low": pl.Float64, "ci_high": pl.Float64, "paired": pl.Int64, "paired_mean": pl.Float64,
+        "baseline_mean": pl.Float64,
         "delta": pl.Float64,
         "delta_ci_low": pl.Float64, "delta_ci_high": pl.Float64, "effect_size": pl.Float64, "wins": pl.Int64,
         "ties": pl.Int64, "losses": pl.Int64, "significant": pl.Boolean}
@@ -295,6 +297,12 @@ def compare_results(results: Sequence[Results], *, baseline: str | None = None,
     if len(results) < 2:
         raise InputError(f"a comparison needs at least two runs; got {len(results)}")
     metric_names = results[0].metric_names
+    not_means = [str(m) for m in results[0].metrics if m.aggregate == "gmean"]
+    if not_means:
+        raise PolicyError(f"{', '.join(not_means)} {'is' if len(not_means) == 1 else 'are'} aggregated by a geometric "
+                          "mean; compare reports and tests arithmetic means of per-query values, which for these "
+                          "metrics would be another metric's number under their name. Compare the per-query "
+                          "metric instead (AP for GMAP, Bpref for GMBpref), or use evaluate for the geometric mean")
     for r in results[1:]:
         if r.metric_names != metric_names or r.policies != results[0].policies:
             raise InputError(f"run {r.run_name!r} was evaluated with other metrics or policies than "
@@ -382,13 +390,15 @@ def _compared(row: ComparisonRow, a: np.ndarray, b: np.ndarray,
     if n < 2:  # nothing to test; the row says why (paired < 2) and the tests stay empty
         delta = float((a - b).mean()) if n else math.nan
         w = stats.wins_ties_losses(a, b) if n else (0, 0, 0)
-        return _with(row, paired=n, baseline_mean=float(b.mean()) if n else math.nan, delta=delta, wins=w[0],
-                     ties=w[1], losses=w[2]), {}
+        return _with(row, paired=n, paired_mean=float(a.mean()) if n else math.nan,
+                     baseline_mean=float(b.mean()) if n else math.nan, delta=delta, wins=w[0], ties=w[1],
+                     losses=w[2]), {}
     d = a - b
     low, high = _interval(d, settings)
     wins, ties, losses = stats.wins_ties_losses(a, b, tol=stats.TOL)
     tests = {t: _run_test(t, a, b, settings) for t in settings.tests}
-    return _with(row, paired=n, baseline_mean=float(b.mean()), delta=float(d.mean()), delta_ci_low=low,
+    return _with(row, paired=n, paired_mean=float(a.mean()), baseline_mean=float(b.mean()), delta=float(d.mean()),
+                 delta_ci_low=low,
                  delta_ci_high=high, effect_size=stats.effect_size(a, b), wins=wins, ties=ties, losses=losses), tests
 
 

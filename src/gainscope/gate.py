@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from gainscope.compare import CompareSettings, Comparison, compare_results
 from gainscope.errors import FormatError, PolicyError
-from gainscope.metrics.names import parse_metric
+from gainscope.metrics.base import Metric
 from gainscope.results import Results
 
 __all__ = ["Check", "GateReport", "QueryAssertion", "Rule", "gate", "metrics_of", "parse_assertion", "parse_rule",
@@ -134,12 +134,23 @@ def _comparison(text: str, what: str) -> tuple[str, str, float]:
     return m["lhs"], m["op"], value
 
 
+def _metric(name: str) -> Metric:
+    """One metric from a name in either spelling (``nDCG@10``, ``ndcg_cut.10``, ``map``)."""
+    from gainscope.evaluation import resolve_metrics
+
+    found = resolve_metrics(name.strip())
+    if len(found) != 1:
+        raise PolicyError(f"{name!r} names {len(found)} metrics ({', '.join(map(str, found))}); a rule or an "
+                          "assertion is about one metric")
+    return found[0]
+
+
 def parse_rule(text: str) -> Rule:
     """Read a ``--fail-if`` rule (see the module docstring); metric names become canonical."""
     stripped = text.strip()
     call = _CALL.match(stripped)
     if call is not None and call["fn"] == "significant_loss":
-        return Rule(text=stripped, kind="significant_loss", metric=str(parse_metric(call["metric"])))
+        return Rule(text=stripped, kind="significant_loss", metric=str(_metric(call["metric"])))
     lhs, op, value = _comparison(stripped, "rule")
     pct = stripped.endswith("%")
     call = _CALL.match(lhs)
@@ -151,23 +162,31 @@ def parse_rule(text: str) -> Rule:
             raise PolicyError(f"a percentage only applies to reldelta(...): write 'reldelta({call['metric']}) "
                               f"{op} {stripped.split(op, 1)[1].strip()}'; got {text!r}")
         kind: Kind = "delta" if call["fn"] == "delta" else "reldelta"
-        return Rule(text=stripped, kind=kind, metric=str(parse_metric(call["metric"])), op=op, threshold=value)
+        metric = _metric(call["metric"])
+        if kind == "delta":
+            low, high = type(metric).bounds
+            span = None if low is None or high is None else high - low
+            _check_reachable(stripped, f"a change of {metric}", (None if span is None else -span, span), op, value,
+                             "")
+        return Rule(text=stripped, kind=kind, metric=str(metric), op=op, threshold=value)
     if pct:
         raise PolicyError(f"a percentage only applies to reldelta(...); got {text!r}")
-    metric = parse_metric(lhs)
-    _check_reachable(stripped, metric, op, value)
+    metric = _metric(lhs)
+    _check_reachable(stripped, str(metric), type(metric).bounds, op, value,
+                     f" To fail on a change against the baseline, write 'delta({metric}) {op} {value:g}'")
     return Rule(text=stripped, kind="value", metric=str(metric), op=op, threshold=value)
 
 
-def _check_reachable(text: str, metric: Any, op: str, value: float) -> None:
-    """Refuse a value rule that cannot fire because the threshold is outside the metric's range."""
-    low, high = type(metric).bounds
+def _check_reachable(text: str, what: str, bounds: tuple[float | None, float | None], op: str, value: float,
+                     hint: str) -> None:
+    """Refuse a rule that cannot fire because the threshold lies outside the range of what it tests."""
+    low, high = bounds
     never = ((op in ("<", "<=") and low is not None and (value < low or (op == "<" and value == low)))
              or (op in (">", ">=") and high is not None and (value > high or (op == ">" and value == high))))
     if never:
         rng = f"[{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}]"
-        raise PolicyError(f"the rule {text!r} can never fail: {metric} lies in {rng}. To fail on a change "
-                          f"against the baseline, write 'delta({metric}) {op} {value:g}'")
+        raise PolicyError(f"the rule {text!r} can never fire, so it would always pass: {what} lies in {rng}."
+                          f"{hint}")
 
 
 def parse_assertion(text: str, where: str = "") -> QueryAssertion:
@@ -176,7 +195,7 @@ def parse_assertion(text: str, where: str = "") -> QueryAssertion:
     if len(parts) < 2:
         raise PolicyError(f"expected 'QUERY_ID METRIC OP NUMBER', e.g. 'q12 nDCG@10 >= 0.8'; got {text!r}")
     lhs, op, value = _comparison(parts[1], "assertion")
-    return QueryAssertion(query_id=parts[0], metric=str(parse_metric(lhs)), op=op, threshold=value, where=where)
+    return QueryAssertion(query_id=parts[0], metric=str(_metric(lhs)), op=op, threshold=value, where=where)
 
 
 def read_assertions(path: str | Path) -> list[QueryAssertion]:
@@ -190,7 +209,7 @@ def read_assertions(path: str | Path) -> list[QueryAssertion]:
         try:
             out.append(parse_assertion(body, where=f"{p}:{number}"))
         except (PolicyError, ValueError) as exc:
-            raise FormatError(f"{p}:{number}: {exc}", path=str(p), line=number, text=line) from None
+            raise FormatError(str(exc), path=str(p), line=number, text=line) from None
     return out
 
 
@@ -230,20 +249,24 @@ def gate(run: Results, rules: Sequence[Rule], assertions: Sequence[QueryAssertio
 def _check_rule(rule: Rule, run: Results, comparison: Comparison | None) -> Check:
     if rule.kind == "value":
         value = run[rule.metric]
-        fired = not math.isnan(value) and OPS[rule.op or "<"](value, rule.threshold or 0.0)
-        return Check("rule", rule.text, not fired, f"{rule.metric} = {_num(value)} over "
-                     f"{int((~_nan(run, rule.metric)).sum())} queries", value)
+        counted = int((~_nan(run, rule.metric)).sum())
+        if math.isnan(value):  # nothing to compare: a gate must not pass on it
+            return Check("rule", rule.text, False, f"{rule.metric} is undefined (no query has a value)", value)
+        fired = OPS[rule.op or "<"](value, rule.threshold or 0.0)
+        return Check("rule", rule.text, not fired, f"{rule.metric} = {_num(value)} over {counted} queries", value)
     assert comparison is not None  # checked by gate()
     row = comparison.row(rule.metric, run.run_name)
-    base = f"{row.paired} paired queries; run {_num(row.mean)}, baseline {_num(row.baseline_mean)} over them"
+    base = (f"{row.paired} paired queries; run {_num(row.paired_mean)}, baseline {_num(row.baseline_mean)} over "
+            "them")
     if rule.kind == "significant_loss":
         test = comparison.settings.significance
         if not row.p_value:  # fewer than 2 paired queries: untestable, which must not pass silently
             return Check("rule", rule.text, False, f"cannot be tested: {base}")
         p = row.p_corrected.get(test)
         fired = bool(row.significant) and (row.delta or 0.0) < 0
+        shown_p = "-" if p is None or math.isnan(p) else ("<0.0001" if p < 1e-4 else f"{p:.4f}")
         return Check("rule", rule.text, not fired, f"delta = {_signed(row.delta)}, corrected p({test}) = "
-                     f"{_num(p)} (alpha {comparison.settings.alpha:g}); {base}", p)
+                     f"{shown_p} (alpha {comparison.settings.alpha:g}); {base}", p)
     change = row.delta if rule.kind == "delta" else row.relative_delta
     if change is None or math.isnan(change):
         return Check("rule", rule.text, False, f"{rule.kind} is undefined ({base})", change)
@@ -277,4 +300,4 @@ def _num(x: float | None) -> str:
 
 
 def _signed(x: float | None) -> str:
-    return "-" if x is None or math.isnan(x) else f"{x:+.4f}"
+    return "-" if x is None or math.isnan(x) else f"{round(x, 12) + 0.0:+.4f}"

@@ -12,8 +12,9 @@ Tests (all two-sided; ``n`` = number of queries, ``mean`` and ``sd`` (``ddof=1``
   ``t = +-inf, p = 0``.
 * :func:`wilcoxon` -- Wilcoxon signed-rank (Wilcoxon 1945). Zero differences are dropped ("wilcox" zero
   method), tied ``|d|`` get average ranks; ``W+`` is the sum of the ranks of positive differences over the
-  ``n'`` remaining. Exact p from the distribution of ``W+`` under random signs (dynamic programming over ranks,
-  valid only without ties), or the normal approximation ``z = (W+ - n'(n'+1)/4) / sigma`` with
+  ``n'`` remaining. Exact p from the distribution of ``W+`` under random signs (dynamic programming over the
+  doubled ranks, so average ranks of ties are exact too; as scipy's permutation distribution), or the normal
+  approximation ``z = (W+ - n'(n'+1)/4) / sigma`` with
   ``sigma^2 = (n'(n'+1)(2n'+1) - sum(t^3 - t) / 2) / 24`` over tie groups of size ``t``, no continuity
   correction. The statistic reported is ``min(W+, W-)``, as scipy does. Unlike scipy, differences within
   ``1e-12`` (times the largest ``|d|`` when it exceeds 1) are treated as equal: ``0.5 - 0.3`` and
@@ -23,9 +24,9 @@ Tests (all two-sided; ``n`` = number of queries, ``mean`` and ``sd`` (``ddof=1``
   ``p = #{s : |mean(s * d)| >= |mean(d)| - 1e-12} / #s``, over all ``2^n`` sign vectors ``s`` when
   ``n <= exact_up_to`` (exact), otherwise over ``resamples`` random sign vectors plus the identity:
   ``p = (count + 1) / (resamples + 1)``.
-* :func:`bootstrap_test` -- paired bootstrap test of the mean difference (Efron & Tibshirani 1993, §16.4;
-  Sakai 2006): resample the centred differences ``d - mean(d)`` (the null) with replacement,
-  ``p = (#{|mean(d*)| >= |mean(d)| - 1e-12} + 1) / (resamples + 1)``.
+* :func:`bootstrap_test` -- studentized paired bootstrap test (bootstrap-t; Efron & Tibshirani 1993, §16.4;
+  Sakai 2006): resample ``d`` with replacement, ``t* = (mean(d*) - mean(d)) / (sd(d*) / sqrt(n))``,
+  ``p = (#{|t*| >= |t| - 1e-12} + 1) / (resamples + 1)`` with ``t = mean(d) / (sd(d) / sqrt(n))``.
 
 Intervals and corrections:
 
@@ -49,7 +50,7 @@ Resamples are drawn in chunks of about a million numbers (the chunk size depends
 >>> round(paired_t(a, b).p_value, 4)
 0.0065
 >>> wilcoxon(a, b).detail  # 0.40 - 0.31, 0.58 - 0.49 and 0.69 - 0.60 share a rank
-'normal approximation with tie correction'
+'exact, average ranks for ties'
 """
 
 from __future__ import annotations
@@ -184,13 +185,15 @@ def _signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return d, ranks, sizes
 
 
-def _wilcoxon_pmf(n: int) -> np.ndarray:
-    """``P(W+ = w)``, ``w = 0 .. n(n+1)/2``, for ``n`` untied ranks with random signs."""
+def _signed_rank_pmf(doubled: np.ndarray) -> np.ndarray:
+    """``P(S = s)`` for ``S`` the sum of the *doubled* ranks that get a positive sign, each sign +- with probability
+    1/2: the exact null distribution of ``2 W+``. Doubling makes average ranks of ties (multiples of 1/2) integers,
+    so the same dynamic programme is exact with and without ties."""
     pmf = np.ones(1)
-    for k in range(1, n + 1):  # rank k is positive (shift by k) or negative, with probability 1/2 each
-        nxt = np.zeros(len(pmf) + k)
+    for r in doubled.tolist():  # rank r is positive (shift by r) or negative, with probability 1/2 each
+        nxt = np.zeros(len(pmf) + r)
         nxt[: len(pmf)] = pmf
-        nxt[k:] += pmf
+        nxt[r:] += pmf
         pmf = nxt * 0.5
     return pmf
 
@@ -198,9 +201,9 @@ def _wilcoxon_pmf(n: int) -> np.ndarray:
 def wilcoxon(a: ArrayLike, b: ArrayLike, *, method: str = "auto") -> TestResult:
     """Wilcoxon signed-rank test, two-sided; zero differences dropped, tied ``|d|`` given average ranks.
 
-    ``method``: "exact" (distribution of ``W+``; only without ties), "approx" (normal approximation with the tie
-    correction of the variance, no continuity correction), or "auto": exact up to 50 non-zero differences
-    without ties, else approx. The statistic is ``min(W+, W-)``.
+    ``method``: "exact" (the distribution of ``W+`` over all sign patterns of the ranks, average ranks of ties
+    included), "approx" (normal approximation with the tie correction of the variance, no continuity
+    correction), or "auto": exact up to 50 non-zero differences, else approx. The statistic is ``min(W+, W-)``.
     """
     _choice(method, "Wilcoxon method", WILCOXON_METHODS)
     all_d = _differences(a, b)
@@ -214,16 +217,15 @@ def wilcoxon(a: ArrayLike, b: ArrayLike, *, method: str = "auto") -> TestResult:
     w_minus = n * (n + 1) / 2 - w_plus
     statistic = min(w_plus, w_minus)
     ties = bool(np.any(sizes > 1))
-    if method == "exact" and ties:
-        raise PolicyError(f"the exact Wilcoxon distribution does not apply to tied |differences| "
-                          f"({int(np.sum(sizes[sizes > 1]))} of {n} values are tied); use method='approx' or 'auto'")
     if method == "exact" and n > EXACT_WILCOXON_LIMIT:
         raise PolicyError(f"the exact Wilcoxon distribution is built for at most {EXACT_WILCOXON_LIMIT} non-zero "
                           f"differences; got {n}. Use method='approx' (accurate at this size) or 'auto'")
-    if method == "exact" or (method == "auto" and not ties and n <= EXACT_WILCOXON_MAX):
-        pmf = _wilcoxon_pmf(n)
-        p = min(1.0, 2 * float(pmf[: round(statistic) + 1].sum()))  # symmetric: 2 P(W+ <= min(W+, W-))
-        return TestResult("Wilcoxon signed-rank", statistic, p, "exact" + note)
+    if method == "exact" or (method == "auto" and n <= EXACT_WILCOXON_MAX):
+        pmf = _signed_rank_pmf(np.rint(2 * ranks).astype(np.int64))
+        # symmetric about n(n+1)/2 (in doubled units n(n+1)): p = 2 P(2 W+ <= 2 min(W+, W-))
+        p = min(1.0, 2 * float(pmf[: round(2 * statistic) + 1].sum()))
+        return TestResult("Wilcoxon signed-rank", statistic, p, ("exact, average ranks for ties" if ties
+                                                                 else "exact") + note)
     from scipy import stats
 
     mean = n * (n + 1) / 4
@@ -283,19 +285,46 @@ def _bootstrap_means(x: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     return np.concatenate([x[rng.integers(0, n, size=(rows, n))].mean(axis=1) for rows in _chunks(resamples, n)])
 
 
-def bootstrap_test(a: ArrayLike, b: ArrayLike, *, resamples: int = 10000, seed: int = 0) -> TestResult:
-    """Paired bootstrap test of the mean difference (Efron & Tibshirani 1993 §16.4; Sakai 2006), two-sided.
+def _bootstrap_t(x: np.ndarray, centre: float, resamples: int, seed: int) -> np.ndarray:
+    """``(mean(x*) - centre) / (sd(x*) / sqrt(n))`` for ``resamples`` resamples ``x*`` of ``x`` with replacement
+    (``ddof=1``); a resample without spread gives 0 when its mean is the centre and +-inf otherwise."""
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    out = []
+    for rows in _chunks(resamples, n):
+        sample = x[rng.integers(0, n, size=(rows, n))]
+        shift = sample.mean(axis=1) - centre
+        spread = sample.std(axis=1, ddof=1) / math.sqrt(n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(spread > 0, shift / np.where(spread > 0, spread, 1.0),
+                         np.where(np.abs(shift) <= TOL, 0.0, np.sign(shift) * np.inf))
+        out.append(t)
+    return np.concatenate(out)
 
-    Resamples ``d - mean(d)`` with replacement; ``p = (#{|mean(d*)| >= |mean(d)|} + 1) / (resamples + 1)``.
+
+def bootstrap_test(a: ArrayLike, b: ArrayLike, *, resamples: int = 10000, seed: int = 0) -> TestResult:
+    """Paired bootstrap test of the mean difference, studentized (the bootstrap-t of Efron & Tibshirani 1993
+    §16.4 and §12.5, as Sakai 2006 uses it for IR), two-sided.
+
+    ``t = mean(d) / (sd(d) / sqrt(n))``; resample ``d`` with replacement and compare ``|t*|`` with ``|t|``,
+    ``t* = (mean(d*) - mean(d)) / (sd(d*) / sqrt(n))``; ``p = (#{|t*| >= |t|} + 1) / (resamples + 1)``. Centring
+    each resample on the observed mean imposes the null; dividing by each resample's own spread keeps the
+    test's size near alpha with few queries (the unstudentized shift test rejects about 13% of true nulls at
+    n = 6 and 7% at n = 25). Differences all zero give ``p = 1``; all equal and non-zero, the smallest p.
     """
     d = _differences(a, b)
     resamples = _count(resamples, "resamples", 1)
     seed = _count(seed, "seed", 0)
     observed = float(d.mean())
-    means = _bootstrap_means(d - observed, resamples, seed)
-    count = int(np.count_nonzero(np.abs(means) >= abs(observed) - TOL))
-    return TestResult("bootstrap", observed, (count + 1) / (resamples + 1),
-                      f"{resamples} bootstrap resamples of the centred differences, seed {seed}")
+    detail = f"{resamples} studentized bootstrap resamples of the differences, seed {seed}"
+    sd = float(d.std(ddof=1))
+    if sd <= TOL * max(1.0, abs(observed)):
+        p = 1.0 if abs(observed) <= TOL else 1 / (resamples + 1)
+        return TestResult("bootstrap", observed, p, detail + "; the differences do not vary")
+    t = observed / (sd / math.sqrt(len(d)))
+    t_star = _bootstrap_t(d, observed, resamples, seed)
+    count = int(np.count_nonzero(np.abs(t_star) >= abs(t) - TOL))
+    return TestResult("bootstrap", observed, (count + 1) / (resamples + 1), detail)
 
 
 def bootstrap_ci(values: ArrayLike, *, level: float = 0.95, resamples: int = 10000, seed: int = 0,

@@ -246,3 +246,8 @@ def test_type_one_error_of_the_report_is_controlled() -> None:
     assert 0.02 < rejected_raw / (4 * trials) < 0.09
     assert rejected_family / trials <= 0.08
     assert not math.isnan(rejected_raw)
+
+
+def test_geometric_mean_metrics_are_refused() -> None:
+    with pytest.raises(PolicyError, match="GMAP is aggregated by a geometric mean"):
+        compare(QRELS, [ranked_at(BASE, "base"), ranked_at(BETTER, "better")], ["GMAP", "AP"])

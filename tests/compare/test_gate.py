@@ -32,10 +32,12 @@ def test_rule_grammar() -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("nDCG@10 < -0.01", "can never fail: nDCG@10 lies in \\[0, 1\\]. To fail on a change against the baseline, "
+    ("nDCG@10 < -0.01", "can never fire, so it would always pass: nDCG@10 lies in \\[0, 1\\]. To fail on a "
+                        "change against the baseline, "
                         "write 'delta\\(nDCG@10\\) < -0.01'"),
-    ("P@5 > 1", "can never fail"),
-    ("RR < 0", "can never fail"),
+    ("P@5 > 1", "can never fire"),
+    ("RR < 0", "can never fire"),
+    ("delta(nDCG@10) < -1.5", "a change of nDCG@10 lies in \\[-1, 1\\]"),
     ("delta(AP) < -2%", "a percentage only applies to reldelta"),
     ("AP < 10%", "a percentage only applies to reldelta"),
     ("significant_loss(AP) < 0.1", "significant_loss\\(...\\) takes no comparison"),
@@ -199,3 +201,39 @@ def test_cli_gate_on_the_bundled_examples(cli_runner) -> None:
                               "nDCG@10 < 0.5", "--resamples", "200")
     assert code == 0, out
     assert np.isclose(float(out.split("delta = ")[1].split()[0]), 0.3063, atol=1e-4)
+
+
+def test_trec_eval_names_in_rules_and_assertions() -> None:
+    assert parse_rule("map < 0.3").metric == "AP"
+    assert parse_rule("delta(ndcg_cut.10) < -0.01").metric == "nDCG@10"
+    assert parse_assertion("q1 P.10 >= 0.5").metric == "P@10"
+    with pytest.raises(PolicyError, match="names 2 metrics"):
+        parse_rule("P.5,10 < 0.3")
+
+
+def test_a_value_rule_on_an_undefined_mean_fails() -> None:
+    qrels = gainscope.Judgments.from_dict({"q1": {"a": 0}})
+    run = gainscope.Run.from_dict({"q1": {"a": 1.0}})
+    res = gainscope.evaluate(qrels, run, "AP", undefined="skip")
+    report = gate(res, [parse_rule("AP < 0.3")])
+    assert not report.passed and "undefined" in report.checks[0].detail
+
+
+def test_the_explanation_uses_the_means_over_the_paired_queries() -> None:
+    with pytest.warns(gainscope.errors.QueryCoverageWarning):
+        partial = gainscope.evaluate(QRELS, ranked({q: r for q, r in NEW.items() if q != "q1"}, "new"), "RR",
+                                     missing_queries="skip")
+    base_skip = gainscope.evaluate(QRELS, ranked(BASE, "base"), "RR", missing_queries="skip")
+    report = gate(partial, [parse_rule("delta(RR) < -0.5")], baseline=base_skip,
+                  settings=CompareSettings(resamples=100))
+    row = report.comparison.row("RR", "new")
+    assert row.paired == 29 and row.paired_mean - row.baseline_mean == pytest.approx(row.delta)
+    assert f"run {row.paired_mean:.4f}, baseline {row.baseline_mean:.4f} over them" in report.checks[0].detail
+
+
+def test_assertion_file_errors_name_the_place_once(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("q1 AP >> 1\n", encoding="utf-8")
+    with pytest.raises(FormatError) as info:
+        read_assertions(f)
+    assert str(info.value).count(f"{f}:1") == 1

@@ -33,8 +33,8 @@ def statistics_options(fn: Any) -> Any:
         click.option("--test", "tests", multiple=True, type=click.Choice(list(TESTS)),
                      help="Paired test(s) to run; repeat for several. Default: all of t, wilcoxon, randomization, "
                           "bootstrap."),
-        click.option("--significance", type=click.Choice(list(TESTS)), default="t", show_default=True,
-                     help="The test whose corrected p-value decides significance."),
+        click.option("--significance", type=click.Choice(list(TESTS)), default=None,
+                     help="The test whose corrected p-value decides significance (default: t, or the first --test)."),
         click.option("--correction", type=click.Choice(list(CORRECTIONS)), default="holm", show_default=True,
                      help="Multiple-comparison correction over every comparison of the report (bh = "
                           "Benjamini-Hochberg)."),
@@ -57,7 +57,7 @@ def settings_from(kwargs: dict[str, Any]) -> Any:
     from gainscope.compare import CompareSettings
 
     tests = kwargs.pop("tests") or tuple(TESTS)
-    significance = kwargs.pop("significance")
+    significance = kwargs.pop("significance") or ("t" if "t" in tests else tests[0])
     if significance not in tests:
         raise click.UsageError(f"--significance {significance} is not among the tests run ({', '.join(tests)}); "
                                f"add --test {significance}")

@@ -36,7 +36,7 @@ def fmt_p(p: float | None) -> str:
 def _signed(x: float | None) -> str:
     if x is None or math.isnan(x):
         return "-"
-    return f"{x:+.4f}"
+    return f"{round(x, 12) + 0.0:+.4f}"  # no "-0.0000" for a difference that is zero up to rounding
 
 
 def _interval(low: float | None, high: float | None, signed: bool = False) -> str:
@@ -58,7 +58,7 @@ def _effect(x: float | None) -> str:
         return "-"
     if math.isinf(x):
         return "+inf" if x > 0 else "-inf"
-    return f"{x:+.2f}"
+    return f"{round(x, 12) + 0.0:+.2f}"
 
 
 def _detail_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -104,7 +104,8 @@ def _latex_escape(text: str) -> str:
 def _latex(c: Comparison) -> str:
     """Rows = systems, columns = metrics; ``$^\\dagger$`` significant gain, ``$^\\ddagger$`` significant loss."""
     cols = "l" + "r" * len(c.metrics)
-    lines = [r"\begin{table}", r"\centering", rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
+    lines = [r"% needs \usepackage{booktabs}", r"\begin{table}", r"\centering", rf"\begin{{tabular}}{{{cols}}}",
+             r"\toprule",
              "System & " + " & ".join(_latex_escape(m) for m in c.metrics) + r" \\", r"\midrule"]
     best = {m: max((r.mean for r in c.rows if r.metric == m and not math.isnan(r.mean)), default=math.nan)
             for m in c.metrics}
@@ -122,10 +123,15 @@ def _latex(c: Comparison) -> str:
     s = c.settings
     caption = (rf"Means over queries. $^{{\dagger}}$/$^{{\ddagger}}$: significantly better/worse than "
                rf"{_latex_escape(c.baseline)} ({TESTS[s.significance]} test, {CORRECTION_NAMES[s.correction]} "
-               rf"correction over {sum(1 for r in c.rows if r.p_value)} comparisons, $\alpha = {s.alpha:g}$). "
+               rf"correction over {_count(sum(1 for r in c.rows if r.p_value), 'comparison')}, "
+               rf"$\alpha = {s.alpha:g}$). "
                "Best mean in bold.")
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _csv(c: Comparison) -> str:
