@@ -164,6 +164,24 @@ def test_quepid_snapshot_csv_orders_by_position(tmp_path: Path) -> None:
         read_quepid_snapshot(write(tmp_path, "snap3.csv", bad))
 
 
+def test_detailed_export_lists_a_zero_result_query_in_four_fields(tmp_path: Path) -> None:
+    # Quepid's detailed export (caseCSVSvc.stringifyQueriesDetailed) writes a query without documents as
+    # Team Name,Case Name,Case ID,Query Text and nothing else
+    detailed = ("Team Name,Case Name,Case ID,Query Text,Doc ID,Doc Position,Title,Rating,year\n"
+                "OSC,Movies,42,star wars,11,1,Star Wars,2,1977\n"
+                'OSC,Movies,42,star wars,1891,2,"Empire Strikes Back, The",3,1980\n'
+                "OSC,Movies,42,star wars,555,3,Spaceballs,,1987\n"
+                "OSC,Movies,42,nothing here\n")
+    s = read_quepid_snapshot(write(tmp_path, "detailed.csv", detailed))
+    assert s.order == ["star wars", "nothing here"]
+    assert s.results == {"star wars": ["11", "1891", "555"], "nothing here": []}
+    assert s.ratings["star wars"] == {"11": 2, "1891": 3}
+    case = case_from_quepid(write(tmp_path, "detailed.csv", detailed), scale="graded")
+    assert case.query("nothing here").results == ()
+    with pytest.raises(FormatError, match=r"bad\.csv:2: expected 9 columns; got 5"):
+        read_quepid_snapshot(write(tmp_path, "bad.csv", detailed.splitlines()[0] + "\nOSC,Movies,42,q,11\n"))
+
+
 def test_basic_snapshot_and_the_join_with_ratings(tmp_path: Path) -> None:
     basic = "query,docid,rating\nstar wars,d1,3\nstar wars,d3,\nstar wars,d2,1\nnobody rated\n"
     snap = write(tmp_path, "basic.csv", basic)
@@ -218,6 +236,30 @@ def test_rre_ratings(tmp_path: Path) -> None:
     bad = RRE_JSON.replace('"b1": {"gain": 3}', '"b1": {"gain": "high"}')
     with pytest.raises(FormatError, match=r"bad\.json:10: the gain of document 'b1' must be a number; got 'high'"):
         read_rre(write(tmp_path, "bad.json", bad))
+
+
+def test_rre_same_text_through_two_templates_and_placeholders_as_options(tmp_path: Path) -> None:
+    # RRE runs every query of a group through its own template: the same text twice is two queries (two
+    # requests, two result lists); they are kept apart by template, and placeholders other than $query are
+    # the query's options, as _rank_eval params are
+    text = json.dumps({"index": "core1", "topics": [{"description": "t", "query_groups": [
+        {"name": "g1", "template": "only_q.json", "relevant_documents": {"1": {"gain": 3}},
+         "queries": [{"placeholders": {"$query": "fender"}},
+                     {"template": "by_strings.json", "placeholders": {"$query": "fender", "$strings": 4}},
+                     {"template": "by_strings.json", "placeholders": {"$query": "fender", "$strings": 5}},
+                     {"template": "by_strings.json", "placeholders": {"$query": "jazz", "$strings": 4}}]}]}]})
+    case = read_rre(write(tmp_path, "dup.json", text),
+                    results={"fender [only_q.json]": ["1"], "fender [by_strings.json; $strings=5]": ["2", "1"]})
+    assert [q.query for q in case.queries] == ["fender [only_q.json]", "fender [by_strings.json; $strings=4]",
+                                               "fender [by_strings.json; $strings=5]", "jazz"]
+    assert case.query("fender [by_strings.json; $strings=4]").options == {"$strings": 4}
+    assert case.query("jazz").options == {"$strings": 4} and case.query("jazz").ratings == {"1": 3}
+    assert case.query("fender [by_strings.json; $strings=5]").results == ("2", "1")
+    assert any("'fender' is used by 3 queries" in n for n in case.notes)
+    same = text.replace('"$strings": 5', '"$strings": 4')
+    with pytest.raises(FormatError, match=r"same\.json:1: query 'fender' appears twice with the same template "
+                                          r"'by_strings\.json' and placeholders"):
+        read_rre(write(tmp_path, "same.json", same))
 
 
 # -------------------------------------------------------------------------------------------- _rank_eval

@@ -14,10 +14,13 @@ Ratings may be written as ``3`` or ``3.0``.
 **Snapshot CSV**, either of
 
 * Quepid's "basic snapshot" export: the same three columns, one row per document of the snapshot in rank
-  order, the rating empty for unrated documents (a query without any rating is listed alone, so its results
-  are unknown);
-* the snapshot file Quepid imports and its detailed export: columns ``Snapshot Name, Snapshot Time, Case ID,
-  Query Text, Doc ID, Doc Position`` (extra columns ignored, a ``Rating`` column read when present).
+  order, the rating empty for unrated documents; a query listed alone (``query,,``) has no documents in the
+  snapshot: a zero-result query;
+* the snapshot file Quepid imports (columns ``Snapshot Name, Snapshot Time, Case ID, Query Text, Doc ID, Doc
+  Position``) and Quepid's detailed export (``Team Name, Case Name, Case ID, Query Text, Doc ID, Doc
+  Position, Title, Rating``, then the fields): extra columns ignored, a ``Rating`` column read when present. The
+  detailed export writes a query without documents as a row that ends after ``Query Text``: a zero-result
+  query.
 
 :func:`case_from_quepid` joins a snapshot (the results) with a ratings CSV (every rated document): the
 ratings CSV wins where both rate a document, because Quepid rescores snapshots with the current ratings.
@@ -170,6 +173,14 @@ def read_quepid_snapshot(path: str | Path) -> QuepidRatings:
     snapshot_names: dict[str, int] = {}
     for line, row in rows:
         if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) == col["query text"] + 1 and col["query text"] < col["doc id"]:
+            # the detailed export's zero-result query: Team Name,Case Name,Case ID,Query Text and nothing else
+            query = _unguard(row[col["query text"]])
+            if not query.strip():
+                raise FormatError("empty query text", path=str(p), line=line, text=",".join(row))
+            out.add_query(query)
+            positions.setdefault(query, {})
             continue
         if len(row) < len(header):
             raise FormatError(f"expected {len(header)} columns; got {len(row)} (a comma inside an unquoted query "

@@ -12,7 +12,16 @@ Shapes read (``relevant_documents`` at the query or at the query group level; a 
 
 ``relevant_documents`` is ``{doc: {"gain": n}}`` (``rating`` is a synonym) or ``{"n": [doc, ...]}``. A listed
 document without a gain gets RRE's ``missingGrade`` (``missing_grade``, default 2) and the case notes say so.
-The query text is the ``query_placeholder`` (default ``$query``) placeholder, or the only placeholder.
+The query text is the ``query_placeholder`` (default ``$query``) placeholder, or the only placeholder; the
+other placeholders become the query's options under their own names (``{"$strings": 4}``:
+``qOption("$strings")``), as a ``_rank_eval`` request's ``params`` do.
+
+RRE sends every query through its template (the query's, else its group's, else the file's ``template``), so
+the same text may appear more than once, through different templates or with different placeholders: each is
+its own query (its own request, its own results). A text used once keeps its name; a text used several times
+names each of its queries ``TEXT [TEMPLATE; $placeholder=value, ...]``, for example
+``fender [filter_by_number_of_strings.json; $strings=4]``, and the case notes list them. Pass results under
+those names. The same text with the same template and placeholders twice is an error.
 
 RRE runs the searches itself, so the file has no results: pass ``results=`` (``{query: [doc ids]}``, for
 example from a Quepid snapshot or a TREC run read with :func:`gainscope.io.read_run`), or score the case after
@@ -22,7 +31,10 @@ scorers use the gains (relevant = gain > 0).
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +82,8 @@ def _relevant(obj: Any, path: str, missing: float, used_missing: list[str]) -> d
     return out
 
 
-def _query_text(query: Any, placeholder: str, path: str) -> str:
+def _query_text(query: Any, placeholder: str, path: str) -> tuple[str, dict[str, Any]]:
+    """The query text and the other placeholders (the query's options)."""
     if not isinstance(query, Mapping):
         raise FormatError(f"a query must be an object with 'placeholders'; got {query!r}", path=path)
     holders = query.get("placeholders")
@@ -78,11 +91,28 @@ def _query_text(query: Any, placeholder: str, path: str) -> str:
         raise FormatError("a query needs 'placeholders' such as {\"$query\": \"fender\"}", path=path,
                           line=line_of(query))
     if placeholder in holders:
-        return str(holders[placeholder])
-    if len(holders) == 1:
-        return str(next(iter(holders.values())))
-    raise FormatError(f"no {placeholder!r} among the placeholders {sorted(holders)}; set query_placeholder",
-                      path=path, line=line_of(query))
+        key = placeholder
+    elif len(holders) == 1:
+        key = next(iter(holders))
+    else:
+        raise FormatError(f"no {placeholder!r} among the placeholders {sorted(holders)}; set query_placeholder",
+                          path=path, line=line_of(query))
+    return str(holders[key]), {k: v for k, v in holders.items() if k != key}
+
+
+@dataclass
+class _Entry:
+    text: str
+    template: str | None
+    options: dict[str, Any]
+    ratings: dict[str, float]
+    line: int | None
+
+    def variant(self) -> str:
+        """What tells this query from another with the same text: its template and other placeholders."""
+        parts = [self.template or "no template"]
+        parts += [f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in self.options.items()]
+        return "; ".join(parts)
 
 
 def read_rre(path: str | Path, *, results: Mapping[str, Sequence[str]] | None = None, missing_grade: float = 2,
@@ -105,26 +135,40 @@ def read_rre(path: str | Path, *, results: Mapping[str, Sequence[str]] | None = 
     if not groups:
         raise FormatError("no 'topics', 'query_groups' or 'queries' in the file", path=p, line=line_of(data))
     used_missing: list[str] = []
-    seen: dict[str, int | None] = {}
-    queries = []
+    entries: list[_Entry] = []
+    top_template = data.get("template")
     for group in groups:
         if not isinstance(group, Mapping) or not isinstance(group.get("queries"), list):
             raise FormatError("a query group needs 'queries' (a list)", path=p, line=line_of(group))
         shared = group.get("relevant_documents") if group is not data else None
         group_ratings = _relevant(shared, p, missing_grade, used_missing) if shared is not None else None
         for query in group["queries"]:
-            text = _query_text(query, placeholder, p)
+            text, options = _query_text(query, placeholder, p)
             own = query.get("relevant_documents")
             ratings = _relevant(own, p, missing_grade, used_missing) if own is not None else group_ratings
             if ratings is None:
                 raise FormatError(f"query {text!r} has no relevant_documents (neither its own nor its group's)",
                                   path=p, line=line_of(query))
-            if text in seen:
-                raise FormatError(f"query {text!r} appears again (first on line {seen[text]}); a case holds each "
-                                  f"query text once", path=p, line=line_of(query))
-            seen[text] = line_of(query)
-            queries.append(CaseQuery(text, dict(ratings), tuple((results or {}).get(text, ()))))
+            template = query.get("template") or group.get("template") or top_template
+            entries.append(_Entry(text, None if template is None else str(template), options, dict(ratings),
+                                  line_of(query)))
+    uses = Counter(e.text for e in entries)
+    seen: dict[tuple[str, str], int | None] = {}
+    queries = []
+    for e in entries:
+        key = (e.text, e.variant())
+        if key in seen:
+            raise FormatError(f"query {e.text!r} appears twice with the same template {e.template!r} and "
+                              f"placeholders (first on line {seen[key]}); a case holds each query once", path=p,
+                              line=e.line)
+        seen[key] = e.line
+        name = e.text if uses[e.text] == 1 else f"{e.text} [{e.variant()}]"
+        queries.append(CaseQuery(name, e.ratings, tuple((results or {}).get(name, ())), e.options))
     notes = [f"ratings from the RRE file {p}"]
+    for text, n in uses.items():
+        if n > 1:
+            notes.append(f"query {text!r} is used by {n} queries (templates or placeholders differ): each is its own "
+                         f"query, named '{text} [template; placeholders]'")
     if used_missing:
         notes.append(f"{len(used_missing)} listed document(s) without a gain got RRE's missing grade "
                      f"{missing_grade}")
