@@ -6,6 +6,7 @@ Delays are scaled down (backoff of hundredths of a second, 1 s rate windows) so 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import socket
 from collections.abc import Callable, Coroutine
@@ -418,3 +419,84 @@ def test_bad_settings_are_refused(name: str, value: Any) -> None:
         fields: dict[str, Any] = {"base_url": "http://127.0.0.1:1/v1", name: value}
         ClientSettings(**fields)
 
+
+
+# ------------------------------------------------------------------------------------------------ secrets
+
+SECRET_KEY = "sk-SECRET-key-123"
+
+
+def unused_port() -> int:
+    with socket.socket() as probe:  # a port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("key", [f"{SECRET_KEY}\n", f"{SECRET_KEY}\r\n", f"  {SECRET_KEY}\t"])
+def test_whitespace_around_the_key_is_stripped(chat_server: FakeChatServer, key: str) -> None:
+    settings = fast(chat_server.url, api_key=key)
+    assert settings.api_key == SECRET_KEY
+    run(complete_one(settings))
+    assert chat_server.requests[0].headers["authorization"] == f"Bearer {SECRET_KEY}"
+
+
+def test_whitespace_around_a_key_from_the_environment_is_stripped(chat_server: FakeChatServer,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", f"{SECRET_KEY}\r\n")
+    run(complete_one(fast(chat_server.url)))
+    assert chat_server.requests[0].headers["authorization"] == f"Bearer {SECRET_KEY}"
+
+
+@pytest.mark.parametrize("key", ["sk-SECRET\nkey-123", "sk-SECRET\x00key", "sk-SECRET-clé", "“sk-SECRET-key”",
+                                 "sk-SECRET\tkey"])
+def test_a_key_with_control_or_non_ascii_characters_is_refused_unseen(key: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(PolicyError, match="API key from api_key contains a control or non-ASCII") as caught:
+        ClientSettings("http://127.0.0.1:1/v1", api_key=key)
+    assert "SECRET" not in str(caught.value) and "SECRET" not in repr(caught.value)
+    if "\x00" in key:
+        return  # no environment variable can hold it
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    settings = ClientSettings("http://127.0.0.1:1/v1")
+    with pytest.raises(PolicyError, match="environment variable OPENAI_API_KEY contains") as caught:
+        ChatClient(settings)
+    assert "SECRET" not in str(caught.value)
+
+
+def test_a_header_value_with_a_line_break_is_refused_unseen() -> None:
+    with pytest.raises(PolicyError, match=r"extra_headers\['X-Api-Key'\] contains") as caught:
+        ClientSettings("http://127.0.0.1:1/v1", extra_headers={"X-Api-Key": "SECRET\n"})
+    assert "SECRET" not in str(caught.value)
+
+
+def test_the_base_url_user_info_is_masked_in_repr_and_setting_errors() -> None:
+    settings = ClientSettings("http://user:pw-SECRET@127.0.0.1:1/v1", api_key=SECRET_KEY)
+    assert "SECRET" not in repr(settings) and "base_url='http://***@127.0.0.1:1/v1'" in repr(settings)
+    with pytest.raises(PolicyError) as caught:
+        ClientSettings("ftp://user:pw-SECRET@127.0.0.1:1/v1")
+    assert "SECRET" not in str(caught.value) and "ftp://***@127.0.0.1:1/v1" in str(caught.value)
+
+
+@pytest.mark.parametrize("path", ["http", "timeout", "connection", "refused", "protocol"])
+def test_no_error_message_shows_the_key_or_the_url_password(chat_server: FakeChatServer, path: str) -> None:
+    """Each way a call can fail, with a secret key and a base URL holding a user name and password."""
+    port = unused_port() if path == "refused" else chat_server.port
+    base = f"http://user-SECRET:pw-SECRET@127.0.0.1:{port}/v1"
+    if path == "protocol":  # httpx would send the URL's user info as Basic auth instead of the broken Bearer key
+        base = f"http://127.0.0.1:{port}/v1"
+    settings = fast(base, api_key=SECRET_KEY, max_attempts=2, timeout=0.2)
+    if path == "protocol":  # a key that got past the validation: httpx refuses to send it and names it
+        object.__setattr__(settings, "api_key", f"{SECRET_KEY}\n")
+    echo = json.dumps({"error": {"message": f"Incorrect API key provided: {SECRET_KEY} for user-SECRET:pw-SECRET "
+                                            f"at {base}", "code": "invalid_api_key"}})
+    chat_server.behaviour = {
+        "http": lambda body, attempt: Reply("401", text=echo),
+        "timeout": lambda body, attempt: Reply("timeout", delay=1.0),
+        "connection": lambda body, attempt: Reply("drop"),
+    }.get(path, default_behaviour)
+    with pytest.raises(JudgeRequestError) as caught:
+        run(complete_one(settings))
+    message = str(caught.value)
+    assert "SECRET" not in message and "SECRET" not in repr(caught.value), message
+    assert f"POST http://{'***@' if path != 'protocol' else ''}127.0.0.1:{port}/v1/chat/completions" in message
+    assert chat_server.count() == {"http": 1, "timeout": 2, "connection": 2, "refused": 0, "protocol": 0}[path]

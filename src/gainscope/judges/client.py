@@ -56,7 +56,18 @@ window is empty. A sliding window allows a burst of the whole limit at once; pro
 limit over shorter periods (OpenAI calls its limits "quantized") are better served by a shorter window with the
 matching share, e.g. ``requests_per_minute=10, rate_window=1.0`` for 600 requests a minute sent 10 a second.
 
-The API key is sent as ``Authorization: Bearer`` (``api-key`` for Azure) and appears in no message, repr or log.
+Secrets
+-------
+
+The API key is sent as ``Authorization: Bearer`` (``api-key`` for Azure). Surrounding whitespace is stripped from
+it (a key read from a ``.env`` file often ends in a line break); a key that still holds a control or non-ASCII
+character is refused with a :class:`~gainscope.errors.PolicyError` that does not show it -- when it comes from
+``api_key``, at :class:`ClientSettings` construction, when from the environment, at :class:`ChatClient`
+construction. Every error message the client produces goes through one redaction: the key, the user name and
+password of a base URL such as ``http://user:password@host/v1`` (printed ``http://***@host/v1``) and the values of
+``extra_headers`` whose name suggests a credential (``authorization``, ``*key*``, ``*token*``, ``*secret*``,
+``cookie``) are replaced by ``***``, in their plain and escaped forms (secrets shorter than 4 characters are left,
+so as not to garble the message). The key appears in no repr either.
 """
 
 from __future__ import annotations
@@ -67,12 +78,14 @@ import email.utils
 import math
 import os
 import random
+import re
 import time
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from types import TracebackType
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -84,6 +97,9 @@ __all__ = [
     "ClientSettings",
     "ClientStats",
     "Completion",
+    "Redactor",
+    "clean_api_key",
+    "mask_userinfo",
     "retry_after_seconds",
 ]
 
@@ -124,6 +140,12 @@ class ClientSettings:
     max_retry_after: float = 600.0
 
     def __post_init__(self) -> None:
+        if self.api_key is not None:
+            object.__setattr__(self, "api_key", clean_api_key(self.api_key, "api_key"))
+        for name, value in self.extra_headers.items():
+            if not _printable_ascii(value):
+                raise PolicyError(f"client setting extra_headers[{name!r}] contains a control or non-ASCII "
+                                  "character, which a header cannot hold; the value is not shown here")
         _check(self.concurrency >= 1, "concurrency", self.concurrency, "an integer >= 1")
         _check(self.max_attempts >= 1, "max_attempts", self.max_attempts, "an integer >= 1")
         for name in ("requests_per_minute", "tokens_per_minute"):
@@ -133,14 +155,66 @@ class ClientSettings:
             _check(getattr(self, name) >= 0, name, getattr(self, name), "a number of seconds >= 0")
         for name in ("timeout", "rate_window"):
             _check(getattr(self, name) > 0, name, getattr(self, name), "a number of seconds > 0")
-        url = httpx.URL(self.base_url)
-        _check(url.scheme in ("http", "https") and bool(url.host), "base_url", self.base_url,
+        try:
+            url = httpx.URL(self.base_url)
+        except httpx.InvalidURL:
+            url = httpx.URL("invalid:")
+        _check(url.scheme in ("http", "https") and bool(url.host), "base_url", mask_userinfo(self.base_url),
                "an http(s) URL such as http://localhost:8000/v1")
+
+    def __repr__(self) -> str:
+        """The fields as a dataclass shows them, with the base URL's user name and password masked."""
+        shown = (f"{f.name}={mask_userinfo(self.base_url) if f.name == 'base_url' else getattr(self, f.name)!r}"
+                 for f in fields(self) if f.repr)
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 def _check(ok: bool, name: str, value: object, allowed: str) -> None:
     if not ok:
         raise PolicyError(f"client setting {name}={value!r} is not allowed; use {allowed}")
+
+
+def _printable_ascii(text: str) -> bool:
+    return all(" " <= character <= "~" for character in text)
+
+
+def clean_api_key(key: str, source: str) -> str:
+    """``key`` without surrounding whitespace; a PolicyError (not showing the key) when it still holds a control or
+    non-ASCII character. ``source`` names where the key came from, for the message."""
+    key = key.strip()
+    if not _printable_ascii(key):
+        raise PolicyError(f"the API key from {source} contains a control or non-ASCII character (a line break, a "
+                          "tab, a typographic quote, ...) that an HTTP header cannot hold; the key is not shown "
+                          "here: check how it was copied or quoted")
+    return key
+
+
+_USERINFO = re.compile(r"(?<=://)[^/?#\s]*@")
+_CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie", re.IGNORECASE)
+MIN_REDACTED = 4
+
+
+def mask_userinfo(text: str) -> str:
+    """``text`` with the user name and password of every URL in it replaced: ``http://***@host/...``."""
+    return _USERINFO.sub("***@", text)
+
+
+def _forms(secret: str) -> set[str]:
+    """How a secret may appear in a message: as is, escaped as in a str or bytes repr, percent-decoded."""
+    return {secret, repr(secret)[1:-1], repr(secret.encode("utf-8", "backslashreplace"))[2:-1], unquote(secret)}
+
+
+class Redactor:
+    """Replaces secrets (in their plain and escaped forms) and URL user info by ``***`` in a message."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        forms = {form for secret in secrets if len(secret) >= MIN_REDACTED for form in _forms(secret)}
+        self._forms = sorted((form for form in forms if len(form) >= MIN_REDACTED), key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for form in self._forms:
+            text = text.replace(form, "***")
+        return mask_userinfo(text)
 
 
 @dataclass(frozen=True)
@@ -339,7 +413,7 @@ def _advice(failure: _Failure) -> str:
     if failure.reason == "timeout":
         return "Raise the timeout or lower the concurrency; the server may be overloaded."
     if failure.reason == "http":
-        return "Check the base URL."
+        return "The request could not be sent: check the base URL, the API key and the extra headers."
     if failure.reason == "connection":
         return "Check that the server is running at this address and that the base URL is right."
     if status in (401, 403):
@@ -372,8 +446,10 @@ class ChatClient:
         self._json_mode = settings.json_mode is not False
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
         self._params = {"api-version": settings.azure_api_version} if settings.azure_api_version else {}
+        headers = self._headers()
+        self._redact = Redactor(self._secrets(headers))
         self._http = httpx.AsyncClient(
-            transport=transport, headers=self._headers(), timeout=httpx.Timeout(settings.timeout),
+            transport=transport, headers=headers, timeout=httpx.Timeout(settings.timeout),
             limits=httpx.Limits(max_connections=settings.concurrency,
                                 max_keepalive_connections=settings.concurrency),
             follow_redirects=False)
@@ -384,15 +460,23 @@ class ChatClient:
         settings = self.settings
         azure = settings.azure_api_version is not None
         key = settings.api_key
-        if key is None and azure:
-            key = os.environ.get("AZURE_OPENAI_API_KEY")
-        if key is None:
-            key = os.environ.get("OPENAI_API_KEY")
+        for variable in ("AZURE_OPENAI_API_KEY", "OPENAI_API_KEY") if azure else ("OPENAI_API_KEY",):
+            if key is None and (value := os.environ.get(variable)) is not None:
+                key = clean_api_key(value, f"the environment variable {variable}")
         headers = {"Accept": "application/json"}
         if key:
             headers.update({"api-key": key} if azure else {"Authorization": f"Bearer {key}"})
         headers.update(settings.extra_headers)
         return headers
+
+    def _secrets(self, headers: Mapping[str, str]) -> list[str]:
+        """What the redaction hides: the key, the base URL's user name and password, credential-like headers."""
+        secrets = [value for name, value in headers.items() if _CREDENTIAL_HEADER.search(name)]
+        secrets += [value.removeprefix("Bearer ") for value in secrets]
+        url = httpx.URL(self.settings.base_url)
+        for part in url.userinfo.decode("ascii", "replace").split(":", 1):
+            secrets += [part, unquote(part)]
+        return secrets
 
     # ------------------------------------------------------------------------------------------ public
 
@@ -472,9 +556,10 @@ class ChatClient:
             await self._sleep(remaining)
 
     def _error(self, failure: _Failure, attempts: int) -> JudgeRequestError:
+        """The error for a call that ends with ``failure``; its message is redacted (see the module docstring)."""
         plural = "s" if attempts != 1 else ""
-        return JudgeRequestError(f"POST {self._url} failed after {attempts} attempt{plural}: {failure.detail}. "
-                                 f"{_advice(failure)}", status=failure.status, attempts=attempts)
+        message = f"POST {self._url} failed after {attempts} attempt{plural}: {failure.detail}. {_advice(failure)}"
+        return JudgeRequestError(self._redact(message), status=failure.status, attempts=attempts)
 
     async def _attempt(self, body: dict[str, Any], estimate: int) -> dict[str, Any] | _Failure:
         """One request: a slot, the gate, the POST; the parsed body of a usable answer, or why not."""
