@@ -159,7 +159,8 @@ def test_a_429_pauses_every_request_of_the_client(chat_server: FakeChatServer) -
     assert len(others) == 3 and min(others) - limited >= 0.3
 
 
-@pytest.mark.parametrize("status", ["408", "409", "500", "502", "503", "504"])
+@pytest.mark.parametrize("status", ["408", "409", "500", "502", "503", "504", "520", "522", "524", "529",
+                                    "599"])
 def test_server_errors_are_retried(chat_server: FakeChatServer, status: str) -> None:
     chat_server.behaviour = first_then_ok(Reply(status), times=2)
 
@@ -220,7 +221,8 @@ def test_refused_connection_is_retried_then_reported() -> None:
 
 
 @pytest.mark.parametrize(("status", "advice"), [("400", "refused the request"), ("401", "API key"),
-                                                ("404", "base URL"), ("422", "refused the request")])
+                                                ("404", "base URL"), ("422", "refused the request"),
+                                                ("501", "does not implement"), ("505", "does not implement")])
 def test_other_client_errors_are_not_retried(chat_server: FakeChatServer, status: str, advice: str) -> None:
     chat_server.behaviour = lambda body, attempt: Reply(status)
     with pytest.raises(JudgeRequestError) as caught:

@@ -27,9 +27,11 @@ Outcomes:
 
 * a 2xx JSON body with a non-empty ``choices`` list -> a :class:`Completion`; ``prompt_tokens`` and
   ``completion_tokens`` come from the body's ``usage`` and are None when the server gives none (never estimated);
-* retried: HTTP 408, 409, 429, 500, 502, 503, 504; a timeout; a refused, reset or dropped connection; a 2xx body
-  that is not JSON or has no ``choices`` (a broken proxy). Not retried: every other status (400, 401, 403, 404,
-  422, ...), and a 429 whose error code is ``insufficient_quota`` (the account has no credit; waiting won't help);
+* retried: HTTP 408, 409, 429 and every 5xx status (500-599: 500, 502, 503, 504, and the 520-530 of Cloudflare
+  and other proxies, 529 "overloaded", ...) except 501 Not Implemented and 505 HTTP Version Not Supported, which
+  are permanent; a timeout; a refused, reset or dropped connection; a 2xx body that is not JSON or has no
+  ``choices`` (a broken proxy). Not retried: 501, 505 and every other status (400, 401, 403, 404, 422, ...), and a
+  429 whose error code is ``insufficient_quota`` (the account has no credit; waiting won't help);
 * before retry ``n`` (n = 1, 2, ...) the call sleeps ``max(retry_after, uniform(0, min(backoff_max,
   backoff_base * 2 ** (n - 1))))`` -- exponential backoff with full jitter, never less than the server's
   ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms``. A ``Retry-After`` above ``max_retry_after``
@@ -103,7 +105,8 @@ __all__ = [
     "retry_after_seconds",
 ]
 
-RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+# 408, 409, 429 and every 5xx but 501 Not Implemented and 505 HTTP Version Not Supported (permanent)
+RETRYABLE_STATUSES = frozenset({408, 409, 429, *range(500, 600)} - {501, 505})
 JSON_MODE = {"type": "json_object"}
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -423,6 +426,9 @@ def _advice(failure: _Failure) -> str:
                 "azure_api_version set) and the model name.")
     if status is not None and 400 <= status < 500 and status not in RETRYABLE_STATUSES:
         return "The server refused the request as invalid; its message above says why."
+    if status in (501, 505):
+        return ("The server does not implement this request: check that the base URL points at an OpenAI-compatible "
+                "chat-completions server.")
     return "The server kept failing: check its health or logs, or run again later (finished work is kept)."
 
 
