@@ -174,6 +174,45 @@ def test_server_errors_are_retried(chat_server: FakeChatServer, status: str) -> 
     assert dict(stats.retries) == {status: 2}
 
 
+def test_attempts_count_every_http_request_of_the_call(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = first_then_ok(Reply("500"), times=2)
+
+    async def go() -> tuple[Completion, Any]:
+        async with ChatClient(fast(chat_server.url)) as client:
+            return await client.complete("judge", ask()), client.stats
+
+    done, stats = run(go())
+    assert done.attempts == 3 == stats.requests == chat_server.count()
+
+
+def test_attempts_include_the_json_mode_resend(chat_server: FakeChatServer) -> None:
+    chat_server.json_mode_supported = False
+    chat_server.behaviour = first_then_ok(Reply("500"), times=2)
+
+    async def go() -> tuple[Completion, Any]:
+        async with ChatClient(fast(chat_server.url, max_attempts=3)) as client:
+            return await client.complete("judge", ask()), client.stats
+
+    done, stats = run(go())  # the resend does not use up one of the 3 attempts: 400, 500, 500, ok
+    assert [r.kind for r in chat_server.requests] == ["400_response_format", "500", "500", "ok"]
+    assert done.attempts == 4 == stats.requests
+
+
+def test_a_failed_call_counts_its_http_requests(chat_server: FakeChatServer) -> None:
+    chat_server.json_mode_supported = False
+    chat_server.behaviour = lambda body, attempt: Reply("503")
+
+    async def go() -> Any:
+        async with ChatClient(fast(chat_server.url, max_attempts=2)) as client:
+            with pytest.raises(JudgeRequestError) as caught:
+                await client.complete("judge", ask())
+            return caught.value, client.stats
+
+    error, stats = run(go())
+    assert error.attempts == 3 == stats.requests == chat_server.count()
+    assert "failed after 3 attempts" in str(error)
+
+
 @pytest.mark.parametrize("kind", ["drop", "empty_choices", "bad_body"])
 def test_dropped_connections_and_broken_bodies_are_retried(chat_server: FakeChatServer, kind: str) -> None:
     chat_server.behaviour = first_then_ok(Reply(kind))
@@ -340,8 +379,8 @@ def test_json_mode_falls_back_once_and_remembers(chat_server: FakeChatServer) ->
     done, stats = run(go())
     assert [r.kind for r in chat_server.requests] == ["400_response_format", "ok", "ok", "ok"]
     assert ["response_format" in (r.body or {}) for r in chat_server.requests] == [True, False, False, False]
-    assert [d.attempts for d in done] == [1, 1, 1]
-    assert stats.json_mode is False and dict(stats.retries) == {"response_format": 1}
+    assert [d.attempts for d in done] == [2, 1, 1]  # the resend is an HTTP request of the first call
+    assert stats.json_mode is False and dict(stats.retries) == {"response_format": 1} and stats.requests == 4
 
 
 def test_json_mode_true_does_not_fall_back(chat_server: FakeChatServer) -> None:

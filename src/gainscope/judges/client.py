@@ -41,12 +41,18 @@ Outcomes:
   a server that has asked for a pause;
 * JSON mode: with ``json_mode=None`` the first request carries ``response_format: {"type": "json_object"}``;
   when the server answers 400 (or 422) with a body mentioning ``response_format`` the request is sent again at once
-  without it (this resend does not use up an attempt) and the client never sends it again. ``True`` always
+  without it (this resend does not use up one of the ``max_attempts``, but it is an HTTP request and is counted
+  in ``attempts``) and the client never sends it again. ``True`` always
   sends it (a 400 is then an error), ``False`` never does. A ``response_format`` passed in ``extra`` is the
   caller's and is never dropped;
 * after the last attempt, or on an error that is not retried, :class:`~gainscope.errors.JudgeRequestError` is
   raised with ``status`` (the last HTTP status; None for a timeout or a connection failure), ``attempts`` and a
   message naming the URL, what went wrong and what to do.
+
+``attempts`` -- of a :class:`Completion` and of a :class:`~gainscope.errors.JudgeRequestError` -- is the number of
+HTTP requests sent for that call: the first, every retry and the JSON-mode resend (a request counts as sent once it
+has passed the gate, even when the connection then fails). :attr:`ClientStats.requests` is their total over all
+calls.
 
 Limits are sliding windows of length ``rate_window`` (60 s): a request is sent only if fewer than
 ``requests_per_minute`` requests were sent in the ``rate_window`` seconds before it, so *any* window of that
@@ -223,8 +229,8 @@ class Redactor:
 @dataclass(frozen=True)
 class Completion:
     """One answer: its text (unparsed), the model the server named, the server's token usage (None when it gave
-    none), the attempts made, the seconds from the call to the answer (waits and retries included), the finish
-    reason and the raw JSON body."""
+    none), ``attempts``: the HTTP requests sent for it (retries and the JSON-mode resend included), the seconds
+    from the call to the answer (waits and retries included), the finish reason and the raw JSON body."""
 
     text: str
     model: str
@@ -513,21 +519,22 @@ class ChatClient:
                 body[name] = value
         body.update(extra or {})
         caller_format = "response_format" in body
-        attempt = 0
+        attempt = sent = 0  # attempts counted against max_attempts; HTTP requests sent (the JSON-mode resend too)
         while True:
             attempt += 1
             json_mode = self._json_mode and not caller_format
-            sent = {**body, "response_format": dict(JSON_MODE)} if json_mode else body
-            outcome = await self._attempt(sent, estimate)
+            request = {**body, "response_format": dict(JSON_MODE)} if json_mode else body
+            outcome = await self._attempt(request, estimate)
+            sent += 1
             if isinstance(outcome, dict):
                 self._counts["completions"] += 1
-                return self._completion(outcome, model, attempt, started)
+                return self._completion(outcome, model, sent, started)
             if outcome.reason == "response_format" and json_mode and self.settings.json_mode is None:
                 self._json_mode = False  # remembered: this server has no JSON mode
                 self._retries["response_format"] += 1
                 attempt -= 1
                 continue
-            await self._before_retry(outcome, attempt)
+            await self._before_retry(outcome, attempt, sent)
 
     async def aclose(self) -> None:
         """Close the connections."""
@@ -542,8 +549,9 @@ class ChatClient:
 
     # ------------------------------------------------------------------------------------------ internals
 
-    async def _before_retry(self, failure: _Failure, attempt: int) -> None:
-        """Raise if ``failure`` ends the call; otherwise sleep the backoff (and start a cooldown if due)."""
+    async def _before_retry(self, failure: _Failure, attempt: int, sent: int) -> None:
+        """Raise if ``failure`` ends the call (after ``attempt`` attempts and ``sent`` requests); otherwise sleep the
+        backoff (and start a cooldown if due)."""
         settings = self.settings
         if failure.retry_after is not None and failure.retry_after > settings.max_retry_after:
             failure = _Failure("retry_after", f"{failure.detail}; the server asks to wait "
@@ -551,7 +559,7 @@ class ChatClient:
                                failure.status)
         if not failure.retryable or attempt >= settings.max_attempts:
             self._counts["failures"] += 1
-            raise self._error(failure, attempt)
+            raise self._error(failure, sent)
         ceiling = min(settings.backoff_max, settings.backoff_base * 2 ** (attempt - 1))
         delay = max(failure.retry_after or 0.0, self._rng.uniform(0, ceiling))
         if failure.status == 429 or failure.retry_after is not None:
@@ -562,7 +570,8 @@ class ChatClient:
             await self._sleep(remaining)
 
     def _error(self, failure: _Failure, attempts: int) -> JudgeRequestError:
-        """The error for a call that ends with ``failure``; its message is redacted (see the module docstring)."""
+        """The error for a call that ends with ``failure`` after ``attempts`` HTTP requests; its message is
+        redacted (see the module docstring)."""
         plural = "s" if attempts != 1 else ""
         message = f"POST {self._url} failed after {attempts} attempt{plural}: {failure.detail}. {_advice(failure)}"
         return JudgeRequestError(self._redact(message), status=failure.status, attempts=attempts)
