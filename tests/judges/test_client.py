@@ -17,7 +17,13 @@ from typing import Any, TypeVar
 import pytest
 
 from gainscope.errors import JudgeRequestError, PolicyError
-from gainscope.judges.client import ChatClient, ClientSettings, Completion, retry_after_seconds
+from gainscope.judges.client import (
+    ChatClient,
+    ClientSettings,
+    Completion,
+    FatalRequestError,
+    retry_after_seconds,
+)
 
 from .server import FakeChatServer, RecordedRequest, Reply, default_behaviour
 
@@ -307,6 +313,145 @@ def test_backoff_is_exponential_with_full_jitter(chat_server: FakeChatServer) ->
     assert slept == pytest.approx([jitter.uniform(0, 1.0), jitter.uniform(0, 2.0), jitter.uniform(0, 3.0)])
 
 
+# ------------------------------------------------------------------------------------------------ stopping
+
+
+async def calls(settings: ClientSettings, texts: list[str]) -> tuple[list[Completion | JudgeRequestError], Any]:
+    """Sequential calls on one client: each one's completion or error, and the client's stats."""
+    outcomes: list[Completion | JudgeRequestError] = []
+    async with ChatClient(settings) as client:
+        for text in texts:
+            try:
+                outcomes.append(await client.complete("judge", ask(text)))
+            except JudgeRequestError as exc:
+                outcomes.append(exc)
+        return outcomes, client.stats
+
+
+def test_a_401_stops_the_client_after_one_request(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply("401")
+    (first, second, third), stats = run(calls(fast(chat_server.url, api_key=SECRET_KEY), ["q1", "q2", "q3"]))
+    assert isinstance(first, FatalRequestError) and first.fatal
+    assert (first.reason, first.status, first.attempts) == ("refused", 401, 1)
+    assert "Check the API key" in str(first) and "sends no more requests" in str(first)
+    for later in (second, third):
+        assert isinstance(later, FatalRequestError)
+        assert (later.reason, later.status, later.attempts) == ("refused", 401, 0)
+        assert str(later).startswith("not sent: the client stopped") and "Check the API key" in str(later)
+    assert chat_server.count() == 1 and (stats.requests, stats.failures) == (1, 3)
+
+
+@pytest.mark.parametrize(("status", "text", "advice"), [
+    ("400", "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens'.",
+     "the parameters sent"),
+    ("403", None, "API key"),
+    ("404", "The model `judge` does not exist or you do not have access to it.", "model name"),
+    ("422", None, "the parameters sent"),
+    ("501", None, "does not implement"),
+    ("505", None, "does not implement"),
+    ("429", '{"error": {"message": "You exceeded your current quota.", "code": "insufficient_quota"}}', "no quota"),
+])
+def test_permanent_refusals_stop_the_client(chat_server: FakeChatServer, status: str, text: str | None,
+                                            advice: str) -> None:
+    if text is not None and not text.startswith("{"):
+        text = json.dumps({"error": {"message": text, "type": "invalid_request_error", "code": None}})
+    chat_server.behaviour = lambda body, attempt: Reply(status, text=text)
+    (first, second), _ = run(calls(fast(chat_server.url), ["q1", "q2"]))
+    assert isinstance(first, FatalRequestError) and (first.status, first.attempts) == (int(status), 1)
+    assert advice in str(first)
+    assert isinstance(second, FatalRequestError) and second.attempts == 0
+    assert chat_server.count() == 1
+
+
+@pytest.mark.parametrize("error", [
+    {"message": "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+     "code": "context_length_exceeded"},
+    {"message": "The response was filtered due to the prompt triggering content management policy.",
+     "code": "content_filter"},
+    {"message": "the request exceeds the available context size, try increasing it", "code": 400},
+])
+def test_a_400_about_one_request_fails_that_call_only(chat_server: FakeChatServer, error: dict[str, Any]) -> None:
+    def behaviour(body: dict[str, Any], attempt: int) -> Reply:
+        if "long" in str(body["messages"]):
+            return Reply("400", text=json.dumps({"error": error}))
+        return default_behaviour(body, attempt)
+
+    chat_server.behaviour = behaviour
+    (failed, done), _ = run(calls(fast(chat_server.url), ["long", "short"]))
+    assert isinstance(failed, JudgeRequestError) and not isinstance(failed, FatalRequestError)
+    assert failed.status == 400 and "this request only" in str(failed)
+    assert isinstance(done, Completion) and chat_server.count() == 2
+
+
+def test_json_mode_required_but_missing_stops_the_client(chat_server: FakeChatServer) -> None:
+    chat_server.json_mode_supported = False
+    (first, second), _ = run(calls(fast(chat_server.url, json_mode=True), ["q1", "q2"]))
+    assert isinstance(first, FatalRequestError) and first.status == 400 and "response_format" in str(first)
+    assert isinstance(second, FatalRequestError) and chat_server.count() == 1
+
+
+def test_a_server_that_stops_answering_stops_the_client(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply("drop")
+    outcomes, stats = run(calls(fast(chat_server.url, max_attempts=2), [f"q{i}" for i in range(7)]))
+    assert all(isinstance(o, JudgeRequestError) and not isinstance(o, FatalRequestError) for o in outcomes[:4])
+    fifth, sixth, seventh = outcomes[4:]
+    assert isinstance(fifth, FatalRequestError) and (fifth.reason, fifth.status, fifth.attempts) == \
+        ("not_answering", None, 2)
+    assert f"the server at {chat_server.url} is not answering: 5 calls in a row" in str(fifth)
+    assert isinstance(sixth, FatalRequestError) and isinstance(seventh, FatalRequestError)
+    assert (sixth.reason, sixth.attempts) == ("not_answering", 0)
+    assert chat_server.count() == 10 == stats.requests  # 5 calls of 2 attempts, then nothing
+
+
+def test_a_refused_port_stops_the_client_after_max_consecutive_failures() -> None:
+    base = f"http://user:pw-SECRET@127.0.0.1:{unused_port()}/v1"
+    outcomes, stats = run(calls(fast(base, max_attempts=1, max_consecutive_failures=3), ["a", "b", "c", "d"]))
+    assert [type(o).__name__ for o in outcomes] == ["JudgeRequestError", "JudgeRequestError", "FatalRequestError",
+                                                    "FatalRequestError"]
+    assert "the server at http://***@127.0.0.1" in str(outcomes[2])
+    assert not any("SECRET" in str(outcome) for outcome in outcomes)
+    assert stats.requests == 3
+
+
+def test_any_answer_resets_the_count_of_calls_without_answer(chat_server: FakeChatServer) -> None:
+    chat_server.behaviour = lambda body, attempt: Reply("drop") if "down" in str(body["messages"]) else \
+        default_behaviour(body, attempt)
+    texts = [f"down {i}" for i in range(4)] + ["up"] + [f"down again {i}" for i in range(4)]
+    outcomes, _ = run(calls(fast(chat_server.url, max_attempts=1), texts))
+    assert not any(isinstance(o, FatalRequestError) for o in outcomes)
+    assert isinstance(outcomes[4], Completion) and chat_server.count() == 9
+
+
+class FullBackoff(random.Random):
+    """A jitter that always draws the ceiling: backoffs of exactly min(backoff_max, backoff_base * 2 ** (n - 1))."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return b
+
+
+def test_calls_under_way_stop_before_their_next_attempt(chat_server: FakeChatServer) -> None:
+    def behaviour(body: dict[str, Any], attempt: int) -> Reply:
+        return Reply("503") if "busy" in str(body["messages"]) else Reply("401")
+
+    chat_server.behaviour = behaviour
+
+    async def go() -> tuple[BaseException | None, BaseException | None]:
+        settings = fast(chat_server.url, backoff_base=0.5, backoff_max=0.5)
+        async with ChatClient(settings, rng=FullBackoff()) as client:  # busy sleeps 0.5 s after its 503
+            busy = asyncio.create_task(client.complete("judge", ask("busy")))
+            while chat_server.count() == 0:
+                await asyncio.sleep(0.005)
+            refused = await asyncio.gather(client.complete("judge", ask("refused")), return_exceptions=True)
+            [outcome] = await asyncio.gather(busy, return_exceptions=True)
+            return refused[0], outcome
+
+    refused, busy = run(go())
+    assert isinstance(refused, FatalRequestError) and refused.status == 401
+    assert isinstance(busy, FatalRequestError) and busy.attempts == 1  # its 503, then no retry
+    assert str(busy).startswith("stopped after 1 attempt: the client stopped after an earlier failure")
+    assert [r.kind for r in chat_server.requests] == ["503", "401"]
+
+
 # ------------------------------------------------------------------------------------------------ limits
 
 
@@ -454,7 +599,8 @@ def test_retry_after_forms() -> None:
 
 
 @pytest.mark.parametrize(("name", "value"), [("concurrency", 0), ("max_attempts", 0), ("requests_per_minute", 0),
-                                             ("timeout", 0), ("base_url", "localhost:8000")])
+                                             ("timeout", 0), ("base_url", "localhost:8000"),
+                                             ("max_consecutive_failures", 0)])
 def test_bad_settings_are_refused(name: str, value: Any) -> None:
     with pytest.raises(PolicyError, match=f"client setting {name}="):
         fields: dict[str, Any] = {"base_url": "http://127.0.0.1:1/v1", name: value}

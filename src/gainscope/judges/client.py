@@ -49,6 +49,21 @@ Outcomes:
   raised with ``status`` (the last HTTP status; None for a timeout or a connection failure), ``attempts`` and a
   message naming the URL, what went wrong and what to do.
 
+Stopping (a circuit breaker): a failure that would repeat for every call makes the client *stop*. The call that
+meets it raises :class:`FatalRequestError` (a :class:`~gainscope.errors.JudgeRequestError` with ``fatal = True``),
+and so does every later call of this client, at once and without sending anything. Two causes:
+
+* ``reason == "refused"``: the server refused a request in a way that will not change -- HTTP 400, 401, 402, 403,
+  404, 405, 415, 422, 501 or 505 (a 400/422 that is the JSON-mode fallback above is not one), a 429 with
+  ``insufficient_quota``, or a request that httpx cannot send (a header it cannot hold). A 400/422 that is about
+  this request only -- its code is ``context_length_exceeded``, ``content_filter``, ``invalid_prompt``, ... or its
+  message speaks of the context length or a content filter -- fails that call alone;
+* ``reason == "not_answering"``: ``max_consecutive_failures`` calls in a row (5 by default) failed after all their
+  attempts on timeouts or connection errors, with no HTTP response from the server in between (any response,
+  even an error, resets the count).
+
+Calls already under way when the client stops raise the same error before their next attempt.
+
 ``attempts`` -- of a :class:`Completion` and of a :class:`~gainscope.errors.JudgeRequestError` -- is the number of
 HTTP requests sent for that call: the first, every retry and the JSON-mode resend (a request counts as sent once it
 has passed the gate, even when the connection then fails). :attr:`ClientStats.requests` is their total over all
@@ -92,7 +107,7 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from types import TracebackType
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
 import httpx
@@ -105,6 +120,7 @@ __all__ = [
     "ClientSettings",
     "ClientStats",
     "Completion",
+    "FatalRequestError",
     "Redactor",
     "clean_api_key",
     "mask_userinfo",
@@ -113,6 +129,13 @@ __all__ = [
 
 # 408, 409, 429 and every 5xx but 501 Not Implemented and 505 HTTP Version Not Supported (permanent)
 RETRYABLE_STATUSES = frozenset({408, 409, 429, *range(500, 600)} - {501, 505})
+# statuses that will be the same for every request: the client stops (FatalRequestError)
+FATAL_STATUSES = frozenset({400, 401, 402, 403, 404, 405, 415, 422, 501, 505})
+# a 400/422 about this request only (too long for the model, filtered content): that call fails, the client goes on
+PER_REQUEST_CODES = frozenset({"context_length_exceeded", "content_filter", "content_policy_violation",
+                               "invalid_prompt", "string_above_max_length"})
+_PER_REQUEST_MESSAGE = re.compile(r"context (length|window|size)|maximum context|too many tokens|prompt is too long|"
+                                  r"content (filter|management|policy)|safety system", re.IGNORECASE)
 JSON_MODE = {"type": "json_object"}
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -130,7 +153,8 @@ class ClientSettings:
     the whole response. ``json_mode``: None tries ``response_format`` and falls back, True always sends it, False
     never. ``azure_api_version``: Azure OpenAI mode (``base_url`` is the deployment URL,
     ``.../openai/deployments/<name>``). ``max_retry_after``: a server asking to wait longer than this ends the
-    request instead.
+    request instead. ``max_consecutive_failures``: calls in a row without an answer (timeouts, connection errors)
+    after which the client stops with :class:`FatalRequestError`.
     """
 
     base_url: str
@@ -147,6 +171,7 @@ class ClientSettings:
     extra_headers: dict[str, str] = field(default_factory=dict)
     rate_window: float = 60.0
     max_retry_after: float = 600.0
+    max_consecutive_failures: int = 5
 
     def __post_init__(self) -> None:
         if self.api_key is not None:
@@ -157,6 +182,8 @@ class ClientSettings:
                                   "character, which a header cannot hold; the value is not shown here")
         _check(self.concurrency >= 1, "concurrency", self.concurrency, "an integer >= 1")
         _check(self.max_attempts >= 1, "max_attempts", self.max_attempts, "an integer >= 1")
+        _check(self.max_consecutive_failures >= 1, "max_consecutive_failures", self.max_consecutive_failures,
+               "an integer >= 1")
         for name in ("requests_per_minute", "tokens_per_minute"):
             value = getattr(self, name)
             _check(value is None or value > 0, name, value, "a number > 0, or None for no limit")
@@ -224,6 +251,24 @@ class Redactor:
         for form in self._forms:
             text = text.replace(form, "***")
         return mask_userinfo(text)
+
+
+class FatalRequestError(JudgeRequestError):
+    """The client has stopped: the server refused a request in a way that will not change, or stopped answering
+    (see the module docstring). Every later call raises it too, without sending anything.
+
+    ``reason``: ``"refused"`` (fix the API key, the model name, the base URL or the parameters, then run again) or
+    ``"not_answering"`` (the server at the base URL gives no answer). ``status``: the HTTP status of the refusal
+    (None when there was none). ``attempts``: the HTTP requests this call sent (0 for a call made after the stop).
+    ``fatal`` is always True: stop the run instead of going on with the next pair.
+    """
+
+    fatal: ClassVar[bool] = True
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1,
+                 reason: str = "refused") -> None:
+        super().__init__(message, status=status, attempts=attempts)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -390,6 +435,7 @@ class _Failure:
     status: int | None = None
     retryable: bool = False
     retry_after: float | None = None
+    fatal: bool = False  # the same would happen to every request: the client stops
 
 
 def _estimate_tokens(messages: list[dict[str, str]], max_tokens: int | None) -> int:
@@ -425,13 +471,21 @@ def _advice(failure: _Failure) -> str:
         return "The request could not be sent: check the base URL, the API key and the extra headers."
     if failure.reason == "connection":
         return "Check that the server is running at this address and that the base URL is right."
+    if failure.reason == "per_request":
+        return ("The server refused this request only (too long for the model, or its content was filtered); "
+                "other requests are still sent.")
     if status in (401, 403):
         return "Check the API key (--api-key or OPENAI_API_KEY) and its permissions."
     if status == 404:
         return ("Check the base URL (it usually ends in /v1; for Azure it is the deployment URL, with "
                 "azure_api_version set) and the model name.")
+    if status in (400, 422):
+        return ("The server refused the request as invalid; its message above says why: check the model name and "
+                "the parameters sent (max_tokens, temperature, seed, response_format, extra fields).")
+    if status == 402:
+        return "The account cannot pay for the request: check its plan and credit, then run again."
     if status is not None and 400 <= status < 500 and status not in RETRYABLE_STATUSES:
-        return "The server refused the request as invalid; its message above says why."
+        return "The server refused the request; its message above says why."
     if status in (501, 505):
         return ("The server does not implement this request: check that the base URL points at an OpenAI-compatible "
                 "chat-completions server.")
@@ -467,6 +521,8 @@ class ChatClient:
             follow_redirects=False)
         self._counts: Counter[str] = Counter()
         self._retries: Counter[str] = Counter()
+        self._unanswered = 0  # calls in a row that ended without any HTTP response
+        self._broken: FatalRequestError | None = None
 
     def _headers(self) -> dict[str, str]:
         settings = self.settings
@@ -502,6 +558,11 @@ class ChatClient:
             prompt_tokens=counts["prompt_tokens"], completion_tokens=counts["completion_tokens"],
             unreported_usage=counts["unreported_usage"], limit_wait=self._gate.waited, json_mode=self._json_mode)
 
+    @property
+    def broken(self) -> FatalRequestError | None:
+        """The error that stopped this client (see the module docstring), None while it still sends requests."""
+        return self._broken
+
     async def complete(self, model: str, messages: list[dict[str, str]], *, temperature: float | None = 0.0,
                        max_tokens: int | None = None, seed: int | None = None,
                        extra: Mapping[str, object] | None = None) -> Completion:
@@ -509,7 +570,9 @@ class ChatClient:
 
         ``temperature``, ``max_tokens`` and ``seed`` are sent when not None; ``extra`` is merged into the body last
         (provider-specific fields, e.g. ``{"max_completion_tokens": 50}``). Raises
-        :class:`~gainscope.errors.JudgeRequestError` when every attempt failed or the error is not retryable.
+        :class:`~gainscope.errors.JudgeRequestError` when every attempt failed or the error is not retryable, and
+        :class:`FatalRequestError` (a subclass) when the client has stopped (this call's failure, or an earlier one,
+        would repeat for every call).
         """
         started = self._clock()
         estimate = _estimate_tokens(messages, max_tokens)
@@ -524,7 +587,9 @@ class ChatClient:
             attempt += 1
             json_mode = self._json_mode and not caller_format
             request = {**body, "response_format": dict(JSON_MODE)} if json_mode else body
-            outcome = await self._attempt(request, estimate)
+            outcome = await self._attempt(request, estimate) if self._broken is None else None
+            if outcome is None:  # the client stopped before this attempt was sent
+                raise self._stopped(sent)
             sent += 1
             if isinstance(outcome, dict):
                 self._counts["completions"] += 1
@@ -559,6 +624,12 @@ class ChatClient:
                                failure.status)
         if not failure.retryable or attempt >= settings.max_attempts:
             self._counts["failures"] += 1
+            if failure.reason in ("timeout", "connection"):
+                self._unanswered += 1
+                if self._unanswered >= settings.max_consecutive_failures and self._broken is None:
+                    raise self._stop(self._not_answering(failure), sent)
+            if failure.fatal:
+                raise self._stop(failure, sent)
             raise self._error(failure, sent)
         ceiling = min(settings.backoff_max, settings.backoff_base * 2 ** (attempt - 1))
         delay = max(failure.retry_after or 0.0, self._rng.uniform(0, ceiling))
@@ -569,6 +640,35 @@ class ChatClient:
         while (remaining := deadline - self._clock()) > 0:
             await self._sleep(remaining)
 
+    def _not_answering(self, failure: _Failure) -> _Failure:
+        count = self.settings.max_consecutive_failures
+        calls = f"{count} calls in a row" if count != 1 else "a call"
+        return _Failure("not_answering", f"the server at {self.settings.base_url} is not answering: {calls} got no "
+                        f"answer after every attempt (the last: {failure.detail})")
+
+    def _stop(self, failure: _Failure, attempts: int) -> FatalRequestError:
+        """Stop the client for good because of ``failure``; the error for the call that met it."""
+        if failure.reason == "not_answering":
+            advice = ("Check that the server is running and reachable at this address, or raise the timeout or "
+                      "max_consecutive_failures.")
+        else:
+            advice = _advice(failure)
+        message = (f"POST {self._url} failed after {attempts} attempt{'s' if attempts != 1 else ''}: "
+                   f"{failure.detail}. {advice} The client sends no more requests: fix this, then run again.")
+        reason = "not_answering" if failure.reason == "not_answering" else "refused"
+        error = FatalRequestError(self._redact(message), status=failure.status, attempts=attempts, reason=reason)
+        self._broken = error
+        return error
+
+    def _stopped(self, attempts: int) -> FatalRequestError:
+        """The error for a call made (or still going on) after the client stopped."""
+        assert self._broken is not None
+        self._counts["failures"] += 1
+        broken = self._broken
+        done = f"stopped after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else "not sent"
+        return FatalRequestError(f"{done}: the client stopped after an earlier failure. {broken}",
+                                 status=broken.status, attempts=attempts, reason=broken.reason)
+
     def _error(self, failure: _Failure, attempts: int) -> JudgeRequestError:
         """The error for a call that ends with ``failure`` after ``attempts`` HTTP requests; its message is
         redacted (see the module docstring)."""
@@ -576,10 +676,13 @@ class ChatClient:
         message = f"POST {self._url} failed after {attempts} attempt{plural}: {failure.detail}. {_advice(failure)}"
         return JudgeRequestError(self._redact(message), status=failure.status, attempts=attempts)
 
-    async def _attempt(self, body: dict[str, Any], estimate: int) -> dict[str, Any] | _Failure:
-        """One request: a slot, the gate, the POST; the parsed body of a usable answer, or why not."""
+    async def _attempt(self, body: dict[str, Any], estimate: int) -> dict[str, Any] | _Failure | None:
+        """One request: a slot, the gate, the POST; the parsed body of a usable answer, or why not (None when the
+        client stopped while this attempt waited, and nothing was sent)."""
         async with self._slots:
             entry = await self._gate.enter(estimate)
+            if self._broken is not None:
+                return None
             self._counts["requests"] += 1
             try:
                 async with asyncio.timeout(self.settings.timeout):
@@ -592,13 +695,14 @@ class ChatClient:
             except httpx.DecodingError as exc:
                 return _Failure("bad_body", f"a body that cannot be decoded ({exc})", retryable=True)
             except httpx.HTTPError as exc:
-                return _Failure("http", f"{type(exc).__name__}: {exc}")
+                return _Failure("http", f"{type(exc).__name__}: {exc}", fatal=True)
         outcome = self._read(response)
         if isinstance(outcome, dict):
             self._gate.settle(entry, _usage(outcome)[2])
         return outcome
 
     def _read(self, response: httpx.Response) -> dict[str, Any] | _Failure:
+        self._unanswered = 0  # the server answers
         status = response.status_code
         if status == 429:
             self._counts["rate_limited"] += 1
@@ -620,12 +724,14 @@ class ChatClient:
         status = response.status_code
         message, code = _server_message(response)
         detail = f"HTTP {status} {message!r}"
+        if status in (400, 422) and (code in PER_REQUEST_CODES or _PER_REQUEST_MESSAGE.search(message)):
+            return _Failure("per_request", detail, status)
         if status in (400, 422) and "response_format" in response.text.lower():
-            return _Failure("response_format", detail, status)
+            return _Failure("response_format", detail, status, fatal=True)  # unless the JSON-mode fallback applies
         if status == 429 and code == "insufficient_quota":
-            return _Failure("insufficient_quota", detail, status)
+            return _Failure("insufficient_quota", detail, status, fatal=True)
         if status not in RETRYABLE_STATUSES:
-            return _Failure(str(status), detail, status)
+            return _Failure(str(status), detail, status, fatal=status in FATAL_STATUSES)
         return _Failure(str(status), detail, status, retryable=True,
                         retry_after=retry_after_seconds(response.headers))
 
