@@ -79,6 +79,13 @@ window is empty. A sliding window allows a burst of the whole limit at once; pro
 limit over shorter periods (OpenAI calls its limits "quantized") are better served by a shorter window with the
 matching share, e.g. ``requests_per_minute=10, rate_window=1.0`` for 600 requests a minute sent 10 a second.
 
+The limits, the concurrency and the cooldowns are those of one :class:`ChatClient`, in one process: nothing is
+shared between processes (nor between two clients in one process). Two processes judging with the same key -- two
+``gainscope judge`` runs into one store, say -- each send up to the full ``requests_per_minute`` and
+``tokens_per_minute``, so together up to twice the limit; give each process its share (the limit divided by the
+number of processes) when they must stay within the provider's limits together. The server's own 429s and
+``Retry-After`` still apply to each process.
+
 Secrets
 -------
 
