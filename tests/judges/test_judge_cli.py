@@ -117,7 +117,7 @@ def test_faults_are_retried_and_failures_never_become_grades(cli_runner, chat_se
 
 def test_budget_and_usage_errors(cli_runner, chat_server: FakeChatServer, data) -> None:
     code, out, err = cli_runner(*judge_args(data, chat_server, "--max-requests", "5", "--max-failures", "100%"))
-    assert code == 0 and chat_server.count() == 5 and "not judged (budget)" in out and "budget of 5" in out
+    assert code == 0 and chat_server.count() == 5 and "not judged (budget or stop)" in out and "budget of 5" in out
     code, _, err = cli_runner(*judge_args(data, chat_server, "--max-cost", "1"))
     assert code == 2 and "needs prices" in err
     code, _, err = cli_runner("judge", "--queries", str(data["queries"]), "--corpus", str(data["corpus"]),
@@ -194,3 +194,33 @@ def test_two_processes_share_one_store_without_paying_twice(data) -> None:
         assert _stored(data["store"]) == {d for _, d in POOL}
         judged = [int(re.search(r"(\d+) judged now", o).group(1)) for o, _ in outs]
         assert sum(judged) == 16
+
+
+def test_a_changed_text_is_judged_again_and_exports_hold_the_new_label(cli_runner, chat_server: FakeChatServer,
+                                                                        data) -> None:
+    assert cli_runner(*judge_args(data, chat_server))[0] == 0
+    corpus = data["corpus"].read_text().replace("[q0d0] body grade=0", "[q0d0] new body grade=3")
+    data["corpus"].write_text(corpus, encoding="utf-8")
+    code, out, _ = cli_runner(*judge_args(data, chat_server))
+    assert code == 0 and "1 judged now, 15 from the store" in out
+    assert qrels(data["qrels"])[("q0", "q0d0")] == 3
+    lines = [json.loads(x) for x in data["jsonl"].read_text().splitlines()]
+    assert len(lines) == 16 and [x["grade"] for x in lines if x["doc_id"] == "q0d0"] == [3]
+    judge = lines[0]["judge"]
+    code, exported, _ = cli_runner("store", "export", str(data["store"]), "--judge", judge)
+    rows = [x.split() for x in exported.splitlines()]
+    assert code == 0 and len(rows) == 16 and ["q0", "0", "q0d0", "3"] in rows  # the latest label only
+
+
+def test_params_and_omitted_fields_reach_the_server(cli_runner, chat_server: FakeChatServer, data) -> None:
+    code, _, err = cli_runner(*judge_args(data, chat_server, "--param", 'reasoning_effort="low"', "--param",
+                                          "top_p=0.5", "--omit", "temperature", "--omit", "max_tokens"))
+    assert code == 0, err
+    body = chat_server.requests[0].body
+    assert body["reasoning_effort"] == "low" and body["top_p"] == 0.5
+    assert "temperature" not in body and "max_tokens" not in body
+
+
+def test_budget_stops_are_reported_and_fail_the_threshold(cli_runner, chat_server: FakeChatServer, data) -> None:
+    code, out, err = cli_runner(*judge_args(data, chat_server, "--max-requests", "5"))
+    assert code == 4 and "11 of 16 pairs have no grade" in err and "not judged 11" in err

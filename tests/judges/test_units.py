@@ -271,3 +271,99 @@ def test_price_table(tmp_path: Path) -> None:
     table.write_text("{nope", encoding="utf-8")
     with pytest.raises(InputError, match="cannot read the price table"):
         Prices.from_table(table, "m")
+
+
+# ---------------------------------------------------------------------------------------------- review fixes
+def test_stricter_answers() -> None:
+    with pytest.raises(JudgeAnswerError, match="not an integer"):
+        parse_answer('{"grade": "\\uff13"}', SCALE)  # a full-width 3
+    with pytest.raises(JudgeAnswerError, match="two different grades"):
+        parse_answer('{"grade": 2, "score": 4}', SCALE)
+    assert parse_answer('{"grade": 2, "score": 2}', SCALE) == (2, "")
+    assert parse_answer('{"grade": 1, "reasoning": null}', SCALE) == (1, "")
+
+
+def test_hash_ignores_float_spelling_and_template_file_names(tmp_path: Path) -> None:
+    assert JudgeSpec("m", BUILTIN["graded"], temperature=0).hash == JudgeSpec("m", BUILTIN["graded"]).hash
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    for f in (a, b):
+        f.write_text("Q: {query}\nD: {document}\n", encoding="utf-8")
+    assert JudgeSpec("m", template_from_file(a, SCALE)).hash == JudgeSpec("m", template_from_file(b, SCALE)).hash
+
+
+def test_a_grade_is_never_replaced_by_a_failure(tmp_path: Path) -> None:
+    with JudgmentStore(tmp_path / "s.sqlite", lease=10) as store:
+        assert store.record(StoredLabel(key(), "llm", "ok", 2))
+        assert not store.record(StoredLabel(key(), "llm", "failed", None, error="late"))
+        assert store.get(key()).grade == 2
+        assert store.claim(key(d="d2")) == "claimed"
+        before = sqlite3.connect(tmp_path / "s.sqlite").execute("SELECT expires FROM claims").fetchone()[0]
+        store.renew(key(d="d2"))
+        after = sqlite3.connect(tmp_path / "s.sqlite").execute("SELECT expires FROM claims").fetchone()[0]
+        assert after >= before
+
+
+def test_missing_usage_is_charged_and_unpriced_runs_count_nothing(tmp_path: Path) -> None:
+    spec = JudgeSpec("m", BUILTIN["graded"], max_tokens=100)
+
+    class NoUsage(ScriptedClient):
+        async def complete(self, model: str, messages: list[dict[str, str]], **kwargs: object) -> Done:
+            done = await super().complete(model, messages, **kwargs)
+            return Done(done.text, None, None)
+
+    with JudgmentStore(tmp_path / "s.sqlite") as store:
+        judge = LLMJudge(spec, NoUsage({d: ['{"grade": 1}'] for d in DOCS}), prices=Prices(100.0, 100.0))
+        state, _ = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge=judge, store=store,
+                                           budget=Budget(max_cost=0.3), workers=1))
+        # each call is charged its upper bound (UTF-8 bytes of the messages + 8 each, plus 100 completion tokens)
+        # about 0.084 a call: three fit in 0.3, the fourth would not
+        assert state.unpriced == state.requests == 3 and 0.25 < state.cost <= 0.3 and state.not_judged == 2
+        label = next(iter(store.labels(spec.hash)))
+        assert label.prompt_tokens is None and label.cost is None
+    with JudgmentStore(tmp_path / "t.sqlite") as store:
+        state, _ = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge=LLMJudge(spec, NoUsage(
+            {d: ['{"grade": 1}'] for d in DOCS})), store=store))
+        assert state.unpriced == 0 and state.cost == 0.0
+
+
+def test_a_fatal_client_error_stops_the_run(tmp_path: Path) -> None:
+    class Refused(JudgeRequestError):
+        fatal = True
+
+    calls: list[str] = []
+
+    class Broken(ScriptedClient):
+        async def complete(self, model: str, messages: list[dict[str, str]], **kwargs: object) -> Done:
+            calls.append("x")
+            raise Refused("401 unauthorized: fix the key", status=401, attempts=1)
+
+    with JudgmentStore(tmp_path / "s.sqlite") as store:
+        state, labels = asyncio.run(label_pairs(PAIRS, QUERIES, DOCS, judge=LLMJudge(
+            JudgeSpec("m", BUILTIN["graded"]), Broken({})), store=store, workers=1))
+        assert "fix the key" in state.fatal and labels == {} and len(calls) == 1
+        assert state.ungraded == len(PAIRS) and list(store.labels()) == []
+
+
+def test_pairs_claimed_by_another_process_are_waited_for(tmp_path: Path) -> None:
+    spec = JudgeSpec("m", BUILTIN["graded"])
+    path = tmp_path / "s.sqlite"
+    other = JudgmentStore(path)
+    judge = LLMJudge(spec, ScriptedClient(script()))
+    held = judge.key(QUERIES["q1"], DOCS["good"])
+    assert other.claim(held) == "claimed"
+
+    async def run() -> tuple[object, dict[tuple[str, str], StoredLabel]]:
+        async def other_finishes() -> None:
+            await asyncio.sleep(0.6)
+            other.record(StoredLabel(held, "llm", "ok", 4))
+
+        with JudgmentStore(path) as store:
+            finishing = asyncio.create_task(other_finishes())
+            result = await label_pairs(PAIRS, QUERIES, DOCS, judge=judge, store=store, workers=2)
+            await finishing
+            return result
+
+    state, labels = asyncio.run(run())
+    other.close()
+    assert labels[("q1", "good")].grade == 4  # the other process's grade, not asked again here
+    assert "good" not in judge.client.calls and state.elsewhere == 0 and state.cached == 1

@@ -33,6 +33,20 @@ def _threshold(text: str) -> tuple[float, bool]:
                                  param_hint="--max-failures") from None
 
 
+def _params(items: tuple[str, ...]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs with JSON values (a bare word is a string)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE; got {item!r}", param_hint="--param")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
 def _bar(p: Any) -> str:
     width = 24
     share = p.done / p.total if p.total else 1.0
@@ -70,6 +84,11 @@ def _bar(p: Any) -> str:
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=300, show_default=True)
 @click.option("--seed", type=int, default=None, help="Sampling seed sent to the server (where supported).")
+@click.option("--param", "params", multiple=True,
+              help="More request fields, KEY=VALUE with a JSON value (reasoning_effort=\"low\", top_p=1); part of "
+                   "the judge's hash.")
+@click.option("--omit", "omitted", multiple=True, type=click.Choice(["temperature", "max_tokens"]),
+              help="Do not send this field (reasoning models refuse temperature and max_tokens).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
               help="Requests in flight at most.")
 @click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Requests per minute at most.")
@@ -96,7 +115,8 @@ def _bar(p: Any) -> str:
 def judge_cmd(queries: str, corpus: str, runs: tuple[str, ...], pairs: str | None, depth: int, base_url: str,
               model: str, api_key: str | None, azure_api_version: str | None, store_path: Path,
               output: Path | None, jsonl: Path | None, prompt: str, template: str | None, scale: str | None,
-              temperature: float, max_tokens: int, seed: int | None, concurrency: int, rpm: float | None,
+              temperature: float, max_tokens: int, seed: int | None, params: tuple[str, ...],
+              omitted: tuple[str, ...], concurrency: int, rpm: float | None,
               tpm: float | None, timeout: float, max_attempts: int, answer_attempts: int, max_requests: int | None,
               max_cost: float | None, price_in: float | None, price_out: float | None, price_table: str | None,
               human_qrels: str | None,
@@ -123,7 +143,9 @@ def judge_cmd(queries: str, corpus: str, runs: tuple[str, ...], pairs: str | Non
         raise click.UsageError("give both --price-in and --price-out (per million tokens)")
     limit, relative = _threshold(max_failures)
     template_obj = template_from_file(template, parse_scale(scale or "")) if template else builtin_prompt(prompt)
-    spec = JudgeSpec(model=model, prompt=template_obj, temperature=temperature, max_tokens=max_tokens, seed=seed)
+    spec = JudgeSpec(model=model, prompt=template_obj, temperature=None if "temperature" in omitted else temperature,
+                     max_tokens=None if "max_tokens" in omitted else max_tokens, seed=seed,
+                     params=_params(params))
     todo = read_pairs(pairs) if pairs else pool_runs([read_run(r) for r in runs], depth)
     query_texts = read_queries(queries)
     doc_texts = read_documents(corpus, only={d for _, d in todo})
@@ -159,13 +181,15 @@ def judge_cmd(queries: str, corpus: str, runs: tuple[str, ...], pairs: str | Non
         if output is not None:
             _write_qrels(output, todo, labels)
         if jsonl is not None:
-            _write_jsonl(jsonl, todo, spec, store)
-    click.echo(_summary(state, spec, store_path))
-    bad = state.failed + state.missing_text
+            _write_jsonl(jsonl, todo, labels, state.failures, spec)
+    click.echo(_summary(state, spec, store_path, prices is not None))
+    bad = state.ungraded
     allowed = limit * state.total if relative else limit
-    if bad > allowed:
+    if state.fatal or bad > allowed:
         click.echo(f"error: {bad} of {state.total} pairs have no grade (failed {state.failed}, no text "
-                   f"{state.missing_text}), more than --max-failures {max_failures} allows", err=True)
+                   f"{state.missing_text}, not judged {state.not_judged + state.elsewhere}), more than "
+                   f"--max-failures {max_failures} allows" if not state.fatal else
+                   f"error: the run stopped: {state.fatal}", err=True)
         sys.exit(EXIT_IO)
 
 
@@ -185,28 +209,33 @@ def _write_qrels(path: Path, pairs: list[tuple[str, str]], labels: dict[tuple[st
                 f.write(f"{q} 0 {d} {labels[(q, d)].grade}\n")
 
 
-def _write_jsonl(path: Path, pairs: list[tuple[str, str]], spec: Any, store: Any) -> None:
-    wanted = set(pairs)
+def _write_jsonl(path: Path, pairs: list[tuple[str, str]], labels: dict[tuple[str, str], Any],
+                 failures: list[Any], spec: Any) -> None:
+    """Every label of the pairs as judged on the texts given now (failures included), in pair order."""
+    failed = {(lb.key.query_id, lb.key.doc_id): lb for lb in failures}
     with path.open("w", encoding="utf-8") as f:
-        for label in store.labels(spec.hash):
-            if (label.key.query_id, label.key.doc_id) in wanted:
+        for pair in pairs:
+            label = labels.get(pair) or failed.get(pair)
+            if label is not None:
                 f.write(json.dumps({**label.to_json(), "prompt": spec.prompt.name,
                                     "prompt_version": spec.prompt.version}) + "\n")
 
 
-def _summary(p: Any, spec: Any, store_path: Path) -> str:
-    cost = f"{p.cost:.4f}" if p.cost or p.unpriced == 0 else "unknown"
+def _summary(p: Any, spec: Any, store_path: Path, priced: bool) -> str:
+    cost = f"{p.cost:.4f}" if priced else "not priced (--price-in/--price-out or --prices)"
     lines = [f"judge     {spec.describe()}",
              f"pairs     {p.total}: {p.judged} judged now, {p.cached} from the store, {p.human} judged by humans "
-             f"(skipped), {p.failed} failed, {p.missing_text} without text, {p.elsewhere} taken by another process, "
-             f"{p.not_judged} not judged (budget)",
-             f"requests  {p.requests} ({p.prompt_tokens} prompt + {p.completion_tokens} completion tokens), "
-             f"cost {cost}, {p.elapsed:.1f} s",
+             f"(skipped), {p.failed} failed, {p.missing_text} without text, {p.not_judged} not judged (budget or "
+             f"stop){f', {p.elsewhere} left to another process' if p.elsewhere else ''}",
+             f"requests  {p.requests} calls to the model ({p.http_requests} HTTP requests with retries; "
+             f"{p.prompt_tokens} prompt + {p.completion_tokens} completion tokens), cost {cost}, {p.elapsed:.1f} s",
              f"store     {store_path}"]
     if p.unpriced:
-        lines.append(f"note      {p.unpriced} answers came without token usage; their cost is not counted")
+        lines.append(f"note      {p.unpriced} answers came without token usage; each is counted at its upper bound")
     if p.budget_note:
         lines.append(f"budget    {p.budget_note}")
+    if p.fatal:
+        lines.append(f"stopped   {p.fatal}")
     for label in p.failures[:5]:
         lines.append(f"failed    {label.key.query_id} {label.key.doc_id}: {label.error}")
     if len(p.failures) > 5:
@@ -252,9 +281,9 @@ def store_export(store_path: Path, judge_hash: str, fmt: str, output: Path | Non
         if judge_hash not in store.judges() and not judge_hash.startswith("human:"):
             known = ", ".join(store.judges()) or "none"
             raise click.BadParameter(f"no judge {judge_hash!r} in {store_path}; judges: {known}", param_hint="--judge")
-        if fmt == "qrels":
+        if fmt == "qrels":  # the latest grade of each pair (a label of an older text of the same ids is left out)
             text = "".join(f"{lb.key.query_id} 0 {lb.key.doc_id} {lb.grade}\n"
-                           for lb in store.labels(judge_hash, status="ok"))
+                           for lb in store.latest_labels(judge_hash, status="ok"))
         else:
             text = "".join(json.dumps(lb.to_json()) + "\n" for lb in store.labels(judge_hash))
     if output is None:

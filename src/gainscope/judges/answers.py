@@ -43,7 +43,8 @@ def _json_object(text: str) -> dict[str, object]:
 def _integer(value: object, raw: str) -> int:
     if isinstance(value, bool):
         raise JudgeAnswerError(f"the grade is a boolean ({value}), not a number", raw=raw)
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+    # ASCII digits only: not full-width or Arabic-Indic ones
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value, re.ASCII):
         return int(value)
     if isinstance(value, int):
         return value
@@ -55,12 +56,18 @@ def _integer(value: object, raw: str) -> int:
 def parse_answer(text: str, scale: Scale) -> tuple[int, str]:
     """``(grade, reasoning)`` from an answer, or JudgeAnswerError saying what is wrong."""
     obj = _json_object(text)
-    key = next((k for k in GRADE_KEYS if k in obj), None)
-    if key is None:
+    keys = [k for k in GRADE_KEYS if k in obj]
+    if not keys:
         raise JudgeAnswerError(f"the answer has no grade (expected a key {', '.join(GRADE_KEYS)}); keys: "
                                f"{', '.join(map(str, obj)) or 'none'}", raw=text)
-    grade = _integer(obj[key], text)
+    grades = {k: _integer(obj[k], text) for k in keys}
+    if len(set(grades.values())) > 1:
+        shown = ", ".join(f"{k} = {v}" for k, v in grades.items())
+        raise JudgeAnswerError(f"the answer gives two different grades ({shown})", raw=text)
+    grade = grades[keys[0]]
     if grade not in scale.grades:
         raise JudgeAnswerError(f"the grade {grade} is outside the scale {scale}", raw=text)
-    reasoning = obj.get("reasoning", "")
+    reasoning = obj.get("reasoning")
+    if reasoning is None:
+        return grade, ""
     return grade, reasoning if isinstance(reasoning, str) else json.dumps(reasoning)

@@ -8,10 +8,17 @@ last raw answer and the error, and it is stored and reported as such -- never as
 :func:`label_pairs` runs a judge over many pairs with a fixed pool of workers: pairs already labelled by this
 judge on the same texts come from the store (no request), pairs labelled by a human are skipped (unless asked
 not to), pairs claimed by another live process are left to it, and every new label is committed as soon as it
-arrives. The budget (requests and cost) is checked before each request: nothing is sent that could take the
-spend past it (the cost of a request is reserved from its largest possible size, ``prompt tokens estimated as
-characters / 4 + max_tokens``, and settled with the real ``usage``); pairs left when it is spent are reported.
-Costs come only from the usage the server reports, priced with :class:`Prices`.
+arrives. The budget (calls to the model and cost) is checked before each call: nothing is sent that could take the
+spend past it. The cost of a call is reserved from an upper bound of its size (prompt tokens at most the UTF-8
+bytes of the messages, completion tokens at most ``max_tokens``) and settled with the real ``usage``; an answer
+without usage is charged its reservation. Pairs left when the budget is spent are reported. Costs come only from
+the usage the server reports, priced with :class:`Prices`; token counts are None when the server reported none.
+``requests`` counts calls to the model (an answer asked again is another call); the HTTP requests behind them,
+retries included, are counted apart.
+
+Pairs claimed by another live process are waited for at the end of the run: when the other process records them
+they are taken from the store, and when it dies or lets its claim lapse they are judged here, so every process
+ends with every pair. A fatal client error (the server refuses every request) stops the run at once.
 """
 
 from __future__ import annotations
@@ -96,30 +103,40 @@ class _Client(Protocol):
 
 @dataclass
 class _Spend:
-    """Requests and cost so far, with the reservations of requests in flight."""
+    """Calls and cost so far, with the reservations of calls in flight."""
 
     budget: Budget
     prices: Prices | None
-    requests: int = 0
+    calls: int = 0
+    http_requests: int = 0
     cost: float = 0.0
     reserved: float = 0.0
-    unpriced: int = 0  # requests whose usage the server did not report
+    unpriced: int = 0  # answers without usage while prices were set: charged at their reservation
 
     def reserve(self, estimate: float) -> None:
-        if self.budget.max_requests is not None and self.requests >= self.budget.max_requests:
+        if self.budget.max_requests is not None and self.calls >= self.budget.max_requests:
             raise BudgetExceededError(f"the budget of {self.budget.max_requests} requests is spent")
         if self.budget.max_cost is not None and self.cost + self.reserved + estimate > self.budget.max_cost:
             raise BudgetExceededError(f"the next request could take the cost past the budget of "
                                       f"{self.budget.max_cost:g} (spent {self.cost:.4f})")
-        self.requests += 1
+        self.calls += 1
         self.reserved += estimate
 
-    def settle(self, estimate: float, cost: float | None) -> None:
+    def settle(self, estimate: float, cost: float | None, *, answered: bool) -> None:
+        """Replace the reservation by the real cost; an answer without usage is charged its reservation (an upper
+        bound), so a server that reports no usage cannot slip past a cost budget."""
         self.reserved -= estimate
+        if self.prices is None or not answered:
+            return
         if cost is None:
             self.unpriced += 1
+            self.cost += estimate
         else:
             self.cost += cost
+
+
+#: completion tokens assumed when a judge sets no max_tokens (for reservations only)
+DEFAULT_COMPLETION_BOUND = 4096
 
 
 class LLMJudge:
@@ -141,53 +158,62 @@ class LLMJudge:
                        text_hash(_doc_text(document)))
 
     def _estimate(self, messages: list[dict[str, str]]) -> float:
+        """An upper bound of a call's cost: no tokenizer makes more tokens than UTF-8 bytes (plus a few per
+        message for the chat format), and no answer is longer than max_tokens."""
         if self.prices is None:
             return 0.0
-        prompt = sum(len(m["content"]) for m in messages) / 4
-        return self.prices.cost(int(prompt) + 1, self.spec.max_tokens or 1000) or 0.0
+        prompt = sum(len(m["content"].encode("utf-8")) + 8 for m in messages)
+        return self.prices.cost(prompt, self.spec.max_tokens or DEFAULT_COMPLETION_BOUND) or 0.0
 
     async def grade(self, query: Query, document: Document) -> StoredLabel:
-        """Ask for the pair's grade (see the module docstring); never raises for a bad answer or a failed request,
-        only BudgetExceededError before a request that the budget does not allow."""
+        """Ask for the pair's grade (see the module docstring). Never raises for a bad answer or a failed request;
+        raises BudgetExceededError before a call the budget does not allow, and re-raises a fatal client error
+        (the server refuses every request: a wrong key, model or parameter)."""
         spec = self.spec
         messages = spec.prompt.messages(query.text, document.text, title=document.title,
                                         narrative=query.narrative)
         key = self.key(query, document)
-        tokens_in = tokens_out = 0
+        tokens_in: int | None = 0
+        tokens_out: int | None = 0
         cost: float | None = 0.0
-        raw, error, requests = "", "", 0
+        raw, error, calls, model = "", "", 0, spec.model
         for _ in range(self.answer_attempts):
             estimate = self._estimate(messages)
             if self._spend is not None:
                 self._spend.reserve(estimate)
-            requests += 1
+            calls += 1
             try:
                 done = await self.client.complete(spec.model, messages, temperature=spec.temperature,
                                                   max_tokens=spec.max_tokens, seed=spec.seed, extra=spec.params)
             except JudgeRequestError as exc:
                 if self._spend is not None:
-                    self._spend.settle(estimate, 0.0)
-                raw, error = "", f"request failed: {exc}"
+                    self._spend.settle(estimate, None, answered=False)
+                    self._spend.http_requests += exc.attempts
+                if getattr(exc, "fatal", False):
+                    raise
+                error = f"request failed: {exc}"
                 continue
             pt, ct = getattr(done, "prompt_tokens", None), getattr(done, "completion_tokens", None)
             this_cost = self.prices.cost(pt, ct) if self.prices is not None else None
             if self._spend is not None:
-                self._spend.settle(estimate, this_cost)
-            tokens_in += pt or 0
-            tokens_out += ct or 0
+                self._spend.settle(estimate, this_cost, answered=True)
+                self._spend.http_requests += int(getattr(done, "attempts", 1))
+            tokens_in = None if tokens_in is None or pt is None else tokens_in + pt
+            tokens_out = None if tokens_out is None or ct is None else tokens_out + ct
             cost = None if cost is None or this_cost is None else cost + this_cost
             raw = str(getattr(done, "text", ""))
+            model = str(getattr(done, "model", "") or spec.model)
             try:
                 grade, reasoning = parse_answer(raw, spec.prompt.scale)
             except JudgeAnswerError as exc:
                 error = f"unusable answer: {exc}"
                 continue
-            return StoredLabel(key, "llm", "ok", grade, reasoning=reasoning, raw=raw, model=spec.model,
+            return StoredLabel(key, "llm", "ok", grade, reasoning=reasoning, raw=raw, model=model,
                                prompt_tokens=tokens_in, completion_tokens=tokens_out,
-                               cost=cost if self.prices else None, requests=requests, created=time.time())
-        return StoredLabel(key, "llm", "failed", None, raw=raw, error=error, model=spec.model,
+                               cost=cost if self.prices else None, requests=calls, created=time.time())
+        return StoredLabel(key, "llm", "failed", None, raw=raw, error=error, model=model,
                            prompt_tokens=tokens_in, completion_tokens=tokens_out,
-                           cost=cost if self.prices else None, requests=requests, created=time.time())
+                           cost=cost if self.prices else None, requests=calls, created=time.time())
 
 
 def _query_text(q: Query) -> str:
@@ -211,19 +237,26 @@ class Progress:
     elsewhere: int = 0
     not_judged: int = 0
     requests: int = 0
+    http_requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
     unpriced: int = 0
     started: float = field(default_factory=time.monotonic)
     budget_note: str = ""
+    fatal: str = ""
     missing: list[tuple[str, str]] = field(default_factory=list)
     failures: list[StoredLabel] = field(default_factory=list)
 
     @property
     def done(self) -> int:
         """Pairs settled so far (from the store, skipped, judged or failed)."""
-        return self.cached + self.human + self.missing_text + self.judged + self.failed + self.elsewhere
+        return self.cached + self.human + self.missing_text + self.judged + self.failed
+
+    @property
+    def ungraded(self) -> int:
+        """Pairs that end without a grade: failed, without text, not judged (budget or a fatal error)."""
+        return self.failed + self.missing_text + self.not_judged + self.elsewhere
 
     @property
     def elapsed(self) -> float:
@@ -231,12 +264,17 @@ class Progress:
         return time.monotonic() - self.started
 
 
+#: seconds between polls of pairs another process is judging
+WAIT_POLL = 0.25
+
+
 async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Query],
                       documents: Mapping[str, Document], *, judge: LLMJudge, store: JudgmentStore,
                       budget: Budget = Budget(), workers: int = 8, skip_human: bool = True,
                       retry_failed: bool = True, progress: Callable[[Progress], None] | None = None
                       ) -> tuple[Progress, dict[tuple[str, str], StoredLabel]]:
-    """Label ``pairs`` (see the module docstring). Returns the counts and the ok labels by (query, doc)."""
+    """Label ``pairs`` (see the module docstring). Returns the counts and the ok labels by (query, doc) -- only
+    labels of the texts given now (a label of an older text of the same ids is not one of them)."""
     if budget.max_cost is not None and judge.prices is None:
         raise PolicyError("a cost budget needs prices (per million input and output tokens)")
     store.register_judge(judge.spec.hash, judge.spec.canonical())
@@ -266,7 +304,49 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
     queue: asyncio.Queue[tuple[Query, Document]] = asyncio.Queue()
     for item in todo:
         queue.put_nowait(item)
+    waiting: list[tuple[Query, Document]] = []  # claimed by another live process
+    in_flight: set[PairKey] = set()
     stop = asyncio.Event()
+
+    def took(query: Query, doc: Document, label: StoredLabel | None, fresh: bool) -> None:
+        if label is None:
+            return
+        if label.status == "ok":
+            labels[(query.query_id, doc.doc_id)] = label
+            if fresh:
+                state.judged += 1
+            else:
+                state.cached += 1
+        else:
+            state.failed += 1
+            state.failures.append(label)
+        if fresh:
+            _account(state, label, spend)
+        if progress is not None:
+            progress(state)
+
+    async def one(query: Query, doc: Document) -> bool:
+        """Judge one pair if this process may; False when another live process holds it."""
+        key = judge.key(query, doc)
+        claim = store.claim(key)
+        if claim == "done":  # another process recorded it meanwhile
+            took(query, doc, store.get(key), fresh=False)
+            return True
+        if claim == "taken":
+            return False
+        in_flight.add(key)
+        try:
+            label = await judge.grade(query, doc)
+        except BaseException:
+            store.release(key)
+            raise
+        finally:
+            in_flight.discard(key)
+        if store.record(label):
+            took(query, doc, label, fresh=True)
+        else:  # another process recorded a grade while this one failed: the grade stands
+            took(query, doc, store.get(key), fresh=False)
+        return True
 
     async def worker() -> None:
         while not stop.is_set():
@@ -274,54 +354,49 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
                 query, doc = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            key = judge.key(query, doc)
-            claim = store.claim(key)
-            if claim == "done":  # another process recorded it meanwhile
-                stored = store.get(key)
-                if stored is not None:
-                    labels[(query.query_id, doc.doc_id)] = stored
-                state.cached += 1
-                continue
-            if claim == "taken":
-                state.elsewhere += 1
-                continue
             try:
-                label = await judge.grade(query, doc)
+                if not await one(query, doc):
+                    waiting.append((query, doc))
             except BudgetExceededError as exc:
-                store.release(key)
                 state.budget_note = str(exc)
-                stop.set()
                 state.not_judged += 1
-                return
-            except BaseException:
-                store.release(key)
-                raise
-            store.record(label)
-            if label.status == "ok":
-                state.judged += 1
-                labels[(query.query_id, doc.doc_id)] = label
-            else:
-                state.failed += 1
-                state.failures.append(label)
-            _account(state, label, spend)
-            if progress is not None:
-                progress(state)
+                stop.set()
+            except JudgeRequestError as exc:  # fatal: the server refuses every request
+                state.fatal = str(exc)
+                state.not_judged += 1
+                stop.set()
 
+    async def heartbeat() -> None:
+        while True:
+            await asyncio.sleep(max(1.0, store.lease / 3))
+            for key in list(in_flight):
+                store.renew(key)
+
+    beat = asyncio.create_task(heartbeat())
     try:
         await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+        while waiting and not stop.is_set():  # pairs another process holds: its label, or ours once it lets go
+            await asyncio.sleep(WAIT_POLL)
+            pending, waiting[:] = list(waiting), []
+            for item in pending:
+                queue.put_nowait(item)
+            await asyncio.gather(*(worker() for _ in range(max(1, workers))))
     finally:
+        beat.cancel()
         judge._spend = None
     state.not_judged += queue.qsize()
-    state.requests, state.cost, state.unpriced = spend.requests, spend.cost, spend.unpriced
+    state.elsewhere = len(waiting)
+    _account(state, None, spend)
     if progress is not None:
         progress(state)
     return state, labels
 
 
-def _account(state: Progress, label: StoredLabel, spend: _Spend) -> None:
-    state.requests = spend.requests
-    state.prompt_tokens += label.prompt_tokens or 0
-    state.completion_tokens += label.completion_tokens or 0
+def _account(state: Progress, label: StoredLabel | None, spend: _Spend) -> None:
+    state.requests = spend.calls
+    state.http_requests = spend.http_requests
+    if label is not None:
+        state.prompt_tokens += label.prompt_tokens or 0
+        state.completion_tokens += label.completion_tokens or 0
     state.cost = spend.cost
     state.unpriced = spend.unpriced
-

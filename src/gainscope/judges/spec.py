@@ -30,10 +30,12 @@ class JudgeSpec:
     def canonical(self) -> dict[str, Any]:
         """The specification as plain data, keys sorted when serialised."""
         p = self.prompt
-        return {"model": self.model, "prompt": {"name": p.name, "version": p.version, "system": p.system,
+        # a template file is known by its text, not its file name (renaming it must not re-pay every label)
+        name = "template" if p.name.startswith("file:") else p.name
+        return {"model": self.model, "prompt": {"name": name, "version": p.version, "system": p.system,
                                                 "user": p.user, "scale": [p.scale.low, p.scale.high]},
-                "temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,
-                "params": self.params}
+                "temperature": None if self.temperature is None else float(self.temperature),
+                "max_tokens": self.max_tokens, "seed": self.seed, "params": self.params}
 
     @property
     def hash(self) -> str:

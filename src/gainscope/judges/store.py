@@ -11,8 +11,10 @@ Crash safety and several processes:
 * every label is committed as soon as it is known (one transaction each, WAL, ``synchronous=NORMAL``), so a
   process killed at any moment (``kill -9``) loses no label it had received and recorded;
 * before a request is sent, the pair is *claimed* (``BEGIN IMMEDIATE``, so two processes cannot both claim it);
-  another process skips a pair claimed by a live owner. A claim is stale, and is taken over, when its lease has
-  expired or when its owner process, on this host, no longer exists -- so a killed run resumes at once;
+  another process waits for a pair claimed by a live owner. A claim lasts a lease (120 s), renewed while the pair
+  is in progress; it is stale, and is taken over, when its lease has expired or when its owner process, on this
+  host, no longer exists -- so a killed run resumes at once here, and within a lease on another host;
+* a grade is never replaced by a failure (a failure recorded after another process's grade is dropped);
 * failed labels (no grade after every retry) are stored with their raw answer and error, never with a grade;
   they are retried by the next run unless asked otherwise, and never exported as qrels.
 
@@ -104,19 +106,36 @@ class StoredLabel:
 class JudgmentStore:
     """A SQLite judgment store (see the module docstring). Use as a context manager or call :meth:`close`."""
 
-    def __init__(self, path: str | Path, *, lease: float = 900.0) -> None:
+    def __init__(self, path: str | Path, *, lease: float = 120.0) -> None:
         self.path = Path(path)
         self.lease = lease
         self.host = socket.gethostname()
         self.pid = os.getpid()
         self.owner = f"{self.host}:{self.pid}:{uuid.uuid4().hex[:8]}"
-        try:
-            self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise InputError(f"{self.path}: cannot open the judgment store ({exc})") from None
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect, switch to WAL and create the tables. Two processes creating one new store at once can find
+        it locked while the other switches the journal mode (SQLite's busy timeout does not cover that), so
+        a locked database is tried again for up to a minute."""
+        deadline = time.monotonic() + 60.0
+        delay = 0.01
+        while True:
+            try:
+                db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            except sqlite3.Error as exc:
+                raise InputError(f"{self.path}: cannot open the judgment store ({exc})") from None
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(SCHEMA)
+                return db
+            except sqlite3.OperationalError as exc:
+                db.close()
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise InputError(f"{self.path}: cannot open the judgment store ({exc})") from None
+                time.sleep(delay)
+                delay = min(0.5, delay * 2)
 
     def __enter__(self) -> JudgmentStore:
         return self
@@ -212,27 +231,48 @@ class JudgmentStore:
             return not _alive(int(pid))
         return False
 
+    def renew(self, key: PairKey) -> None:
+        """Extend this process's claim on ``key`` by a lease (a pair in progress keeps its claim)."""
+        self._db.execute(f"UPDATE claims SET expires = ? WHERE {_KEY} AND owner = ?",
+                         (time.time() + self.lease, *key.values(), self.owner))
+
     def release(self, key: PairKey) -> None:
         """Give up this process's claim on ``key`` (nothing was recorded)."""
         self._db.execute(f"DELETE FROM claims WHERE {_KEY} AND owner = ?", (*key.values(), self.owner))
 
     # ------------------------------------------------------------------ writing
-    def record(self, label: StoredLabel) -> None:
-        """Store ``label`` (replacing an earlier failure of the same key) and drop its claim, in one transaction."""
+    def record(self, label: StoredLabel) -> bool:
+        """Store ``label`` and drop its claim, in one transaction; it replaces an earlier failure of the same key,
+        never a grade: a failure recorded after another process's grade is dropped (returns False)."""
         if (label.grade is None) != (label.status == "failed"):
             raise ValueError("a label has a grade exactly when its status is 'ok'")
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
+            if label.status == "failed" and db.execute(f"SELECT 1 FROM labels WHERE {_KEY} AND status = 'ok'",
+                                                       label.key.values()).fetchone():
+                db.execute(f"DELETE FROM claims WHERE {_KEY} AND owner = ?", (*label.key.values(), self.owner))
+                db.execute("COMMIT")
+                return False
             db.execute("INSERT OR REPLACE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (*label.key.values(), label.source, label.status, label.grade, label.reasoning, label.raw,
                         label.error, label.model, label.prompt_tokens, label.completion_tokens, label.cost,
                         label.requests, label.created or time.time()))
             db.execute(f"DELETE FROM claims WHERE {_KEY}", label.key.values())
             db.execute("COMMIT")
+            return True
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+    def latest_labels(self, judge: str, *, status: str | None = None) -> Iterator[StoredLabel]:
+        """One label per (query id, doc id) of ``judge``: the most recent (labels of older texts are left out)."""
+        latest: dict[tuple[str, str], StoredLabel] = {}
+        for label in self.labels(judge, status=status):
+            pair = (label.key.query_id, label.key.doc_id)
+            if pair not in latest or label.created > latest[pair].created:
+                latest[pair] = label
+        yield from (latest[pair] for pair in sorted(latest))
 
     def import_human(self, rows: Iterable[tuple[str, str, float]], assessor: str = "qrels") -> int:
         """Store human grades ``(query_id, doc_id, grade)`` under the judge ``human:<assessor>``; returns the
