@@ -222,5 +222,5 @@ def test_params_and_omitted_fields_reach_the_server(cli_runner, chat_server: Fak
 
 
 def test_budget_stops_are_reported_and_fail_the_threshold(cli_runner, chat_server: FakeChatServer, data) -> None:
-    code, out, err = cli_runner(*judge_args(data, chat_server, "--max-requests", "5"))
+    code, _, err = cli_runner(*judge_args(data, chat_server, "--max-requests", "5"))
     assert code == 4 and "11 of 16 pairs have no grade" in err and "not judged 11" in err
