@@ -251,3 +251,43 @@ def test_error_after_the_score_keeps_the_score() -> None:
     assert result.value == 3
     assert result.reason == ("the script went on after setting its score and then threw ReferenceError: "
                              "undefinedThing is not defined at line 2")
+
+
+def test_throwing_a_non_error_names_the_query_the_line_and_the_value() -> None:
+    with pytest.raises(ScorerError) as exc:
+        run('var a = 1;\nthrow "oops";\nsetScore(a);\n')
+    assert exc.value.line == 2 and exc.value.query == "star trek"
+    assert str(exc.value) == ("test.js:2: the script threw a string, not an Error: \"oops\" (throw new Error(...) "
+                              "carries a message and a stack) (query 'star trek')\n    throw \"oops\";\n    ^")
+    with pytest.raises(ScorerError, match=r"test\.js:3: the script threw an object, not an Error: \{\"code\":3\}"):
+        run("var a = 1;\neachDoc(function (doc, i) {\n  if (i === 1) { throw {code: 3}; }\n});\nsetScore(a);\n")
+
+
+def test_time_limit_names_the_query_and_the_last_console_output() -> None:
+    with pytest.raises(ScorerError) as exc:
+        run("console.log('scoring ' + numReturned());\nvar i = 0;\nwhile (true) { i++; }\nsetScore(i);",
+            time_limit=0.2)
+    assert exc.value.query == "star trek"
+    assert ("V8 stops a script without saying where, so no line is known; its last console output was "
+            "'scoring 10'") in str(exc.value)
+
+
+def test_syntax_check_compiles_without_running_and_rejects_a_top_level_return() -> None:
+    # Quepid evaluates the script as a script: a top-level return is a syntax error, found before any query
+    with pytest.raises(ScorerError) as exc:
+        run("var k = 10;\nif (numReturned() > 0) {\n  return;\n}\nsetScore(1);\n")
+    assert exc.value.query is None and exc.value.line == 3 and exc.value.column == 3
+    assert str(exc.value).startswith("test.js:3: SyntaxError: Illegal return statement\n      return;\n      ^")
+    # code that closes a wrapper function early would run while being 'compiled': it is a syntax error, unrun
+    with JavaScriptRuntime(time_limit=0.5) as rt:
+        with pytest.raises(ScorerError, match=r"x\.js:2: SyntaxError: Unexpected token '\}'"):
+            rt.check_syntax("setScore(1);\n}); globalThis.ran = true; while (true) {} (function () {", "x.js")
+        with pytest.raises(ScorerError, match=r"x\.js:2: SyntaxError: Unexpected token '\}'"):
+            rt.check_syntax("setScore(1);\n} globalThis.ran = true; {", "x.js")
+        assert rt.eval("typeof ran") == "undefined"
+        rt.check_syntax("globalThis.ran = true;\nfunction f() { return 1; }\nsetScore(f());", "ok.js")
+        assert rt.eval("typeof ran") == "undefined"  # checked, not run
+        # a 'use strict' directive is honoured by the check as by the run
+        with pytest.raises(ScorerError, match=r"s\.js:2: SyntaxError: Strict mode code may not include a with"):
+            rt.check_syntax("'use strict';\nwith (docs) { setScore(1); }", "s.js")
+        rt.check_syntax("'use strict'\n+ 1;\nwith (docs) { setScore(1); }", "sloppy.js")  # not a directive

@@ -41,7 +41,14 @@ from typing import Any
 
 from gainscope.cases.edit_distance import EDIT_DISTANCES
 from gainscope.cases.errors import ScorerError
-from gainscope.cases.quepid_api_js import HARNESS, RUN_FUNCTION
+from gainscope.cases.quepid_api_js import (
+    CHECK_FUNCTION,
+    CHECKED_MARKER,
+    HARNESS,
+    LAST_FUNCTION,
+    RUN_FUNCTION,
+    STRICT_FUNCTION,
+)
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import ScorerResult
 from gainscope.cases.view import QueryView
@@ -51,8 +58,7 @@ __all__ = ["DEFAULT_MEMORY_LIMIT", "DEFAULT_TIME_LIMIT", "JavaScriptRuntime", "J
 
 DEFAULT_TIME_LIMIT = 1.0
 DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024
-_WRAP = "(function(){"
-_PARSE_ERROR = re.compile(r"^<anonymous>:(\d+): (\w+): (.*)$")
+_MESSAGE = re.compile(r"^(undefined|<anonymous>):(\d+): (.*)$")
 
 
 def _mini_racer() -> Any:
@@ -111,14 +117,43 @@ class JavaScriptRuntime:
         return self._ctx.eval(expression, timeout_sec=self.time_limit, max_memory=self.memory_limit)
 
     def check_syntax(self, code: str, name: str) -> None:
-        """Compile ``code`` without running it; a SyntaxError becomes a ScorerError quoting the line."""
+        """Compile ``code`` without running it, as Quepid runs it (a script evaluated with ``eval``: a top-level
+        ``return`` is an error); a syntax error becomes a ScorerError quoting the line.
+
+        Nothing of the script runs: it is compiled as the body of a function that is never called (which also
+        tells whether it opens with ``"use strict"``), then parsed as a script behind a first statement that
+        throws before the script's first statement (see ``__gs_check`` in :mod:`~gainscope.cases.quepid_api_js`).
+        """
         try:
-            self._ctx.eval(_WRAP + code + "\n})", timeout_sec=self.time_limit, max_memory=self.memory_limit)
-        except self._mr.JSParseException as exc:
-            raise _syntax_error(str(exc), code, name) from None
+            strict = bool(self._call(STRICT_FUNCTION, code, name=name))
+        except self._mr.JSEvalException as exc:
+            # not a function body: the script check says where (sloppy, then strict: a strict-only error in a
+            # script that opens with "use strict"); else V8's word for the body, two lines below the script's
+            # (new Function puts "(function anonymous(" and ") {" before it)
+            for mode in (False, True):
+                self._check_script(code, name, mode)
+            raise _syntax_error(str(exc), code, name, offset=2) from None
+        self._check_script(code, name, strict)
+
+    def _call(self, function: str, *args: Any, name: str) -> Any:
+        """Call a harness function for the syntax check; the sandbox's limits become a ScorerError."""
+        try:
+            return self._ctx.call(function, *args, timeout_sec=self.time_limit, max_memory=self.memory_limit)
         except (self._mr.JSTimeoutException, self._mr.JSOOMException) as exc:
             self._restart()
             raise ScorerError(f"compiling the script hit the sandbox's limits ({exc})", scorer=name) from None
+
+    def _check_script(self, code: str, name: str, strict: bool) -> None:
+        """Parse ``code`` as a script (``__gs_check``); a syntax error becomes a ScorerError."""
+        try:
+            self._call(CHECK_FUNCTION, code, strict, name=name)
+        except self._mr.JSEvalException as exc:
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            if first.endswith(f": {CHECKED_MARKER}"):
+                return  # parsed: the marker was thrown before the script's first statement
+            raise _syntax_error(str(exc), code, name, offset=1) from None
+        raise ScorerError("the syntax check ran to its end, which it never should; the scorer runtime is broken",
+                          scorer=name)
 
     def _restart(self) -> None:
         """A fresh context after a time or memory limit. The stopped call's completion is drained first (a
@@ -137,10 +172,11 @@ class JavaScriptRuntime:
             text = self._ctx.call(RUN_FUNCTION, payload, code, timeout_sec=self.time_limit,
                                   max_memory=self.memory_limit)
         except self._mr.JSTimeoutException:
+            last = self._last_state()
             self._restart()
             raise ScorerError(f"the script did not finish within the time limit of {self.time_limit:g} s "
-                              f"(an endless loop?); raise it with time_limit= / --js-time-limit",
-                              scorer=name, query=view.query) from None
+                              f"(an endless loop?); {_where_it_stopped(last)}; raise the limit with time_limit= / "
+                              f"--js-time-limit", scorer=name, query=view.query) from None
         except self._mr.JSOOMException:
             self._restart()
             raise ScorerError(f"the script went over the memory limit of {self.memory_limit // (1024 * 1024)} MiB;"
@@ -154,7 +190,33 @@ class JavaScriptRuntime:
         except (TypeError, ValueError):
             raise ScorerError("the script broke the scorer runtime (did it replace JSON or a built-in?)",
                               scorer=name, query=view.query) from None
+        error = state.get("error") or {}
+        if not state.get("done") and error.get("thrown"):
+            error.update(self._locate_throw(code, payload))
         return _result(state, code, name, view.query)
+
+    def _last_state(self) -> dict[str, Any]:
+        """What the query stopped by a time limit had logged and set (empty when it cannot be read)."""
+        try:
+            self._ctx.eval("0", timeout_sec=5)  # the stopped call's completion first
+            state = json.loads(self._ctx.call(LAST_FUNCTION, timeout_sec=1))
+        except (self._mr.JSEvalException, TypeError, ValueError):
+            return {}
+        return state if isinstance(state, dict) else {}
+
+    def _locate_throw(self, code: str, payload: str) -> dict[str, Any]:
+        """The line and column of a thrown value that is not an Error (it has no stack): the query is run again
+        with the value left uncaught, and V8's message names the line of the throw."""
+        rerun = json.dumps({**json.loads(payload), "uncaught": True})
+        try:
+            self._ctx.call(RUN_FUNCTION, rerun, code, timeout_sec=self.time_limit, max_memory=self.memory_limit)
+        except (self._mr.JSTimeoutException, self._mr.JSOOMException):
+            self._restart()
+        except self._mr.JSEvalException as exc:
+            where = _message_location(str(exc))
+            if where is not None and where[0] == "undefined":  # the script's eval, not the harness
+                return {"line": where[1], "column": where[2]}
+        return {}
 
 
 def _quote(code: str, line: int | None) -> str | None:
@@ -164,21 +226,45 @@ def _quote(code: str, line: int | None) -> str | None:
     return lines[line - 1]
 
 
-def _syntax_error(message: str, code: str, name: str) -> ScorerError:
-    first, *rest = message.splitlines()
-    m = _PARSE_ERROR.match(first)
+def _message_location(message: str) -> tuple[str, int, int | None, str] | None:
+    """``(script, line, column, text)`` from V8's message as mini-racer words it: ``SCRIPT:LINE: TEXT``, then
+    the source line and a caret line (``^`` under the column). ``SCRIPT`` is ``undefined`` for code run with
+    ``eval``, ``<anonymous>`` for the harness."""
+    first, *rest = message.splitlines() or [""]
+    m = _MESSAGE.match(first)
     if not m:
-        return ScorerError(f"cannot compile the script: {first}", scorer=name)
-    line, kind, text = int(m.group(1)), m.group(2), m.group(3)
+        return None
     column = None
     if len(rest) >= 2 and "^" in rest[1]:
-        column = rest[1].index("^") + 1 - (len(_WRAP) if line == 1 else 0)
+        column = rest[1].index("^") + 1
+    return m.group(1), int(m.group(2)), column, m.group(3)
+
+
+def _syntax_error(message: str, code: str, name: str, *, offset: int) -> ScorerError:
+    """A ScorerError for V8's message about a syntax error ``offset`` lines below the script's first line."""
+    where = _message_location(message)
+    if where is None:
+        return ScorerError(f"cannot compile the script: {message.splitlines()[0] if message else message}",
+                           scorer=name)
+    _, line, column, text = where
+    line -= offset
     source = _quote(code, line)
     if source is None:  # the error is at the end of the script (an unclosed brace or string)
         lines = code.splitlines()
         line, source, column = len(lines), (lines[-1] if lines else ""), None
         text += " (at the end of the script: is a bracket, brace or string left open?)"
-    return ScorerError(f"{kind}: {text}", scorer=name, line=line, column=column, source_line=source)
+    return ScorerError(text, scorer=name, line=line, column=column, source_line=source)
+
+
+def _where_it_stopped(last: dict[str, Any]) -> str:
+    """What is known of where a script stopped by the time limit was."""
+    text = "V8 stops a script without saying where, so no line is known"
+    logs = last.get("logs") or []
+    if logs:
+        text += f"; its last console output was {str(logs[-1])[:200]!r}"
+    if last.get("done"):
+        text += " (it had set its score already)"
+    return text
 
 
 def _result(state: dict[str, Any], code: str, name: str, query: str) -> ScorerResult:
@@ -194,8 +280,10 @@ def _result(state: dict[str, Any], code: str, name: str, query: str) -> ScorerRe
                           query=query)
     reason = None
     if error:
-        reason = (f"the script went on after setting its score and then threw {error['name']}: "
-                  f"{error['message']}" + (f" at line {error['line']}" if error.get("line") else ""))
+        what = f"{error['thrown']} {error['message']}" if error.get("thrown") else \
+            f"{error['name']}: {error['message']}"
+        reason = (f"the script went on after setting its score and then threw {what}"
+                  + (f" at line {error['line']}" if error.get("line") else ""))
     if state.get("failed"):
         return ScorerResult(None, failed=True, reason=reason or "fail()", depth=depth, logs=logs)
     kind = score["kind"]
@@ -212,8 +300,13 @@ def _result(state: dict[str, Any], code: str, name: str, query: str) -> ScorerRe
 
 def _runtime_error(error: dict[str, Any], code: str, name: str, query: str) -> ScorerError:
     line = error.get("line")
-    return ScorerError(f"{error['name']}: {error['message']}", scorer=name, query=query, line=line,
-                       column=error.get("column"), source_line=_quote(code, line))
+    if error.get("thrown"):
+        text = (f"the script threw {error['thrown']}, not an Error: {error['message']} (throw new Error(...) "
+                f"carries a message and a stack)")
+    else:
+        text = f"{error['name']}: {error['message']}"
+    return ScorerError(text, scorer=name, query=query, line=line, column=error.get("column"),
+                       source_line=_quote(code, line))
 
 
 class JavaScriptScorer:

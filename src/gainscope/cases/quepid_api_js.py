@@ -47,9 +47,13 @@ constructors are reachable only from the harness's closure (``constructor`` prop
 
 from __future__ import annotations
 
-__all__ = ["HARNESS", "RUN_FUNCTION"]
+__all__ = ["CHECKED_MARKER", "CHECK_FUNCTION", "HARNESS", "LAST_FUNCTION", "RUN_FUNCTION", "STRICT_FUNCTION"]
 
 RUN_FUNCTION = "__gs_run"
+LAST_FUNCTION = "__gs_last"
+STRICT_FUNCTION = "__gs_strict"
+CHECK_FUNCTION = "__gs_check"
+CHECKED_MARKER = "__gs_compiled__"
 
 HARNESS = r"""
 // mini-racer's timers (built on Atomics.waitAsync) would call back after a query is scored, or after the
@@ -280,8 +284,17 @@ var __gs_tools = (function () {
       var where = location(error.stack);
       return { name: String(error.name), message: String(error.message), line: where.line, column: where.column };
     }
-    return { name: "thrown value", message: show(error), line: null, column: null };
+    var type = error === null ? "null" : Array.isArray(error) ? "an array" : typeof error === "object"
+      ? "an object" : "a " + typeof error;
+    return { name: null, thrown: type, message: typeof error === "string" ? stringify(error) : show(error),
+             line: null, column: null };
   }
+
+  var current = null;  // the state of the query being scored, for a report after a time limit stopped it
+
+  function track(state) { current = state; }
+
+  function last() { return stringify(current); }
 
   function makeDocs(list) {
     return list.map(function (d) {
@@ -399,7 +412,8 @@ var __gs_tools = (function () {
   return Object.freeze({
     stringify: stringify, show: show, makeConsole: makeConsole, describe: describe, makeDocs: makeDocs,
     makeBest: makeBest, avgRating: avgRating, distanceFromBest: distanceFromBest, settle: settle,
-    cleanGlobals: cleanGlobals, unavailable: unavailable
+    cleanGlobals: cleanGlobals, unavailable: unavailable, track: track, last: last,
+    suffix: "\n;if (typeof k !== 'undefined') { recordDepthOfRanking(k); }"
   });
 })();
 
@@ -420,6 +434,7 @@ var __gs_run = (function () {
 function __gs_score(__gs_q, __gs_code) {
   var __gs_state = { done: false, failed: false, score: null, at: null, depth: null, logs: [], error: null };
   var __gs_before = Object.getOwnPropertyNames(globalThis);
+  __gs_tools.track(__gs_state);
   var console = __gs_tools.makeConsole(__gs_state.logs);
   var docs = __gs_tools.makeDocs(__gs_q.docs);
   var bestDocs = __gs_tools.makeBest(__gs_q.best);
@@ -463,8 +478,18 @@ function __gs_score(__gs_q, __gs_code) {
   var fail = function () { __gs_tools.settle(__gs_state, true, 0); };
   var assert = function (cond) { if (!cond) { fail(); } };
   var assertOrScore = function (cond, score) { if (!cond) { setScore(score); } };
+  if (__gs_q.uncaught) {
+    // run again to locate a thrown value that is not an Error (it has no stack): uncaught, it leaves with
+    // V8's message, which names the line of the throw
+    try {
+      eval(__gs_code + __gs_tools.suffix);
+    } finally {
+      __gs_tools.cleanGlobals(__gs_before);
+    }
+    return __gs_tools.stringify(__gs_state);
+  }
   try {
-    eval(__gs_code + "\n;if (typeof k !== 'undefined') { recordDepthOfRanking(k); }");
+    eval(__gs_code + __gs_tools.suffix);
   } catch (__gs_error) {
     __gs_state.error = __gs_tools.describe(__gs_error);
   } finally {
@@ -473,7 +498,30 @@ function __gs_score(__gs_q, __gs_code) {
   return __gs_tools.stringify(__gs_state);
 }
 
-["__gs_guard", "__gs_tools", "__gs_run", "__gs_score"].forEach(function (name) {
+// What the last query had logged and set, after a time limit stopped it.
+function __gs_last() { return __gs_tools.last(); }
+
+// The syntax check, which never runs the script. __gs_strict compiles it as the body of a function that is
+// never called (new Function parses the body on its own, so it cannot close the function early) and tells
+// whether it opens with a "use strict" directive (a strict function refuses .caller). __gs_check then has the
+// script parsed as eval parses it when scoring, a script, where a top-level return is an error, behind a
+// first statement that throws before anything of it runs: a parse error leaves with V8's message (the line is
+// one more than in the script); a script that parses leaves with the marker.
+function __gs_strict(code) {
+  var compiled = new Function(code + __gs_tools.suffix);
+  try {
+    return compiled.caller === undefined;  // null for a function that is not running
+  } catch (e) {
+    return true;
+  }
+}
+
+function __gs_check(__gs_code, __gs_strict_mode) {
+  eval((__gs_strict_mode ? "'use strict'; " : "") + "throw '__gs_compiled__';\n" + __gs_code + __gs_tools.suffix);
+}
+
+["__gs_guard", "__gs_tools", "__gs_run", "__gs_score", "__gs_last", "__gs_strict",
+ "__gs_check"].forEach(function (name) {
   Object.defineProperty(globalThis, name, { writable: false, configurable: false });
 });
 """
