@@ -133,6 +133,17 @@ def test_declared_k_is_recorded_and_nothing_leaks_between_queries() -> None:
     assert [r.depth for r in results] == [5, 5]
 
 
+def test_what_carries_over_between_queries_is_what_the_docs_say() -> None:
+    # globals the script creates are deleted after each query; changes to built-ins persist (as in Quepid)
+    code = """globalThis.n = (globalThis.n || 0) + 1;
+    counter2 = (typeof counter2 === "undefined" ? 0 : counter2) + 1;
+    Array.prototype.__seen = (Array.prototype.__seen || 0) + 1;
+    setScore(n * 100 + counter2 * 10 + Array.prototype.__seen);
+    """
+    views = [QueryView.of(blog_query(), ONE_TO_TEN), QueryView.of(wiki_query(), ONE_TO_TEN)]
+    assert [r.value for r in JavaScriptScorer(code).score_all(views)] == [111, 112]
+
+
 # ---------------------------------------------------------------------------------------- the sandbox
 def test_sandbox_has_no_host_objects() -> None:
     with JavaScriptRuntime() as rt:

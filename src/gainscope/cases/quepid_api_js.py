@@ -1,14 +1,22 @@
 '''The JavaScript side of gainscope's Quepid scorer runtime, written from Quepid's documented scorer API.
 
 :data:`HARNESS` is evaluated once in each V8 context. It defines ``__gs_run(input_json, code)``, which builds
-Quepid's scorer API for one query as local variables and runs the user's script with a *direct* ``eval``
-inside that function, as Quepid's browser does, so that
+Quepid's scorer API for one query as local variables (in ``__gs_score``) and runs the user's script with a
+*direct* ``eval`` inside that function, as Quepid's browser does, so that
 
 * the script sees ``docs``, ``bestDocs``, ``eachDoc``, ``docRating``, ``setScore``, ``max``, ... as free
   variables, exactly as in Quepid, and runs unchanged;
-* its ``var``/``let``/``const`` declarations are fresh for every query (global variables it creates by
-  assignment are deleted after each query, so nothing leaks from one query to the next);
 * errors carry the line and column within the script (V8 reports eval frames as ``<anonymous>:LINE:COL``).
+
+What carries over from one query to the next. One context scores every query of a case (a fresh V8 context
+per query would cost about 5 ms each). The script's ``var``/``let``/``const`` declarations and functions are
+fresh for every query, and global variables it creates (``total = 0`` without ``var``, ``globalThis.n``)
+are deleted after each query. What it does to objects that exist before it runs is **not** undone: a
+property added to or changed on ``Array.prototype``, ``Math``, ``JSON`` or any other built-in, or a
+reassigned built-in global, is still there for the queries scored after it. Quepid's browser is no
+different (every scorer run shares the page and its built-ins; it does not even delete globals), but a
+script that changes built-ins can give a query a score that depends on the queries scored before it. The
+harness's own functions are read-only globals and keep their own references to the built-ins they use.
 
 The API (positions are 0-based; ``count`` defaults to 10, Quepid's ``DEFAULT_NUM_DOCS``):
 
