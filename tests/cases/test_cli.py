@@ -145,3 +145,13 @@ def test_import_run_matches_query_ids_as_the_trec_exporter_writes_them(tmp_path:
     code, _, err = invoke("import", "--rre", str(ratings), "--run", str(run_out), "-o", str(tmp_path / "again.json"))
     again = {q["query"]: q["results"] for q in json.loads((tmp_path / "again.json").read_text())["queries"]}
     assert code == 0 and again == results and "match no case query" not in err
+
+
+def test_scorer_js_warns_that_quepid_uses_its_legacy_edit_distance() -> None:
+    code, out, err = invoke("scorer-js", "default@10")
+    assert code == 0 and "editDistanceFromBest(k)" in out
+    assert err == ("warning: in Quepid, editDistanceFromBest() is Quepid's shipped edit distance, so this script "
+                   "gives default(edit_distance=quepid-legacy)@10's numbers there, not default@10's (true "
+                   "Levenshtein)\n")
+    assert invoke("scorer-js", "default(edit_distance=quepid-legacy)@10")[2] == ""
+    assert invoke("scorer-js", "nDCG@10")[2] == ""

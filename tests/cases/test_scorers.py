@@ -348,3 +348,27 @@ def test_best_docs_hold_truncated_ratings_as_quepids_ratings_store() -> None:
     assert ap(half, 10) == pytest.approx((1 / 1 + 2 / 2) / 1)
     result = score_case(Case((q,), GRADED), builtin_scorer("nDCG@10"))
     assert any(c.startswith("decimal ratings: bestDocs hold parseInt(rating)") for c in result.conventions)
+
+
+def test_binary_scorers_accept_graded_ratings_when_the_case_names_no_scale() -> None:
+    # Quepid's P@10, AP@10 and RR@10 read any rating > 0 as relevant ("map 0 -> irrel, 1+ -> rel") and do not
+    # check the ratings against their 0-1 scale; a case without a scale is read the same way
+    case = Case((CaseQuery("q", {"a": 3, "b": 0, "c": 2}, ("a", "b", "c", "d")),))
+    p = score_case(case, builtin_scorer("P@10"))
+    assert p.score == pytest.approx(2 / 4)  # a (3) and c (2) relevant out of 4 returned
+    assert p.scale == RatingScale.parse("0-3")
+    assert ("scale: 0-3, max 3 (from the ratings: the case names no scale, and P reads any rating > 0 as "
+            "relevant)") in p.conventions
+    assert score_case(case, builtin_scorer("AP@10")).score == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert score_case(case, builtin_scorer("RR@10")).score == 1.0
+    binary = Case((CaseQuery("q", {"a": 1, "b": 0}, ("a", "b")),))
+    assert score_case(binary, builtin_scorer("P@10")).scale == RatingScale.parse("binary")
+    with pytest.raises(InputError, match="rating 3 is outside the scale 0-1"):  # a scale given is checked
+        score_case(case, builtin_scorer("P@10"), scale="binary")
+
+
+@pytest.mark.parametrize(("typo", "suggestion"), [("ndgc", "nDCG"), ("NDGC@5", "nDCG"), ("ndcgcut", "NDCG_CUT"),
+                                                  ("avgrating", "avgRating100"), ("pp@10", "P")])
+def test_scorer_typos_get_a_suggestion(typo: str, suggestion: str) -> None:
+    with pytest.raises(UnknownMetricError, match=rf"unknown scorer .*; did you mean {suggestion}\b"):
+        builtin_scorer(typo)

@@ -39,7 +39,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -363,6 +363,19 @@ class BuiltinScorer:
     def default_scale(self) -> RatingScale:
         return RatingScale.parse(self.definition.scale)
 
+    def scale_for_ratings(self, ratings: Iterable[float]) -> tuple[RatingScale, str]:
+        """The scale to use when the case names none, and where it comes from. The binary scorers (P, AP, RR)
+        read any rating > 0 as relevant and, like Quepid's, take graded ratings on their 0-1 scale: the scale
+        is then widened to the ratings (0 to the highest, rounded up), which changes none of their numbers."""
+        values = list(ratings)
+        default = self.default_scale
+        if self.definition.scale != "binary" or all(default.min <= r <= default.max for r in values):
+            return default, "the scorer's default"
+        lo, hi = min(0, math.floor(min(values))), max(1, math.ceil(max(values)))
+        scale = RatingScale(tuple(range(lo, hi + 1))) if hi - lo < 100 else RatingScale((lo, hi))
+        return scale, (f"from the ratings: the case names no scale, and {self.definition.name} reads any rating "
+                       f"> 0 as relevant")
+
     @property
     def depth(self) -> int:
         return self.k
@@ -401,9 +414,9 @@ def builtin_scorer(spec: str, *, edit_distance: str | None = None) -> BuiltinSco
     key = _ALIASES.get(raw.lower(), raw.lower())
     if key not in BUILTINS:
         names = [d.name for d in BUILTINS.values()]
-        close = difflib.get_close_matches(raw, names + [a for d in BUILTINS.values() for a in d.aliases], n=3,
-                                          cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        spellings = {n.lower(): n for n in names + [a for d in BUILTINS.values() for a in d.aliases]}
+        close = difflib.get_close_matches(raw.lower(), list(spellings), n=3, cutoff=0.5)  # any case: ndgc, NDGC
+        hint = f"; did you mean {', '.join(spellings[c] for c in close)}?" if close else ""
         raise UnknownMetricError(f"unknown scorer {raw!r}{hint} (built-in scorers: {', '.join(names)}; or give "
                                  f"a .js file or module:function)")
     definition = BUILTINS[key]

@@ -119,7 +119,8 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
     """Score every query of ``case`` with ``scorer`` and average them (see the module docstring).
 
     The rating scale is ``scale`` when given, else the case's, else the scorer's default (0-3 for graded
-    built-ins, 0-1 for binary ones, 1-10 for the legacy ones).
+    built-ins, 0-1 for binary ones, 1-10 for the legacy ones; the binary ones take graded ratings on a scale
+    widened to them, relevant = rating > 0, as Quepid's P, AP and RR do).
     """
     _choice("unscored", unscored, UNSCORED)
     _choice("undefined", undefined, ("zero", "skip"))
@@ -128,6 +129,9 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
         case = case.with_scale(used_scale)
     elif case.scale is not None:
         used_scale, scale_origin = case.scale, "from the case"
+    elif callable(fit := getattr(scorer, "scale_for_ratings", None)):  # built-ins: see scale_for_ratings
+        used_scale, scale_origin = fit(r for q in case.queries for r in q.ratings.values())
+        case = case.with_scale(used_scale)
     elif scorer.default_scale is not None:
         used_scale, scale_origin = scorer.default_scale, "the scorer's default"
         case = case.with_scale(used_scale)

@@ -219,5 +219,11 @@ def export_cmd(case_file: str, qrels: Path | None, run_out: Path | None, tag: st
 def scorer_js_cmd(name: str) -> None:
     """Print a built-in scorer (e.g. NDCG_CUT@5) as Quepid JavaScript, to paste into Quepid."""
     from gainscope.cases.builtin_js import builtin_source
+    from gainscope.cases.scorers import builtin_scorer
 
-    click.echo(builtin_source(name), nl=False)
+    scorer = builtin_scorer(name)
+    click.echo(builtin_source(scorer), nl=False)
+    if scorer.definition.takes_edit_distance and scorer.edit_distance != "quepid-legacy":
+        legacy = builtin_scorer(name, edit_distance="quepid-legacy")
+        click.echo(f"warning: in Quepid, editDistanceFromBest() is Quepid's shipped edit distance, so this script "
+                   f"gives {legacy.name}'s numbers there, not {scorer.name}'s (true Levenshtein)", err=True)
