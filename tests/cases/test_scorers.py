@@ -372,3 +372,11 @@ def test_binary_scorers_accept_graded_ratings_when_the_case_names_no_scale() -> 
 def test_scorer_typos_get_a_suggestion(typo: str, suggestion: str) -> None:
     with pytest.raises(UnknownMetricError, match=rf"unknown scorer .*; did you mean {suggestion}\b"):
         builtin_scorer(typo)
+
+
+def test_avg_rating100_multiplies_by_100_over_max_in_quepids_order() -> None:
+    # Quepid: multiplier = 100 / max; Math.floor(avg * multiplier). Ratings [1, 7, 1, 8, 6] on 1-10: avg = 4.6,
+    # 4.6 * (100 / 10) = 46.0, while 4.6 * 100 / 10 = 45.99999999999999 would floor to 45
+    v = view([1, 7, 1, 8, 6], scale=ONE_TO_TEN)
+    assert 23 / 5 * 100 / 10 < 46 and 23 / 5 * (100 / 10) == 46
+    assert avg_rating100(v, 10) == 46

@@ -32,7 +32,7 @@ The API (positions are 0-based; ``count`` defaults to 10, Quepid's ``DEFAULT_NUM
 ``eachDocWithRating(f)``      ``f(bestDoc)`` for every rated document
 ``eachDocWithRatingEqualTo(r, f)``  ``f(bestDoc)`` for the rated documents with rating ``=== r``
 ``avgRating(count)``          mean of ``parseInt(rating)`` over the rated documents within ``count``, or null
-``avgRating100(count)``       ``Math.floor(avgRating * 100 / max)``; null when the mean is null or 0
+``avgRating100(count)``       ``Math.floor(avgRating * (100 / max))``; null when the mean is null or 0
 ``editDistanceFromBest(count)``  see :mod:`gainscope.cases.edit_distance` (variant chosen by the caller)
 ``qOption(key)``              the query's option, ``null`` when absent
 ``max``                       the top of the rating scale
@@ -456,7 +456,7 @@ function __gs_score(__gs_q, __gs_code) {
   var avgRating = function (count) { return __gs_tools.avgRating(docs, count); };
   var avgRating100 = function (count) {
     var avg = __gs_tools.avgRating(docs, count);
-    return avg ? Math.floor(avg * 100 / __gs_q.max) : null;
+    return avg ? Math.floor(avg * (100 / __gs_q.max)) : null;  // Quepid's order: avg * multiplier
   };
   var editDistanceFromBest = function (count) {
     return __gs_tools.distanceFromBest(docs, bestDocs, count, __gs_q.editDistance);

@@ -21,7 +21,7 @@ scorer                    scale      range    formula (``n`` = number returned, 
 ``AP@k``                  0-1        0-1      ``sum_{i <= min(k,n), r_i > 0} P@i / #{rated docs with r > 0}``
 ``RR@k``                  0-1        0-1      ``1 / rank of the first r_i > 0 within k``, else 0
 ``ERR@k``                 0-3        0-1      ``sum_i (prod_{j<i} (1 - R_j)) R_i / i``, ``R = (2^r - 1)/2^max``
-``avgRating100@k``        1-10       0-100    ``floor(mean rated r_i * 100 / max)``
+``avgRating100@k``        1-10       0-100    ``floor(mean rated r_i * (100/max))``
 ``editDistanceFromBest@k``1-10       >= 0     edit distance of returned vs best ratings
 ``default@k``             1-10       0-100    ``avgRating100@k - editDistanceFromBest@k`` (Quepid v1)
 ``blogNDCG@k``            1-10       0-100    ``100 * DCG_lin@k / DCG_lin@k(ideal)``, linear gain
@@ -215,7 +215,7 @@ def err(q: QueryView, k: int) -> float:
 
 
 def avg_rating100(q: QueryView, k: int) -> float | None:
-    """Quepid's ``avgRating100(k)``: ``floor((sum of rated r_i / #rated) * 100 / max)`` over the rated
+    """Quepid's ``avgRating100(k)``: ``floor((sum of rated r_i / #rated) * (100 / max))`` over the rated
     documents among the first ``k`` returned; unrated documents are left out (not counted as 0). None when
     none is rated or the mean is 0 (see :meth:`QueryView.avg_rating100`).
 

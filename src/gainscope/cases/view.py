@@ -107,7 +107,8 @@ class QueryView:
         return sum(rated) / len(rated) if rated else None
 
     def avg_rating100(self, count: int = DEFAULT_COUNT) -> float | None:
-        """``floor(avgRating * 100 / max)``: the mean rating on a 0-100 scale, rounded down.
+        """``floor(avgRating * (100 / max))``: the mean rating on a 0-100 scale, rounded down (in Quepid's order
+        of operations: ``4.6 * (100 / 10)`` is 46, ``4.6 * 100 / 10`` is 45.99999999999999).
 
         None when no document is rated, and also when the mean is 0: Quepid tests ``!avg``, so an average of
         exactly 0 counts as "no average" (the default scorer then sets no score).
@@ -115,7 +116,7 @@ class QueryView:
         avg = self.avg_rating(count)
         if not avg:
             return None
-        return float(math.floor(avg * 100 / self.scale_max))
+        return float(math.floor(avg * (100 / self.scale_max)))  # Quepid's order: avg * multiplier
 
     def distance_lists(self, count: int = DEFAULT_COUNT) -> tuple[list[float | None], list[float | None]]:
         """The two lists ``editDistanceFromBest`` compares, built as Quepid builds them (for both variants of
