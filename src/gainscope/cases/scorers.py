@@ -179,7 +179,10 @@ def ap(q: QueryView, k: int) -> float | None:
     precision at rank ``i`` and ``R = #{rated documents with rating > 0}`` over **all** rated documents of
     the query, returned or not, **not capped at k** (so AP@10 < 1 whenever more than 10 are relevant).
 
-    Undefined (None) when no document is rated > 0: Quepid divides 0 by 0 there (NaN).
+    Undefined (None) when no document of ``bestDocs`` is rated > 0: Quepid divides by 0 there, 0 / 0 = NaN,
+    or Infinity when a returned document rated between 0 and 1 is a hit (``docRating`` 0.5 > 0) while
+    ``bestDocs`` holds ``parseInt(0.5) = 0``; Quepid's case mean would then be Infinity (see
+    :mod:`~gainscope.cases.scoring`: counted as 0 here).
     """
     total_rel = sum(1 for _, r in q.best if r > 0)
     hits = 0
@@ -396,7 +399,7 @@ class BuiltinScorer:
             if self.definition.none_is_null:
                 return ScorerResult(None, reason="no score: null (nothing rated within k, or a mean of 0)",
                                     depth=self.k, null=True)
-            return ScorerResult(None, reason="undefined: 0 / 0 (NaN in Quepid)", depth=self.k)
+            return ScorerResult(None, reason="undefined: a division by 0 (NaN or Infinity in Quepid)", depth=self.k)
         return ScorerResult(float(value), depth=self.k)
 
     def score_all(self, views: Sequence[QueryView]) -> list[ScorerResult]:
