@@ -157,7 +157,7 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
             labelled[empty].append(q.query)
             reason = "zero results" if empty == "zsr" else "no rated documents"
             if result is not None:
-                reason += f"; the scorer gave null ({result.reason})" if result.reason else "; the scorer gave null"
+                reason += "; the scorer gave null"
             scores.append(QueryScore(q.query, empty, None, counted=0.0 if unscored == "zero" else None,
                                      reason=reason, depth=result.depth if result else None,
                                      logs=result.logs if result else ()))
