@@ -41,8 +41,14 @@ from gainscope.results import Results
 __all__ = ["Check", "GateReport", "QueryAssertion", "Rule", "gate", "metrics_of", "parse_assertion", "parse_rule",
            "read_assertions"]
 
+def _equal(a: float, b: float) -> bool:
+    """Equal up to floating-point noise (1e-9): 0.1 + 0.2 == 0.3 for a gate."""
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
 OPS: dict[str, Callable[[float, float], bool]] = {
-    "<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
+    "<=": operator.le, ">=": operator.ge, "==": _equal, "!=": lambda a, b: not _equal(a, b), "<": operator.lt,
+    ">": operator.gt}
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _COMPARISON = re.compile(rf"^\s*(?P<lhs>.+?)\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<num>{_NUMBER})\s*(?P<pct>%)?\s*$")
 _CALL = re.compile(r"^(?P<fn>delta|reldelta|significant_loss)\s*\(\s*(?P<metric>.+?)\s*\)$")

@@ -251,3 +251,9 @@ def test_type_one_error_of_the_report_is_controlled() -> None:
 def test_geometric_mean_metrics_are_refused() -> None:
     with pytest.raises(PolicyError, match="GMAP is aggregated by a geometric mean"):
         compare(QRELS, [ranked_at(BASE, "base"), ranked_at(BETTER, "better")], ["GMAP", "AP"])
+
+
+def test_markdown_aligns_text_left_and_numbers_right(three) -> None:
+    rule = render_comparison(three, "markdown").splitlines()[1]
+    # metric, run (text) | mean, CI (text), delta, delta CI (text), four p-values, d_z, W/T/L (text), sig (text)
+    assert rule.split("|")[1:4] == [":---", ":---", "---:"]

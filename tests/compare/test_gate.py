@@ -237,3 +237,10 @@ def test_assertion_file_errors_name_the_place_once(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as info:
         read_assertions(f)
     assert str(info.value).count(f"{f}:1") == 1
+
+
+def test_equality_allows_floating_point_noise() -> None:
+    from gainscope.gate import OPS
+
+    assert OPS["=="](0.1 + 0.2, 0.3) and not OPS["!="](0.1 + 0.2, 0.3)
+    assert not OPS["=="](0.3001, 0.3)

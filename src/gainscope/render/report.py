@@ -74,8 +74,10 @@ def render_report(comparison: Comparison, *, curves: Sequence[Results] = (), fig
 
 
 def _summary(c: Comparison, sources: Sequence[str]) -> str:
-    queries = max((len(r.query_ids) for r in c.results), default=0)
-    text = (f"{len(c.runs)} systems compared with the baseline {c.baseline} on {queries} queries, "
+    counts = {r.run_name: len(r.query_ids) for r in c.results}
+    on = (f"{next(iter(counts.values()))} queries" if len(set(counts.values())) <= 1 else
+          "queries (" + ", ".join(f"{name}: {n}" for name, n in counts.items()) + ")")
+    text = (f"{len(c.runs)} systems compared with the baseline {c.baseline} on {on}, "
             f"{len(c.metrics)} metric{'s' if len(c.metrics) != 1 else ''}. ")
     significant = [r for r in c.comparisons if r.significant]
     if significant:

@@ -67,12 +67,22 @@ def _per_query_table(r: Results, markdown: bool) -> str:
     return text_table(header, rows)
 
 
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell.strip().lstrip("<").replace("%", ""))
+    except ValueError:
+        return cell.strip() in ("", "-", "inf", "-inf")
+    return True
+
+
 def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A pipe table: columns of numbers right-aligned, text left-aligned (the first column always left)."""
     def esc(s: str) -> str:
         return s.replace("|", "\\|")
 
+    numeric = [i > 0 and all(_is_number(r[i]) for r in rows) for i in range(len(header))]
     out = ["| " + " | ".join(esc(h) for h in header) + " |",
-           "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"]
+           "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
     out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
     return "\n".join(out)
 
