@@ -13,7 +13,7 @@ from gainscope.cases.view import QueryView
 
 pytest.importorskip("py_mini_racer")
 
-HERE = Path(__file__).parent
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "cases"
 ONE_TO_TEN = RatingScale.parse("1-10")
 
 
@@ -80,7 +80,7 @@ def test_debug_script_logs_what_the_blog_shows() -> None:
 
 
 def test_script_7_with_script_4_pasted_in_runs_as_printed() -> None:
-    scorer = JavaScriptScorer.from_file(HERE / "blog_script7_with_script4.js", scale=ONE_TO_TEN)
+    scorer = JavaScriptScorer.from_file(EXAMPLES / "blog_ndcg_at_10.js", scale=ONE_TO_TEN)
     result = score_case(Case((wiki_query(),)), scorer)
     q = result.query("wikipedia")
     # 100 * DCG [3, 2, 3, 0, 1, 2, 0, 0, 0, 0] / DCG [3, 3, 3, 2, 2, 2, 1, 0, 0, 0] = 100 * 6.86113 / 9.07360
