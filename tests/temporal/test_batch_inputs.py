@@ -9,28 +9,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from gainscope.cli.temporal import temporal_group
+from .helpers import invoke, write
 
 L3 = math.log2(3)
 
 
-def write(tmp_path: Path, lines: list[dict[str, Any]]) -> str:
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    return str(path)
-
-
 def run(*args: str) -> tuple[int, dict[str, Any] | str, str]:
     """Exit code, the JSON output (or the raw output when it is not JSON), stderr. A traceback fails the test."""
-    result = CliRunner().invoke(temporal_group, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
+    code, out, err = invoke(*args)
     try:
-        return result.exit_code, json.loads(result.stdout), result.stderr
+        return code, json.loads(out), err
     except json.JSONDecodeError:
-        return result.exit_code, result.stdout, result.stderr
+        return code, out, err
 
 
 def per_query(data: dict[str, Any] | str, system: str = "run") -> dict[str, dict[str, float | None]]:

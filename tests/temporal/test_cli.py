@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from gainscope.cli.temporal import temporal_group
 from gainscope.errors import InputError, UndefinedMetricWarning
 from gainscope.stats import bootstrap_ci
 from gainscope.temporal.batch import evaluate_records, parse_metric, read_records
+
+from .helpers import invoke, write
 
 L3 = math.log2(3)
 
@@ -40,19 +40,6 @@ LINES = [
 ]
 BM25 = [1 / L3, 1.0, 1.0]
 DENSE = [1.0, 1 / L3, 1 / L3]
-
-
-def write(tmp_path: Path, lines: list[dict[str, Any]]) -> str:
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    return str(path)
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(temporal_group, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_focus_time_batch_json_per_query_and_statistics(tmp_path: Path) -> None:

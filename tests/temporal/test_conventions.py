@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-from click.testing import CliRunner
-
-from gainscope.cli.temporal import temporal_group
+from .helpers import invoke, write
 
 LINES = [
     {"query_id": "q1", "qft": [2020], "retrieved": [{"doc_id": "a", "dft": [2019]}, {"doc_id": "b", "dft": [2020]}]},
@@ -16,19 +13,6 @@ LINES = [
      "retrieved": [{"doc_id": "c", "text": "Published 2024. In 2023 prices rose."},
                    {"doc_id": "d", "text": "2000 items sold"}]},
 ]
-
-
-def write(tmp_path: Path, lines: list[dict[str, Any]]) -> str:
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    return str(path)
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(temporal_group, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 METRICS = ("-m", "TemporalNDCG@2 TemporalPrecision(denominator=k)@2 TemporalRecall@2 TemporalMRR@2 TemporalMAP@2",

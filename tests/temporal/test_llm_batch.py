@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from gainscope.cli.temporal import temporal_group
 from gainscope.io.texts import Document, Query
 from gainscope.judges.prompts import builtin_prompt
 from gainscope.judges.spec import JudgeSpec
@@ -19,24 +17,13 @@ from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel
 from gainscope.temporal import SharedJudge
 from gainscope.temporal.batch import evaluate_records, read_records
 
+from .helpers import invoke, write
+
 L3 = math.log2(3)
 
 LINE = {"query_id": "q1", "query": "Who won in 2020?",
         "retrieved": [{"doc_id": "a", "text": "About 2019. grade=1"}, {"doc_id": "b", "text": "2020! grade=4"},
                       {"doc_id": "c", "text": "x grade=2"}]}
-
-
-def write(tmp_path: Path, lines: list[dict[str, Any]]) -> str:
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    return str(path)
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(temporal_group, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def llm_args(server: Any, *more: str) -> list[str]:
