@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from gainscope.agents.mapping import ResultMapping, parse_payload
-from gainscope.agents.trace import Conversation, Iteration, Search, Turn
+from gainscope.agents.trace import Conversation, Iteration, Search, Turn, read_utf8
 from gainscope.errors import FormatError, InputError, InputWarning
 
 __all__ = ["Span", "conversations_from_spans", "read_otel_spans", "spans_from_json"]
@@ -158,12 +158,7 @@ def spans_from_json(value: Any, line: int = 0) -> list[Span]:
 def read_otel_spans(path: str | Path, *, mapping: ResultMapping | None = None) -> list[Conversation]:
     """Read exported spans (see the module docstring) and build the conversations."""
     p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8 (byte {exc.start})", path=str(p)) from None
+    text = read_utf8(p)
     decoder = json.JSONDecoder()
     spans: list[Span] = []
     pos = 0

@@ -12,7 +12,7 @@ from gainscope.agents.chat import read_openai_chat
 from gainscope.agents.mapping import ResultMapping
 from gainscope.agents.otel import read_otel_spans
 from gainscope.agents.responses import read_openai_responses
-from gainscope.agents.trace import Conversation, read_traces
+from gainscope.agents.trace import Conversation, read_traces, read_utf8
 from gainscope.errors import FormatError, InputError, UnknownFormatError
 
 __all__ = ["TRACE_FORMATS", "detect_trace_format", "read_conversations"]
@@ -23,13 +23,9 @@ TRACE_FORMATS = ("native", "openai-chat", "openai-responses", "otel")
 def _first_value(path: Path) -> Any:
     """The first JSON value of the file; errors as the readers give them (``file:line: not JSON (...)``)."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
+        text = read_utf8(path)
     except IsADirectoryError:
         raise InputError(f"{path}: a folder, not a trace file") from None
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8 (byte {exc.start})", path=str(path)) from None
     start = len(text) - len(text.lstrip())
     if start == len(text):
         raise InputError(f"{path}: no trace in file (it is empty or blank)")

@@ -309,16 +309,22 @@ def _conversation(obj: Any) -> Conversation:
     return Conversation(cid, turns, _text(obj, "query_id", "", ident=True), _metadata(obj, ""))
 
 
+def read_utf8(path: Path) -> str:
+    """The text of a UTF-8 trace file (a BOM is dropped); InputError for a missing file, FormatError naming the
+    byte for one that is not UTF-8. Other OS errors (a folder, no permission) are left to the caller."""
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not UTF-8 (byte {exc.start})", path=str(path)) from None
+
+
 def json_lines(path: str | Path, what: str = "conversation") -> list[tuple[int, Any]]:
     """``(line number, parsed JSON)`` for every non-blank line of a UTF-8 JSONL file (a BOM is dropped);
     FormatError naming the line for one that is not JSON, InputError for a missing or empty file."""
     p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8 (byte {exc.start})", path=str(p)) from None
+    text = read_utf8(p)
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
