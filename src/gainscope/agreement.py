@@ -85,7 +85,7 @@ from gainscope.core.policies import Policies
 from gainscope.errors import InconsistentInputError, InputError, PolicyError, format_ids
 from gainscope.evaluation import MetricsArg, evaluate_runs, resolve_metrics
 from gainscope.results import Results
-from gainscope.stats import TOL
+from gainscope.stats import TOL, finite_vector
 
 __all__ = [
     "LEVELS",
@@ -205,16 +205,7 @@ def _number(x: float) -> float:
 
 
 def _vector(values: ArrayLike, name: str, what: str) -> np.ndarray:
-    try:
-        x = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be numbers, one per {what}: {exc}") from None
-    if x.ndim != 1:
-        raise InputError(f"{name} must be 1-D (one value per {what}); got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        bad = int(np.count_nonzero(~np.isfinite(x)))
-        raise InputError(f"{name} has {bad} NaN or infinite value(s); every {what} needs a finite value")
-    return x
+    return finite_vector(values, name, what, f"every {what} needs a finite value")
 
 
 def _pair(a: ArrayLike, b: ArrayLike, what: str = "pair", min_n: int = 1) -> tuple[np.ndarray, np.ndarray]:

@@ -105,18 +105,24 @@ class TestResult:
 
 
 # ---------------------------------------------------------------------------------------------- validation
-def _vector(values: ArrayLike, name: str) -> np.ndarray:
+def finite_vector(values: ArrayLike, name: str, what: str, fix: str) -> np.ndarray:
+    """``values`` as a 1-D float array of finite numbers, one per ``what``; InputError otherwise, ending with ``fix``
+    when a value is NaN or infinite. Shared with :mod:`gainscope.agreement`."""
     try:
         x = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be numbers, one per query: {exc}") from None
+        raise InputError(f"{name} must be numbers, one per {what}: {exc}") from None
     if x.ndim != 1:
-        raise InputError(f"{name} must be 1-D (one value per query); got shape {x.shape}")
+        raise InputError(f"{name} must be 1-D (one value per {what}); got shape {x.shape}")
     if not np.all(np.isfinite(x)):
         bad = int(np.count_nonzero(~np.isfinite(x)))
-        raise InputError(f"{name} has {bad} NaN or infinite value(s); drop or fill undefined queries first "
-                         "(e.g. evaluate with an 'undefined' policy that gives 0)")
+        raise InputError(f"{name} has {bad} NaN or infinite value(s); {fix}")
     return x
+
+
+def _vector(values: ArrayLike, name: str) -> np.ndarray:
+    return finite_vector(values, name, "query", "drop or fill undefined queries first (e.g. evaluate with an "
+                         "'undefined' policy that gives 0)")
 
 
 def _differences(a: ArrayLike, b: ArrayLike, min_n: int = 2) -> np.ndarray:
