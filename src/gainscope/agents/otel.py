@@ -50,7 +50,6 @@ is read as returning nothing, with an :class:`~gainscope.errors.InputWarning`.
 from __future__ import annotations
 
 import json
-import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,8 +58,8 @@ from pathlib import Path
 from typing import Any
 
 from gainscope.agents.mapping import ResultMapping, parse_payload
-from gainscope.agents.trace import Conversation, Iteration, Search, Turn, read_utf8
-from gainscope.errors import FormatError, InputError, InputWarning
+from gainscope.agents.trace import Conversation, Iteration, Search, Turn, read_utf8, returned_nothing
+from gainscope.errors import FormatError, InputError
 
 __all__ = ["Span", "conversations_from_spans", "read_otel_spans", "spans_from_json"]
 
@@ -306,9 +305,7 @@ def _retrieval(s: Span, mapping: ResultMapping) -> Search:
     query = s.attributes.get("gen_ai.retrieval.query.text")
     source = s.attributes.get("gen_ai.data_source.id")
     if docs is None:
-        warnings.warn(f"{where}: no gen_ai.retrieval.documents (an opt-in attribute); read as a search that "
-                      "returned nothing", InputWarning, stacklevel=2)
-        docs = []
+        docs = returned_nothing(where, "no gen_ai.retrieval.documents (an opt-in attribute)")
     try:
         results = mapping.results(parse_payload(docs, "gen_ai.retrieval.documents"))
     except InputError as exc:
@@ -321,9 +318,7 @@ def _tool_search(s: Span, mapping: ResultMapping) -> Search:
     where = f"execute_tool span {s.span_id} ({s.name})"
     result = s.attributes.get("gen_ai.tool.call.result")
     if result is None:
-        warnings.warn(f"{where}: no gen_ai.tool.call.result (an opt-in attribute); read as a search that returned "
-                      "nothing", InputWarning, stacklevel=2)
-        result = []
+        result = returned_nothing(where, "no gen_ai.tool.call.result (an opt-in attribute)")
     try:
         args = parse_payload(s.attributes.get("gen_ai.tool.call.arguments") or "{}", "gen_ai.tool.call.arguments")
         results = mapping.results(parse_payload(result, "gen_ai.tool.call.result"))

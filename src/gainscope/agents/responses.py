@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from gainscope.agents.mapping import ResultMapping, parse_payload
-from gainscope.agents.trace import Conversation, Iteration, Result, Search, Turn, json_lines
+from gainscope.agents.trace import Conversation, Iteration, Result, Search, Turn, json_lines, returned_nothing
 from gainscope.errors import FormatError, InputError, InputWarning
 
 __all__ = ["conversation_from_items", "read_openai_responses"]
@@ -147,9 +147,7 @@ def _search(item: dict[str, Any], kind: str, k: int, outputs: dict[str, tuple[in
         queries = action.get("queries") or ([action["query"]] if isinstance(action.get("query"), str) else [])
         sources = action.get("sources")
         if sources is None:
-            warnings.warn(f"{where}: no action.sources (ask for include=['web_search_call.action.sources']); read "
-                          "as a search that returned nothing", InputWarning, stacklevel=2)
-            sources = []
+            sources = returned_nothing(where, "no action.sources (ask for include=['web_search_call.action.sources'])")
         pages: list[Result] = []
         for j, s in enumerate(sources):
             source = _source(s)
@@ -163,9 +161,7 @@ def _search(item: dict[str, Any], kind: str, k: int, outputs: dict[str, tuple[in
     if kind == "file_search_call":
         found = item.get("results")
         if found is None:
-            warnings.warn(f"{where}: no results (ask for include=['file_search_call.results']); read as a search "
-                          "that returned nothing", InputWarning, stacklevel=2)
-            found = []
+            found = returned_nothing(where, "no results (ask for include=['file_search_call.results'])")
         files: list[Result] = []
         for j, r in enumerate(found):
             if not isinstance(r, dict) or not (r.get("file_id") or r.get("text")):

@@ -32,6 +32,7 @@ a result needs at least one of id, domain_id, url, title, snippet, content``.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -39,7 +40,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gainscope.errors import FormatError, InputError
+from gainscope.errors import FormatError, InputError, InputWarning
 
 __all__ = [
     "RESULT_FIELDS",
@@ -307,6 +308,13 @@ def _conversation(obj: Any) -> Conversation:
         raise _Invalid("", "'conversation_id' must not be empty or blank")
     turns = tuple(_turn(t, f"turns[{k}]") for k, t in enumerate(_list(obj, "turns", "")))
     return Conversation(cid, turns, _text(obj, "query_id", "", ident=True), _metadata(obj, ""))
+
+
+def returned_nothing(where: str, missing: str) -> list[Any]:
+    """An empty result list for a search logged without its results, with an InputWarning ``where: missing; read
+    as a search that returned nothing`` pointing at the reader's caller (as the reader's own warn would)."""
+    warnings.warn(f"{where}: {missing}; read as a search that returned nothing", InputWarning, stacklevel=3)
+    return []
 
 
 def read_utf8(path: Path) -> str:
