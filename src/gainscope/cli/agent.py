@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import guarded
+from gainscope.cli.common import emit, guarded, with_options
 
 __all__ = ["agent_group"]
 
@@ -42,9 +42,7 @@ def trace_options(fn: Any) -> Any:
                           "integer 0-4); without it, chat, Responses and OTel traces need --judgments or "
                           "--judge for gains."),
     ]
-    for opt in reversed(options):
-        fn = opt(fn)
-    return fn
+    return with_options(fn, options)
 
 
 def dedup_options(fn: Any) -> Any:
@@ -62,9 +60,7 @@ def dedup_options(fn: Any) -> Any:
         click.option("--keep-www", is_flag=True, help="Keep www. apart from the bare host in URLs."),
         click.option("--keep-scheme", is_flag=True, help="Keep http and https apart in URLs."),
     ]
-    for opt in reversed(options):
-        fn = opt(fn)
-    return fn
+    return with_options(fn, options)
 
 
 def gain_options(fn: Any) -> Any:
@@ -111,9 +107,7 @@ def gain_options(fn: Any) -> Any:
         click.option("--sdcg-depth", type=click.IntRange(min=1), default=None,
                      help="Session DCG: ranks counted per search (default: all)."),
     ]
-    for opt in reversed(options):
-        fn = opt(fn)
-    return fn
+    return with_options(fn, options)
 
 
 def _mapping(kwargs: dict[str, Any]) -> Any:
@@ -289,10 +283,7 @@ def evaluate_cmd(traces: tuple[str, ...], per_conversation: bool, fmt: str, outp
     conversations = _read(traces, kwargs)
     report = _report(conversations, kwargs)
     text = render_report(report, fmt, per_conversation=per_conversation)
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
-    else:
-        click.echo(text, nl=False)
+    emit(text, output)
 
 
 @agent_group.command("dedup")

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    emit,
     guarded,
     policies_from,
     policy_options,
@@ -83,7 +84,4 @@ def agreement_cmd(human: str, llm: str, runs: tuple[str, ...], names: tuple[str,
                        threshold=threshold, categories=_parse_categories(categories), names=names or None,
                        policies=policies)
     text = render_agreement(result, fmt)
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
-    else:
-        click.echo(text, nl=False)
+    emit(text, output)

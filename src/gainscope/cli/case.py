@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import guarded
+from gainscope.cli.common import guarded, with_options
 
 __all__ = ["case_group"]
 
@@ -41,9 +41,7 @@ def scorer_options(fn: Any) -> Any:
         click.option("--js-memory-limit", type=click.IntRange(min=8), default=128, show_default=True,
                      help="MiB of heap a JavaScript scorer may use."),
     ]
-    for opt in reversed(options):
-        fn = opt(fn)
-    return fn
+    return with_options(fn, options)
 
 
 def _scale(text: str | None) -> Any:

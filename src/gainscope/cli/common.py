@@ -10,14 +10,16 @@ from __future__ import annotations
 import functools
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from gainscope.errors import GainscopeError, InputError, JudgeError, MetricError, MissingDependencyError, PolicyError
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "guarded", "policy_options", "reader_options", "split_metrics"]
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "emit", "guarded", "policy_options", "reader_options",
+           "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -68,6 +70,21 @@ def _flush(caught: list[warnings.WarningMessage]) -> None:
             click.echo(f"warning: {text}", err=True)
 
 
+def with_options(fn: F, options: Sequence[Callable[[Any], Any]]) -> F:
+    """``fn`` decorated with click ``options``, which ``--help`` then lists in the order given."""
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+def emit(text: str, output: Path | None) -> None:
+    """The rendered result to the file ``output``, or to standard output."""
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
 def split_metrics(values: tuple[str, ...]) -> list[str]:
     """Metric arguments: several per ``-m`` separated by spaces (outside brackets), or one per ``-m``."""
     out: list[str] = []
@@ -111,9 +128,7 @@ def policy_options(fn: F) -> F:
         click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                      help="Undefined values (no relevant document): 0 in the mean, or left out."),
     ]
-    for opt in reversed(options):
-        fn = opt(fn)
-    return fn
+    return with_options(fn, options)
 
 
 def policies_from(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -150,9 +165,7 @@ def reader_options(fn: F) -> F:
         click.option("--normalize-ids", type=click.Choice(["NFC"]), default=None,
                      help="Normalise ids to Unicode NFC before matching."),
     ]
-    for opt in reversed(options):
-        fn = opt(fn)
-    return fn
+    return with_options(fn, options)
 
 
 def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:

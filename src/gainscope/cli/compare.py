@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import evaluate_files, guarded, policy_options, reader_options, split_metrics
+from gainscope.cli.common import (
+    emit,
+    evaluate_files,
+    guarded,
+    policy_options,
+    reader_options,
+    split_metrics,
+    with_options,
+)
 from gainscope.compare import TESTS
 from gainscope.stats import CI_METHODS, CORRECTIONS
 
@@ -22,9 +30,7 @@ def naming_options(fn: Any) -> Any:
         click.option("--name", "names", multiple=True,
                      help="Name the runs, one --name per run in order (default: each run's tag)."),
     ]
-    for opt in reversed(options):
-        fn = opt(fn)
-    return fn
+    return with_options(fn, options)
 
 
 def statistics_options(fn: Any) -> Any:
@@ -47,9 +53,7 @@ def statistics_options(fn: Any) -> Any:
         click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
                      help="Seed of every resampling (same seed, same numbers)."),
     ]
-    for opt in reversed(options):
-        fn = opt(fn)
-    return fn
+    return with_options(fn, options)
 
 
 def settings_from(kwargs: dict[str, Any]) -> Any:
@@ -112,7 +116,4 @@ def compare_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...],
     if fmt in ("csv", "latex"):
         for line in comparison_lines(comparison):
             click.echo(f"# {line}", err=True)
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
-    else:
-        click.echo(text, nl=False)
+    emit(text, output)

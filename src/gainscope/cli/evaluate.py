@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    emit,
     guarded,
     policies_from,
     policy_options,
@@ -95,7 +96,4 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
         if fmt in ("csv", "jsonl"):
             for line in conventions_lines(all_results):
                 click.echo(f"# {line}", err=True)
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
-    else:
-        click.echo(text, nl=False)
+    emit(text, output)

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import EXIT_IO, guarded
+from gainscope.cli.common import EXIT_IO, emit, guarded
 
 __all__ = ["judge_cmd", "store_group"]
 
@@ -286,10 +286,7 @@ def store_export(store_path: Path, judge_hash: str, fmt: str, output: Path | Non
                            for lb in store.latest_labels(judge_hash, status="ok"))
         else:
             text = "".join(json.dumps(lb.to_json()) + "\n" for lb in store.labels(judge_hash))
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.write_text(text, encoding="utf-8")
+    emit(text, output)
 
 
 @store_group.command("import")

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import EXIT_IO, guarded, split_metrics
+from gainscope.cli.common import EXIT_IO, emit, guarded, split_metrics
 from gainscope.cli.compare import settings_from, statistics_options
 
 __all__ = ["temporal_group"]
@@ -105,10 +105,7 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
                                       undefined=undefined, baseline=baseline,  # type: ignore[arg-type]
                                       settings=settings, unresolved=unresolved)  # type: ignore[arg-type]
     text = render_evaluation(evaluation, fmt, per_query=per_query, focus_times=show_focus_times)
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
-    else:
-        click.echo(text, nl=False)
+    emit(text, output)
     failed = sum(len(f) for f in evaluation.failures.values())
     if failed and not allow_failures:
         click.echo(f"error: {failed} (query, metric) value(s) could not be computed because the judge failed to "
