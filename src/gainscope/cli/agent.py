@@ -277,6 +277,8 @@ def evaluate_cmd(traces: tuple[str, ...], per_conversation: bool, fmt: str, outp
     found in the trace (with gains from the trace or from --judge). It is capped at 100: when the judged good
     results are never all retrieved it is 100 and all_good_found is false. It is undefined when there is no
     good result to find, and without --judgments also when some result's gain is undefined (it might be good).
+    Its aggregate is over the conversations that retrieved every good result by the cap; capped ones (never all
+    retrieved, or only after iteration 100) are left out and counted apart (capped), never averaged in.
     """
     from gainscope.agents.render import render_report
 
