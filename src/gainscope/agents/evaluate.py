@@ -30,6 +30,7 @@ import numpy as np
 from gainscope.agents.dedup import DEFAULT_DEDUP, Deduplication, DedupSettings, deduplicate
 from gainscope.agents.gains import JUDGMENT_KEYS, Grade, JudgmentIndex, judge_grades, judgment_grades, trace_grades
 from gainscope.agents.metrics import CAP, IterationValues, good_gain_curve, iterations_for_all_good, values_at_n
+from gainscope.agents.overlap import Matched, check_overlap
 from gainscope.agents.session import session_dcg
 from gainscope.agents.trace import Conversation
 from gainscope.errors import InputError, PolicyError
@@ -299,9 +300,14 @@ def _index(judgments: Any, settings: AgentSettings) -> JudgmentIndex:
 
 
 async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgments: Any = None, judge: Any = None,
-                                settings: AgentSettings = AgentSettings(), workers: int = 8) -> AgentReport:
+                                settings: AgentSettings = AgentSettings(), workers: int = 8,
+                                traces: str | None = None) -> AgentReport:
     """Evaluate conversations with gains from the trace (default), from ``judgments`` (a Judgments,
-    ``{query_id: {doc_id: grade}}`` or a :class:`JudgmentIndex`) or from ``judge`` (the Judge protocol)."""
+    ``{query_id: {doc_id: grade}}`` or a :class:`JudgmentIndex`) or from ``judge`` (the Judge protocol).
+
+    Judgments that match no conversation's query, or none of the results of the judged conversations, are an
+    :class:`~gainscope.errors.InconsistentInputError`; conversations they do not match are warned about
+    (:mod:`gainscope.agents.overlap`). ``traces`` names where the conversations came from, in those messages."""
     if judgments is not None and judge is not None:
         raise PolicyError("give gains from judgments or from a judge, not both")
     if not conversations:
@@ -310,6 +316,7 @@ async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgme
     missing = settings.missing or ("zero" if source == "judgments" else "undefined")
     index = _index(judgments, settings) if judgments is not None else None
     results = []
+    judged: list[Matched] = []
     for conv in conversations:
         dedup = deduplicate_conversation(conv, settings.dedup)
         known: set[str] | None = None
@@ -318,6 +325,7 @@ async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgme
             grades, matched = judgment_grades(dedup, index, conv.qid, missing=missing,
                                               url_policy=settings.dedup.url_policy, key=settings.judgments_key)
             known = index.good(conv.qid, settings.good_gain)
+            judged.append((conv, dedup, matched))
         elif judge is not None:
             text = conv.last_turn.query
             if dedup.unique and not text:
@@ -328,11 +336,15 @@ async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgme
         else:
             grades = trace_grades(dedup, missing=missing, where=f"conversation {conv.conversation_id}: ")
         results.append(score_conversation(conv, dedup, grades, settings, known_good=known, matched=matched))
+    if index is not None:
+        check_overlap(judged, index, key=settings.judgments_key, missing=missing, url_policy=settings.dedup.url_policy,
+                      traces=traces)
     return AgentReport(tuple(results), tuple(aggregate(results, settings)), settings, source)
 
 
 def evaluate_agents(conversations: Sequence[Conversation], *, judgments: Any = None, judge: Any = None,
-                    settings: AgentSettings = AgentSettings(), workers: int = 8) -> AgentReport:
+                    settings: AgentSettings = AgentSettings(), workers: int = 8,
+                    traces: str | None = None) -> AgentReport:
     """:func:`evaluate_agents_async` run to completion (not from inside a running event loop)."""
     return asyncio.run(evaluate_agents_async(conversations, judgments=judgments, judge=judge, settings=settings,
-                                             workers=workers))
+                                             workers=workers, traces=traces))
