@@ -2,7 +2,8 @@
 
 Agent logs carry a search tool's output as whatever JSON the tool returned. A :class:`ResultMapping` says
 
-* which tool names are searches (``search_tools``);
+* which tool names are searches (``search_tools``). A trace file that calls tools, none of them a search,
+  is refused (:func:`check_searches`): every conversation would have no iteration, a table of zeros;
 * where the list of results is in the tool's output: a JSON path (``results_path``) in the subset
   ``$``, ``.key``, ``['key']``, ``[n]`` and ``[*]`` (e.g. ``$.data.web.results``, ``$.hits[*]._source``).
   Without one, the output itself when it is a list, else the first list under ``results``, ``documents``,
@@ -24,14 +25,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gainscope.agents.trace import MAX_GAIN, RESULT_FIELDS, Result
-from gainscope.errors import InputError, PolicyError
+from gainscope.agents.trace import MAX_GAIN, RESULT_FIELDS, Conversation, Result
+from gainscope.errors import InputError, PolicyError, format_ids
 
-__all__ = ["DEFAULT_FIELDS", "DEFAULT_SEARCH_TOOLS", "ResultMapping", "json_path", "parse_json_path", "parse_payload"]
+__all__ = ["DEFAULT_FIELDS", "DEFAULT_SEARCH_TOOLS", "ResultMapping", "check_searches", "json_path", "parse_json_path",
+           "parse_payload"]
 
 DEFAULT_SEARCH_TOOLS = ("search", "web_search", "search_web", "retrieve", "retrieval", "file_search",
                         "search_documents", "vector_search")
@@ -246,3 +248,18 @@ def parse_payload(text: Any, what: str) -> Any:
 def _describe(value: Any) -> str:
     names = {dict: "an object", list: "a list", str: "a string", type(None): "null"}
     return names.get(type(value), type(value).__name__)
+
+
+def check_searches(conversations: Sequence[Conversation], called: Collection[str], mapping: ResultMapping,
+                   path: object) -> None:
+    """Refuse a trace file whose tool calls (``called``: the names of every tool called) include no search:
+    its conversations would all have ``N = 0``, every value 0 or undefined. A file that calls no tool at all is
+    what the agent did, and is read as it is."""
+    if not called or any(t.search_iterations() for c in conversations for t in c.turns):
+        return
+    tools = sorted(called)
+    name = tools[0] if len(tools) == 1 else "NAME"
+    raise InputError(f"{path}: no tool call is a search, so no conversation would have a search iteration: the tools "
+                     f"called are {format_ids(tools)}, and the search tools are {', '.join(mapping.search_tools)}; "
+                     f"name the search tool with --search-tool {name} (search_tools=({name!r},) of ResultMapping in "
+                     "Python)")
