@@ -351,6 +351,12 @@ def test_gain_key_of_tool_outputs(tmp_path: Path) -> None:
     assert code == 0 and json.loads(out)["conversations"][0]["summary"]["CG@N"] is None  # no gains read
     code, out, _ = run("evaluate", str(chat), "-q", "-f", "json", "--field", "gain=gain")
     assert code == 0 and json.loads(out)["conversations"][0]["summary"]["CG@N"] == 3
+    # a gain key that no result has: every gain would be undefined, a table of dashes
+    code, out, err = run("evaluate", str(chat), "--field", "gain=label")
+    assert code == 3 and out == ""
+    assert err == (f"error: {chat}: none of the 2 search results has a gain under the key 'label' (--field "
+                   "gain=label; gain='label' of ResultMapping in Python), so every gain would be undefined; give the "
+                   "key that holds the results' gains, or take gains from --judgments or --judge\n")
 
 
 def test_cli_errors(traces: Path, tmp_path: Path) -> None:

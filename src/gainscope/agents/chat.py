@@ -24,7 +24,7 @@ How the reader decides the structure:
 
 A search call without a tool message, a tool output that is not JSON, or results that cannot be mapped are
 errors naming the file, the line and the message (``messages[4]``); so is a file that calls tools, none of them a
-search (:func:`~gainscope.agents.mapping.check_searches`).
+search (:func:`~gainscope.agents.mapping.check_matched`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gainscope.agents.mapping import ResultMapping, check_searches, parse_payload
+from gainscope.agents.mapping import ResultMapping, check_matched, parse_payload
 from gainscope.agents.trace import Conversation, Iteration, Search, Turn, json_lines
 from gainscope.errors import FormatError, InputError
 
@@ -127,5 +127,5 @@ def read_openai_chat(path: str | Path, *, mapping: ResultMapping | None = None) 
             out.append(conversation_from_chat(messages, cid, query_id=qid, mapping=mapping, called=called))
         except InputError as exc:
             raise FormatError(str(exc), path=str(p), line=number) from None
-    check_searches(out, called, mapping, p)
+    check_matched(out, called, mapping, p)
     return out

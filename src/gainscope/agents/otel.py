@@ -45,7 +45,7 @@ How the reader decides the structure:
 
 Retrieval documents and tool results are opt-in and often left out by instrumentations; a search without them
 is read as returning nothing, with an :class:`~gainscope.errors.InputWarning`. A file with ``execute_tool`` spans,
-none of them a search, and no ``retrieval`` span is refused (:func:`~gainscope.agents.mapping.check_searches`).
+none of them a search, and no ``retrieval`` span is refused (:func:`~gainscope.agents.mapping.check_matched`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gainscope.agents.mapping import ResultMapping, check_searches, parse_payload
+from gainscope.agents.mapping import ResultMapping, check_matched, parse_payload
 from gainscope.agents.trace import Conversation, Iteration, Search, Turn, read_utf8, returned_nothing
 from gainscope.errors import FormatError, InputError
 
@@ -184,7 +184,7 @@ def read_otel_spans(path: str | Path, *, mapping: ResultMapping | None = None) -
     except _SpanError as exc:
         raise FormatError(str(exc), path=str(p), line=exc.line) from None
     tools = {str(s.attributes.get("gen_ai.tool.name")) for s in spans if s.operation == "execute_tool"}
-    check_searches(out, tools, mapping, p)
+    check_matched(out, tools, mapping, p)
     return out
 
 

@@ -33,7 +33,7 @@ How the reader decides the structure:
 A hosted search without its sources or results is read as a search that returned nothing, with an
 :class:`~gainscope.errors.InputWarning` (the counts would otherwise be silently wrong). Warnings of
 :func:`read_openai_responses` start with ``file:line:``. A file whose function calls include no search (and that
-has no hosted search) is refused (:func:`~gainscope.agents.mapping.check_searches`).
+has no hosted search) is refused (:func:`~gainscope.agents.mapping.check_matched`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from gainscope.agents.mapping import ResultMapping, check_searches, parse_payload
+from gainscope.agents.mapping import ResultMapping, check_matched, parse_payload
 from gainscope.agents.trace import Conversation, Iteration, Result, Search, Turn, json_lines, returned_nothing
 from gainscope.errors import FormatError, InputError, InputWarning
 
@@ -213,5 +213,5 @@ def read_openai_responses(path: str | Path, *, mapping: ResultMapping | None = N
         for w in caught:  # again, now naming the file and the line
             warnings.warn(f"{p}:{number}: {w.message}" if issubclass(w.category, InputWarning) else w.message,
                           w.category, stacklevel=2)
-    check_searches(out, called, mapping, p)
+    check_matched(out, called, mapping, p)
     return out
