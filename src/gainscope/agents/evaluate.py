@@ -12,9 +12,9 @@ IterationsForAllGoodResults is aggregated over the conversations that retrieved 
 (their value is the iteration itself). A conversation whose value is the cap because the good results were
 never all retrieved, or were all retrieved only after iteration ``cap``, is *capped*: its value is a censored
 stand-in, not an iteration count, so it is left out of the mean, median and interval and counted apart
-(:attr:`Aggregate.capped`). Averaging the cap (100) with real iteration counts would say nothing: one capped
-conversation among ten that finish in 2 iterations gives a "mean" of 11.8. The mean therefore reads "how many
-iterations the conversations that found everything took", and ``capped`` how many did not.
+(:attr:`Aggregate.capped`). Averaging the cap (100) with real iteration counts would say nothing: nine
+conversations that finish in 2 iterations and one capped give a "mean" of 11.8. The mean therefore reads "how
+many iterations the conversations that found everything took", and ``capped`` how many did not.
 """
 
 from __future__ import annotations
@@ -242,10 +242,11 @@ def score_conversation(conversation: Conversation, dedup: Deduplication, grades:
     by_number = None if matched is None else {u.number: m for u, m in zip(dedup.unique, matched, strict=True)}
     all_good, found = iterations_for_all_good(first, gains, settings.good_gain, known_good=known_good,
                                               matched=by_number, cap=settings.cap)
-    # the iteration itself when every good result was found (k <= N, so a cap of N or more never binds)
+    # when every good result was found, the iteration k itself (k <= N, so a cap of N or more never binds)
     uncapped = all_good if found is not True else iterations_for_all_good(
         first, gains, settings.good_gain, known_good=known_good, matched=by_number,
         cap=max(settings.cap, dedup.n_iterations))[0]
+    capped = found is False or (found is True and uncapped > settings.cap)
     summary[ALL_GOOD] = all_good
     searches = [[d.unique for d in ds] for ds in dedup.by_search()]
     summary["sDCG"] = session_dcg(searches, gains, b=settings.sdcg_b, bq=settings.sdcg_bq, depth=settings.sdcg_depth,
@@ -260,14 +261,13 @@ def score_conversation(conversation: Conversation, dedup: Deduplication, grades:
     if found is False:
         notes.append(f"not every judged good result was retrieved; IterationsForAllGoodResults = {settings.cap} "
                      "(capped: left out of its aggregate)")
-    elif found and uncapped > settings.cap:
+    elif capped:
         notes.append(f"every good result was retrieved only by iteration {uncapped:.0f}, after the cap; "
                      f"IterationsForAllGoodResults = {settings.cap} (capped: left out of its aggregate)")
     if len(conversation.turns) > 1:
         notes.append(f"turns 1-{len(conversation.turns) - 1} not evaluated (only the last turn is)")
     return ConversationResult(conversation.conversation_id, conversation.qid, max(1, len(conversation.turns)), dedup,
-                              tuple(grades), tuple(curve), summary, found, tuple(notes),
-                              found is False or bool(found and uncapped > settings.cap))
+                              tuple(grades), tuple(curve), summary, found, tuple(notes), capped)
 
 
 def aggregate(results: Sequence[ConversationResult], settings: AgentSettings = AgentSettings(),
