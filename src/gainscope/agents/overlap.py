@@ -62,7 +62,7 @@ def check_overlap(matched: Sequence[Matched], index: JudgmentIndex, *, key: str,
         return
     judgments = _named("the judgments", index.source)
     traces_named = _named("the traces", traces)
-    judged = [(c, d, m) for c, d, m in matched if c.qid in index.grades]
+    judged = [(c, d, m) for c, d, m in matched if index.grades.get(c.qid)]
     if not judged:
         raise InconsistentInputError(_no_query_message(matched, index, judgments, traces_named))
     with_results = [(c, d, m) for c, d, m in judged if d.unique]
@@ -70,7 +70,7 @@ def check_overlap(matched: Sequence[Matched], index: JudgmentIndex, *, key: str,
         raise InconsistentInputError(_no_result_message(with_results, index, judgments, traces_named, key=key,
                                                         missing=missing, url_policy=url_policy))
     counted = "gain 0, as trec_eval" if missing == "zero" else "undefined"
-    unjudged = [c for c, _, _ in matched if c.qid not in index.grades]
+    unjudged = [c for c, _, _ in matched if not index.grades.get(c.qid)]
     if unjudged:
         shown = [c.conversation_id if c.qid == c.conversation_id else f"{c.conversation_id} (query {c.qid})"
                  for c in unjudged]
@@ -85,7 +85,7 @@ def check_overlap(matched: Sequence[Matched], index: JudgmentIndex, *, key: str,
 
 
 def _no_query_message(matched: Sequence[Matched], index: JudgmentIndex, judgments: str, traces: str) -> str:
-    judged_q = list(index.grades)
+    judged_q = [q for q, docs in index.grades.items() if docs]
     conv_q = list(dict.fromkeys(c.qid for c, _, _ in matched))
     have = f"have queries {format_ids(judged_q, 3)}" if judged_q else "have no query"
     hints = []
@@ -93,7 +93,7 @@ def _no_query_message(matched: Sequence[Matched], index: JudgmentIndex, judgment
     if near is not None:
         hints.append(f"Some ids match after removing whitespace and leading zeros (for example {near[0]!r} and "
                      f"{near[1]!r}); fix the ids so that both files spell them the same.")
-    by_conversation = [c for c, _, _ in matched if c.query_id is not None and c.conversation_id in index.grades]
+    by_conversation = [c for c, _, _ in matched if c.query_id is not None and index.grades.get(c.conversation_id)]
     if by_conversation:
         c = by_conversation[0]
         hints.append(f"The judgments are keyed by conversation ids (for example {c.conversation_id!r}), but "
