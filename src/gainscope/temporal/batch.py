@@ -73,7 +73,7 @@ from gainscope.temporal.extraction import Extraction, UnresolvedTimeError, extra
 from gainscope.temporal.extraction import reference_date as checked_reference
 from gainscope.temporal.focus_time import FocusTime, as_focus_time
 from gainscope.temporal.judging import SharedJudge
-from gainscope.temporal.overlap import Line, check_overlap
+from gainscope.temporal.overlap import Line, check_overlap, check_systems
 from gainscope.temporal.ranking import TemporalMAP, TemporalMRR, TemporalNDCG, TemporalPrecision, TemporalRecall
 from gainscope.temporal.years import TemporalCoverage, TemporalDiversity, TemporalYearPrecision, TemporalYearRecall
 
@@ -499,6 +499,7 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
     taken = frozenset().union(*(m.inputs() for m in metrics))
     need_qft = "qft" in taken
     focus_times: dict[str, dict[str, LineFocusTimes]] = {}
+    check_systems({s: [r.query_id for r in records if r.system == s] for s in systems}, path, baseline)
     lines: list[Line] = []
     for system in systems:
         recs = [r for r in records if r.system == system]
@@ -539,7 +540,7 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
                         matrix[i, j] = 0.0
         values[system] = matrix
         query_ids[system] = tuple(r.query_id for r in recs)
-    check_overlap(lines, metrics, names, chosen, path, baseline)
+    check_overlap(lines, metrics, names, chosen, path)
     notes = _grouped(notes)
     for name, qs in undefined_queries.items():
         what = "scored 0" if undefined == "zero" else "left out of the mean"

@@ -23,7 +23,8 @@ A line where a join cannot apply -- no gold or no ranking, an empty query focus 
 the ``undefined`` policy says so) -- is left out of it. In LLM mode the judge grades every document: nothing to
 join. The gold sits on its query's line, so there is no query id to join between gold and rankings; the systems
 join by query id, and a system that shares only some queries with the baseline is one
-:class:`~gainscope.errors.QueryCoverageWarning` naming the queries each has alone.
+:class:`~gainscope.errors.QueryCoverageWarning` naming the queries each has alone. :func:`check_systems` runs before
+anything is scored, so no judge request is spent on a comparison that cannot be made; :func:`check_overlap` after.
 
 Matching uses every retrieved document, not only the top ``k``: a file whose relevant documents all sit below the
 cutoff is a ranking problem the values show, not a join that failed.
@@ -41,7 +42,7 @@ from gainscope.temporal.base import Mode, TemporalMetric
 from gainscope.temporal.focus_time import FocusTime, as_focus_time
 from gainscope.temporal.years import TemporalCoverage, TemporalDiversity
 
-__all__ = ["Line", "check_overlap"]
+__all__ = ["Line", "check_overlap", "check_systems"]
 
 _SHOWN = 4  # documents shown for an example line
 
@@ -146,9 +147,9 @@ def _lines(n: int, whose: str) -> str:
 
 
 def check_overlap(lines: Sequence[Line], metrics: Sequence[TemporalMetric], names: Sequence[str], mode: Mode,
-                  path: str, baseline: str | None = None) -> None:
-    """Refuse joins that match nothing in the file and warn about systems they match nothing for, then check that
-    every system shares queries with the baseline (see the module docstring)."""
+                  path: str) -> None:
+    """Refuse joins that match nothing in the file and warn about systems they match nothing for (see the module
+    docstring)."""
     kinds: dict[str, list[tuple[TemporalMetric, str]]] = {}
     for metric, name in zip(metrics, names, strict=True):
         kind = _kind(metric, mode)
@@ -177,22 +178,20 @@ def check_overlap(lines: Sequence[Line], metrics: Sequence[TemporalMetric], name
                     f"{path}: system {system!r}: {_WHAT[kind]}, on {_lines(len(mine), 'its')} (e.g. "
                     f"{_example(kind, mine[0])}), while other systems match; its values of {metric_names} are 0 or "
                     f"undefined. {_hint(kind, mine)}"), stacklevel=3)
-    _check_systems(lines, path, baseline)
 
 
-def _check_systems(lines: Sequence[Line], path: str, baseline: str | None) -> None:
-    queries: dict[str, list[str]] = {}
-    for x in lines:
-        queries.setdefault(x.system, []).append(x.query_id)
+def check_systems(queries: Mapping[str, Sequence[str]], path: str, baseline: str | None = None) -> None:
+    """Refuse a system that shares no query with the baseline (``baseline``, else the first system), and warn
+    about one that shares only some; ``queries`` maps each system, in file order, to its query ids."""
     systems = list(queries)
     base = baseline if baseline is not None else systems[0] if systems else None
-    if base not in queries:
+    if base is None or base not in queries:
         return  # an unknown baseline is the comparison's error
-    mine = queries[base]
+    mine = list(queries[base])
     for system in systems:
         if system == base:
             continue
-        theirs = queries[system]
+        theirs = list(queries[system])
         shared = set(mine) & set(theirs)
         if not shared:
             near = loose_match(theirs, mine)
