@@ -36,6 +36,8 @@ The command line turns ``InputError`` into exit code 3, ``MetricError``/``Policy
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
     "BudgetExceededError",
     "FormatError",
@@ -57,6 +59,7 @@ __all__ = [
     "UnknownFormatError",
     "UnknownMetricError",
     "format_ids",
+    "loose_match",
 ]
 
 
@@ -171,3 +174,22 @@ def format_ids(ids: list[str] | tuple[str, ...], limit: int = 5) -> str:
     if len(ids) > limit:
         shown += f", ... ({len(ids) - limit} more)"
     return shown
+
+
+def loose_match(first: Iterable[str], second: Iterable[str]) -> tuple[str, str] | None:
+    """The first id of ``first`` that differs from every id of ``second`` yet matches one once surrounding
+    whitespace and leading zeros are removed (``" 007"`` and ``"7"``), with that id: the likely cause when two
+    inputs share no id. None when there is no such pair."""
+
+    def loose(s: str) -> str:
+        return s.strip().lstrip("0") or "0"
+
+    exact = set(second)
+    keys: dict[str, str] = {}
+    for y in exact:
+        keys.setdefault(loose(y), y)
+    for x in first:
+        near = keys.get(loose(x))
+        if near is not None and x not in exact:
+            return x, near
+    return None
