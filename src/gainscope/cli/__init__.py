@@ -11,6 +11,7 @@ from gainscope.cli.case import case_group
 from gainscope.cli.compare import compare_cmd
 from gainscope.cli.evaluate import evaluate_cmd
 from gainscope.cli.explain import explain_cmd
+from gainscope.cli.fuse import fuse_cmd
 from gainscope.cli.gate import gate_cmd
 from gainscope.cli.judge import judge_cmd, store_group
 from gainscope.cli.metrics import metrics_cmd
@@ -38,6 +39,7 @@ cli.add_command(case_group)
 cli.add_command(compare_cmd)
 cli.add_command(evaluate_cmd)
 cli.add_command(explain_cmd)
+cli.add_command(fuse_cmd)
 cli.add_command(gate_cmd)
 cli.add_command(judge_cmd)
 cli.add_command(metrics_cmd)

@@ -18,8 +18,8 @@ import click
 
 from gainscope.errors import GainscopeError, InputError, JudgeError, MetricError, MissingDependencyError, PolicyError
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "emit", "guarded", "policy_options", "reader_options",
-           "split_metrics", "with_options"]
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "emit", "guarded", "number_list", "policy_options", "reader_options",
+           "run_options_from", "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -83,6 +83,17 @@ def emit(text: str, output: Path | None) -> None:
         output.write_text(text, encoding="utf-8")
     else:
         click.echo(text, nl=False)
+
+
+def number_list(text: str | None, flag: str, example: str) -> list[float] | None:
+    """Numbers separated by commas or spaces given to ``flag`` (None when the flag is not given)."""
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.replace(",", " ").split()]
+    except ValueError:
+        raise click.BadParameter(f"expected numbers separated by commas, such as {example}; got {text!r}",
+                                 param_hint=flag) from None
 
 
 def split_metrics(values: tuple[str, ...]) -> list[str]:
@@ -176,10 +187,9 @@ def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -
     return j, [read_run(r, **options) for r in runs]
 
 
-def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """Read the judgments with the reader options popped from ``kwargs``; return the run reading options."""
-    from gainscope.io import read_judgments
-
+def run_options_from(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Pop the run reading options from ``kwargs`` (``--run-format``, ``--on-duplicate``, ``--nan-score``,
+    ``--normalize-ids``) into :func:`~gainscope.io.read_run` keyword arguments."""
     nan = kwargs.pop("nan_score")
     nan_score: str | float = nan
     if nan != "error":
@@ -187,11 +197,17 @@ def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tu
             nan_score = float(nan)
         except ValueError:
             raise click.BadParameter(f"expected 'error' or a number; got {nan!r}", param_hint="--nan-score") from None
-    norm = kwargs.pop("normalize_ids")
+    return {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
+            "nan_score": nan_score, "normalize_ids": kwargs.pop("normalize_ids")}
+
+
+def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Read the judgments with the reader options popped from ``kwargs``; return the run reading options."""
+    from gainscope.io import read_judgments
+
+    options = run_options_from(kwargs)
     j = read_judgments(judgments, format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
-                       float_grades=kwargs.pop("float_grades"), normalize_ids=norm)
-    options = {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
-               "nan_score": nan_score, "normalize_ids": norm}
+                       float_grades=kwargs.pop("float_grades"), normalize_ids=options["normalize_ids"])
     return j, options
 
 
