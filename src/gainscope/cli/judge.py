@@ -256,10 +256,10 @@ def store_group() -> None:
 @click.argument("store_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @guarded
 def store_info(store_path: Path) -> None:
-    """Judges and label counts by status."""
+    """Judges and label counts by status (the store is opened read-only: a read-only file or folder works)."""
     from gainscope.judges.store import JudgmentStore
 
-    with JudgmentStore(store_path) as store:
+    with JudgmentStore(store_path, readonly=True) as store:
         specs = store.judges()
         for judge, source, status, n in store.counts():
             what = specs.get(judge, {})
@@ -274,10 +274,11 @@ def store_info(store_path: Path) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @guarded
 def store_export(store_path: Path, judge_hash: str, fmt: str, output: Path | None) -> None:
-    """Export one judge's labels: qrels (successful labels only) or JSONL (all, with provenance)."""
+    """Export one judge's labels: qrels (successful labels only) or JSONL (all, with provenance). The store is
+    opened read-only."""
     from gainscope.judges.store import JudgmentStore
 
-    with JudgmentStore(store_path) as store:
+    with JudgmentStore(store_path, readonly=True) as store:
         if judge_hash not in store.judges() and not judge_hash.startswith("human:"):
             known = ", ".join(store.judges()) or "none"
             raise click.BadParameter(f"no judge {judge_hash!r} in {store_path}; judges: {known}", param_hint="--judge")
