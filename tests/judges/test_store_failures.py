@@ -5,6 +5,7 @@ store as it is (SQLite's ``mode=ro``)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -14,11 +15,16 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from gainscope.errors import StoreError
+from gainscope.io.texts import Document, Query
+from gainscope.judges.labeling import LLMJudge, label_pairs
+from gainscope.judges.prompts import BUILTIN
+from gainscope.judges.spec import JudgeSpec
 from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel
 
 from .server import FakeChatServer, Reply
@@ -317,3 +323,42 @@ def test_a_write_the_operating_system_refuses_is_exit_4(tmp_path: Path) -> None:
     assert done.stderr == (f"error: {store}: the judgment store could not be read or written (disk I/O error "
                            "[SQLITE_IOERR_WRITE]). Check the disk: free space, a file size limit (ulimit -f), a "
                            "device removed or unmounted; labels recorded before are kept\n")
+
+
+@dataclass
+class Answer:
+    text: str
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+
+
+def test_a_store_failure_stops_the_other_workers_at_once(tmp_path: Path, monkeypatch) -> None:
+    """When one worker cannot record its label, the others are cancelled before the error goes on: no request
+    keeps running (and being paid for) while the command closes the store."""
+    cancelled: list[str] = []
+
+    class Client:
+        async def complete(self, model: str, messages: list[dict[str, str]], **kwargs: object) -> Answer:
+            if "[slow]" in messages[-1]["content"]:
+                try:
+                    await asyncio.sleep(3600)
+                except asyncio.CancelledError:
+                    cancelled.append("slow")
+                    raise
+            return Answer('{"grade": 1}')
+
+    def full(label: StoredLabel) -> bool:
+        raise StoreError("s.sqlite: no space left", path="s.sqlite")
+
+    docs = {d: Document(d, f"[{d}] text") for d in ("slow", "fast")}
+    judge_ = LLMJudge(JudgeSpec("m", BUILTIN["graded"]), Client())
+
+    async def run(store: JudgmentStore) -> list[str]:
+        with pytest.raises(StoreError, match="no space left"):
+            await label_pairs([("q1", "slow"), ("q1", "fast")], {"q1": Query("q1", "q")}, docs, judge=judge_,
+                              store=store, workers=2)
+        return list(cancelled)  # as the error arrives, not after asyncio.run() tidies up
+
+    with JudgmentStore(tmp_path / "s.sqlite") as store:
+        monkeypatch.setattr(store, "record", full)
+        assert asyncio.run(run(store)) == ["slow"]
