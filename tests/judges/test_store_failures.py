@@ -122,6 +122,20 @@ def test_a_file_that_is_not_a_usable_store_is_exit_4_naming_it(cli_runner, chat_
     assert digest(store) == before  # nothing was written into it
 
 
+def test_every_command_that_keeps_labels_reports_a_broken_store_the_same_way(cli_runner, chat_server: FakeChatServer,
+                                                                              tmp_path: Path) -> None:
+    """The store's users outside `judge` (here temporal LLM mode) get the same error: it is raised in the store."""
+    store = tmp_path / "labels.sqlite"
+    text_file(store)
+    records = tmp_path / "runs.jsonl"
+    records.write_text(json.dumps({"query_id": "q1", "query": "Who won in 2020?", "retrieved": [
+        {"doc_id": "a", "text": "About 2020. grade=2"}]}) + "\n", encoding="utf-8")
+    code, _, err = cli_runner("temporal", "evaluate", str(records), "-m", "TemporalNDCG@1", "--mode", "llm",
+                              "--base-url", chat_server.url, "--model", "m", "--store", str(store))
+    assert code == 4 and err.startswith(f"error: {store}: not a judgment store: the file is not an SQLite database")
+    assert chat_server.count() == 0
+
+
 def test_another_programs_database_is_left_untouched(cli_runner, chat_server: FakeChatServer, texts,
                                                      tmp_path: Path) -> None:
     store = tmp_path / "app.sqlite"
