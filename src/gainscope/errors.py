@@ -16,7 +16,7 @@
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   └── BudgetExceededError                the call or cost budget is spent
-    ├── StoreError (OSError)                   .path: the judgment store cannot be opened, read or written
+    ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -148,8 +148,8 @@ class BudgetExceededError(JudgeError):
 
 
 class StoreError(GainscopeError, OSError):
-    """The judgment store (an SQLite file) cannot be opened, read or written: not a store, damaged, read-only,
-    a full disk. ``path`` is the store's file; the message says what happened and what to do."""
+    """A store (an SQLite file: judgments, search snapshots) cannot be opened, read or written: not a store, damaged,
+    read-only, a full disk. ``path`` is the store's file; the message says what happened and what to do."""
 
     def __init__(self, message: str, *, path: str) -> None:
         self.path = path
