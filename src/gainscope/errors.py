@@ -16,6 +16,7 @@
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   └── BudgetExceededError                the call or cost budget is spent
+    ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -31,7 +32,7 @@ Catch ``GainscopeError`` to handle anything gainscope reports about your data or
         print(exc)          # "run.txt:17: expected 6 columns ..."
 
 The command line turns ``InputError`` into exit code 3, ``MetricError``/``PolicyError`` into exit code 2 and
-``JudgeError`` into exit code 4.
+``JudgeError``/``StoreError`` into exit code 4.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ __all__ = [
     "MissingDependencyError",
     "PolicyError",
     "QueryCoverageWarning",
+    "StoreError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
@@ -146,6 +148,15 @@ class JudgeAnswerError(JudgeError):
 
 class BudgetExceededError(JudgeError):
     """The budget of calls or cost is spent; nothing more is sent."""
+
+
+class StoreError(GainscopeError, OSError):
+    """A store (an SQLite file: judgments, search snapshots) cannot be opened, read or written: not a store, damaged,
+    read-only, a full disk. ``path`` is the store's file; the message says what happened and what to do."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.path = path
+        super().__init__(message)
 
 
 class MissingDependencyError(GainscopeError, ImportError):
