@@ -16,6 +16,7 @@ from gainscope.cli.gate import gate_cmd
 from gainscope.cli.judge import judge_cmd, store_group
 from gainscope.cli.metrics import metrics_cmd
 from gainscope.cli.plot import plot_cmd
+from gainscope.cli.pool import pool_cmd
 from gainscope.cli.report import report_cmd
 from gainscope.cli.temporal import temporal_group
 from gainscope.cli.validate import validate_cmd
@@ -44,6 +45,7 @@ cli.add_command(gate_cmd)
 cli.add_command(judge_cmd)
 cli.add_command(metrics_cmd)
 cli.add_command(plot_cmd)
+cli.add_command(pool_cmd)
 cli.add_command(report_cmd)
 cli.add_command(store_group)
 cli.add_command(temporal_group)
