@@ -75,11 +75,11 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
     extra_notes: list[str] = []
     for j, m in enumerate(metrics):
         v = np.asarray(m.compute(ctx), dtype=np.float64)
-        if not m.judgment_property:
+        if m.missing_scores_zero and not m.judgment_property:
             v = np.where(jr.missing, 0.0, v)  # a judged query without a ranking scores 0 (trec_eval -c)
         undefined[:, j] = np.isnan(v)
         values[:, j] = v
-        if type(m).name == "ERR" and getattr(m, "max_grade", 1) is None:
+        if m.uses_max_grade and getattr(m, "max_grade", 1) is None and policies.max_grade is None:
             extra_notes.append(f"{m}: grades scaled by the largest judged grade, {ctx.max_grade:g}")
     if policies.undefined == "zero":
         values[undefined] = 0.0

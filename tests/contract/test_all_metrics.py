@@ -121,7 +121,7 @@ def test_every_parameter_and_class_is_documented(cls):
     assert cls.aggregate in ("mean", "sum", "gmean")
     for f in cls.params():
         assert f.metadata.get("doc"), f"{cls.name}.{f.name} has no doc"
-        assert f.metadata.get("kind") in ("int", "float", "choice", "gain", "floats", "any")
+        assert f.metadata.get("kind") in ("int", "float", "choice", "gain", "floats", "level", "any")
     assert sum(bool(f.metadata.get("at")) for f in cls.params()) <= 1
 
 
@@ -166,6 +166,8 @@ def _invalid_values(meta) -> list:
             bad.append(meta["le"] + 0.5)
     elif kind == "floats":
         bad = [(), "0.5", (math.nan,)] + ([(meta["le"] + 1,)] if meta["le"] is not None else [])
+    elif kind == "level":
+        bad = ["Positive", "not-a-level", math.nan, math.inf, -0.5, "1"]
     elif kind == "choice":
         bad = ["not-a-choice", 3]
     elif kind == "gain":

@@ -98,7 +98,9 @@ def _maybe_value(judgments, run, metric, policies):
 def test_values_within_declared_bounds(cls, data):
     metric = data.draw(gst.metrics_of(cls))
     judgments, run = data.draw(gst.judgments_and_runs())
-    policies = data.draw(gst.policies())
+    # judged_grades="truncated" (Quepid's stored ratings) can make the ideal smaller than the ranking it
+    # normalises, so bounds hold for judged grades as given (see test_policy_effects.py for the other case)
+    policies = data.draw(gst.policies(judged_grades="as_is"))
     if not _supports(metric, policies):
         policies = replace(policies, ties="rank")
     values = _maybe_value(judgments, run, metric, policies)

@@ -16,8 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
-from gainscope.metrics.base import REL_DOC as _REL
-from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param
+from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param, rel_param
 from gainscope.metrics.base import is_relevant as _rel
 from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.registry import register
@@ -62,7 +61,7 @@ class AP(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
@@ -138,7 +137,7 @@ class RR(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         rel = ctx.relevant(self.level(ctx.policies))
@@ -222,7 +221,7 @@ class Bpref(Metric):
     normalized: ClassVar[bool] = True
     uses_relevance_level: ClassVar[bool] = True
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
@@ -289,7 +288,7 @@ class InfAP(Metric):
     normalized: ClassVar[bool] = True
     uses_relevance_level: ClassVar[bool] = True
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
@@ -347,7 +346,7 @@ class BinG(Metric):
     normalized: ClassVar[bool] = True
     uses_relevance_level: ClassVar[bool] = True
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)

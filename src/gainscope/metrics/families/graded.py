@@ -14,9 +14,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gainscope.core.policies import Policies
-from gainscope.errors import InvalidParameterError
-from gainscope.metrics.base import Explanation, GainMap, Metric, RankedQuery, Step, param, tie_averaged
+from gainscope.core.policies import Level, Policies, level_value
+from gainscope.metrics.base import (
+    Explanation,
+    GainMap,
+    Metric,
+    RankedQuery,
+    Step,
+    grade_scale,
+    is_relevant,
+    param,
+    rel_param,
+    tie_averaged,
+)
 from gainscope.metrics.context import Context, ratio, segmented_cumsum
 from gainscope.metrics.gains import gain_array, gain_value
 from gainscope.metrics.registry import register
@@ -34,19 +44,19 @@ def _discounted(gains: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return gains / np.log2(pos + 1.0)
 
 
-def _gain_key(gain: Any, rel: float | None) -> tuple[Any, float | None]:
+def _gain_key(gain: Any, rel: Level | None) -> tuple[Any, Level | None]:
     return (gain, rel)
 
 
-def _ranked_gains(ctx: Context, gain: Any, rel: float | None) -> np.ndarray:
+def _ranked_gains(ctx: Context, gain: Any, rel: Level | None) -> np.ndarray:
     return ctx.cached(("gains", gain, rel), lambda: gain_array(ctx.jr.grades, gain, rel))
 
 
-def _dcg_to(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
+def _dcg_to(ctx: Context, gain: Any, rel: Level | None, cutoff: int | None) -> np.ndarray:
     return ctx.linear_sum(("gain", gain, rel), lambda g, q: gain_array(g, gain, rel), "log2", cutoff)
 
 
-def _ideal_dcg_judged(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
+def _ideal_dcg_judged(ctx: Context, gain: Any, rel: Level | None, cutoff: int | None) -> np.ndarray:
     ideal, offsets = ctx.ideal_gains(_gain_key(gain, rel), lambda g: gain_array(g, gain, rel))
     lengths = np.diff(offsets)
     seg = np.repeat(np.arange(ctx.nq), lengths)
@@ -55,7 +65,7 @@ def _ideal_dcg_judged(ctx: Context, gain: Any, rel: float | None, cutoff: int | 
     return np.bincount(seg[keep], weights=_discounted(ideal, pos)[keep], minlength=ctx.nq)
 
 
-def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
+def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: Level | None, cutoff: int | None) -> np.ndarray:
     g = _ranked_gains(ctx, gain, rel)
     keep = g > 0  # the retrieved documents' positive gains, sorted descending: positions 1, 2, ...
     seg = ctx.segment[keep]
@@ -67,7 +77,7 @@ def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: float | None, cutoff: int
     return np.bincount(seg[mask], weights=_discounted(sorted_gains, pos)[mask], minlength=ctx.nq)
 
 
-def _ref_gains(q: RankedQuery, gain: Any, rel: float | None) -> list[float]:
+def _ref_gains(q: RankedQuery, gain: Any, rel: Level | None) -> list[float]:
     return tie_averaged([gain_value(g, gain, rel) for g in q.grades], q.tie_start,
                         [gain_value(g, gain, rel) for g in q.tail])
 
@@ -93,7 +103,7 @@ class DCG(Metric):
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
     gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
-    rel: float | None = param(None, kind="float", ge=0, doc=_GRADED_REL)
+    rel: float | str | None = rel_param(_GRADED_REL)
 
     def compute(self, ctx: Context) -> np.ndarray:
         return _dcg_to(ctx, self.gain, self.rel, self.cutoff)
@@ -159,7 +169,7 @@ class NDCG(Metric):
     ideal: str = param("judged", kind="choice", choices=("judged", "retrieved"),
                        doc="'judged': ideal from all judged documents (trec_eval); 'retrieved': from the "
                            "retrieved documents only (scikit-learn, seed notebook)")
-    rel: float | None = param(None, kind="float", ge=0, doc=_GRADED_REL)
+    rel: float | str | None = rel_param(_GRADED_REL)
 
     def compute(self, ctx: Context) -> np.ndarray:
         dcg = _dcg_to(ctx, self.gain, self.rel, self.cutoff)
@@ -209,31 +219,26 @@ class ERR(Metric):
     Formula: with ``p_i = (2^grade_i - 1) / 2^max_grade``,
     ``ERR@k = sum_{i<=k} (1/i) * p_i * prod_{j<i} (1 - p_j)``. Always defined (0 without relevant).
 
-    ``max_grade`` is the top of the grading scale; None uses the largest grade judged for any evaluated
-    query (echoed in the conventions). A grade above ``max_grade`` is an error.
+    ``max_grade`` is the top of the grading scale; None uses the evaluation's ``max_grade`` policy, and
+    when that is None too the largest grade judged for any evaluated query (echoed in the conventions).
+    Quepid divides by the top of the scorer's scale, Elasticsearch by ``maximum_relevance`` (required there).
+    A grade above a given ``max_grade`` is an error.
     Reference: Chapelle, Metzler, Zhang & Grinspan, "Expected Reciprocal Rank for Graded Relevance",
     CIKM 2009.
     """
 
     name: ClassVar[str] = "ERR"
     summary: ClassVar[str] = "expected reciprocal rank of a cascading user"
+    uses_max_grade: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
     max_grade: float | None = param(None, kind="float", gt=0,
-                                    doc="top of the grading scale; None = the largest judged grade")
-
-    def _scale(self, observed: float, top: float) -> float:
-        scale = self.max_grade if self.max_grade is not None else observed
-        if top > scale and self.max_grade is not None:
-            raise InvalidParameterError(
-                f"{self} has max_grade={format(scale, 'g')} but a document has grade {format(top, 'g')}; "
-                "raise max_grade to the top of your grading scale")
-        return scale
+                                    doc="top of the grading scale; None = the evaluation's max_grade, else the "
+                                        "largest judged grade")
 
     def compute(self, ctx: Context) -> np.ndarray:
         grades = ctx.jr.grades
-        top = float(np.nanmax(grades)) if len(grades) and not np.isnan(grades).all() else 0.0
-        scale = self._scale(ctx.max_grade, top)
+        scale = grade_scale(self, self.max_grade, ctx.policies, ctx.max_grade, ctx.top_ranked_grade)
         if scale <= 0:
             return np.zeros(ctx.nq)
         positive = np.where(grades > 0, grades, 0.0)
@@ -247,8 +252,7 @@ class ERR(Metric):
         return ctx.per_query_sum(terms)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        top = max((g for g in q.grades if g is not None and not math.isnan(g)), default=0.0)
-        scale = self._scale(q.max_grade, top)
+        scale = grade_scale(self, self.max_grade, policies, q.max_grade, q.top_ranked_grade)
         if scale <= 0:
             return 0.0
         stay = 1.0
@@ -260,8 +264,7 @@ class ERR(Metric):
         return total
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
-        top = max((g for g in q.grades if g is not None and not math.isnan(g)), default=0.0)
-        scale = self._scale(q.max_grade, top)
+        scale = grade_scale(self, self.max_grade, policies, q.max_grade, q.top_ranked_grade)
         steps = []
         stay = 1.0
         total = 0.0
@@ -278,13 +281,13 @@ class ERR(Metric):
                            ("p(stop)", "reach/rank", "contribution"))
 
 
-def _rbp_gains_array(ctx: Context, rel: float | None, grades: np.ndarray | None = None,
+def _rbp_gains_array(ctx: Context, rel: Level | None, grades: np.ndarray | None = None,
                      segment: np.ndarray | None = None) -> np.ndarray:
     """trec_eval's RBP gains: grade / (largest judged grade of the query) when that exceeds 1, else grade."""
     grades = ctx.jr.grades if grades is None else grades
     segment = ctx.segment if segment is None else segment
     if rel is not None:
-        return (grades >= rel).astype(np.float64)
+        return (grades >= level_value(rel)).astype(np.float64)
     qmax = np.zeros(ctx.nq)
     jg = ctx.jr.judged_grades
     if len(jg):
@@ -293,10 +296,10 @@ def _rbp_gains_array(ctx: Context, rel: float | None, grades: np.ndarray | None 
     return np.where(grades > 0, grades, 0.0) / scale
 
 
-def _rbp_gains_ref(q: RankedQuery, rel: float | None, grades: tuple[float | None, ...] | None = None) -> list[float]:
+def _rbp_gains_ref(q: RankedQuery, rel: Level | None, grades: tuple[float | None, ...] | None = None) -> list[float]:
     grades = q.grades if grades is None else grades
     if rel is not None:
-        return [1.0 if g is not None and not math.isnan(g) and g >= rel else 0.0 for g in grades]
+        return [1.0 if is_relevant(g, level_value(rel)) else 0.0 for g in grades]
     qmax = max(q.judged, default=0.0)
     scale = qmax if qmax > 1.0 else 1.0
     return [(g / scale) if g is not None and not math.isnan(g) and g > 0 else 0.0 for g in grades]
@@ -323,7 +326,7 @@ class RBP(Metric):
     linear_in_gains: ClassVar[bool] = True
 
     p: float = param(0.9, kind="float", gt=0, le=1 - 1e-12, doc="persistence: probability of going on")
-    rel: float | None = param(None, kind="float", ge=0, doc="binary gains (grade >= rel); None = graded")
+    rel: float | str | None = rel_param("binary gains (grade >= rel); None = graded")
 
     def compute(self, ctx: Context) -> np.ndarray:
         return (1.0 - self.p) * ctx.linear_sum(

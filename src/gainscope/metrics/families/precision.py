@@ -16,8 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
-from gainscope.metrics.base import REL_DOC as _REL
-from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param, tie_averaged
+from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param, rel_param, tie_averaged
 from gainscope.metrics.base import is_judged as _is_judged
 from gainscope.metrics.base import is_relevant as _rel
 from gainscope.metrics.context import Context, ratio
@@ -81,7 +80,7 @@ class Precision(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         assert self.cutoff is not None
@@ -116,7 +115,7 @@ class Recall(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
@@ -153,7 +152,7 @@ class Success(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         return (_rel_count_to(ctx, self.level(ctx.policies), self.cutoff) > 0).astype(np.float64)
@@ -186,7 +185,7 @@ class RelativePrecision(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         assert self.cutoff is not None
@@ -233,7 +232,7 @@ class RPrecision(Metric):
     normalized: ClassVar[bool] = True
     uses_relevance_level: ClassVar[bool] = True
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
     mult: float = param(1.0, kind="float", gt=0, doc="multiple of R at which precision is taken")
 
     def _depth(self, r: np.ndarray) -> np.ndarray:
