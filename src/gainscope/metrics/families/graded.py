@@ -1,4 +1,4 @@
-"""Graded-gain metrics: nDCG, DCG, ERR, RBP and its residual, and trec_eval's G, ndcg_rel and Rndcg.
+"""Graded-gain metrics: CG, DCG, nDCG, ERR, RBP and its residual, and trec_eval's G, ndcg_rel and Rndcg.
 
 Gains come from :mod:`gainscope.metrics.gains` (linear by default, as trec_eval). The discount of rank i
 is ``1 / log2(i + 1)`` (Järvelin & Kekäläinen). The ideal ranking sorts a query's gains descending, taken
@@ -31,7 +31,7 @@ from gainscope.metrics.context import Context, ratio, segmented_cumsum
 from gainscope.metrics.gains import gain_array, gain_value
 from gainscope.metrics.registry import register
 
-__all__ = ["DCG", "ERR", "NDCG", "RBP", "G", "NDCGRel", "RBPResidual", "Rndcg"]
+__all__ = ["CG", "DCG", "ERR", "NDCG", "RBP", "G", "NDCGRel", "RBPResidual", "Rndcg"]
 
 _GAIN_DOC = ("'linear' (gain = grade), 'exponential' (2^grade - 1), or a {grade: gain} map (other grades "
              "keep gain = grade, as trec_eval's ndcg.GRADE=GAIN)")
@@ -56,16 +56,28 @@ def _dcg_to(ctx: Context, gain: Any, rel: Level | None, cutoff: int | None) -> n
     return ctx.linear_sum(("gain", gain, rel), lambda g, q: gain_array(g, gain, rel), "log2", cutoff)
 
 
-def _ideal_dcg_judged(ctx: Context, gain: Any, rel: Level | None, cutoff: int | None) -> np.ndarray:
+Depth = int | np.ndarray | None  # one cutoff for every query, one per query, or none
+
+
+def _within(pos: np.ndarray, seg: np.ndarray, depth: Depth) -> np.ndarray:
+    """Ideal positions kept by ``depth`` (a cutoff, one cutoff per query, or None for all)."""
+    if depth is None:
+        return np.ones(len(pos), dtype=bool)
+    if isinstance(depth, np.ndarray):
+        return pos <= depth[seg]
+    return pos <= depth
+
+
+def _ideal_dcg_judged(ctx: Context, gain: Any, rel: Level | None, depth: Depth) -> np.ndarray:
     ideal, offsets = ctx.ideal_gains(_gain_key(gain, rel), lambda g: gain_array(g, gain, rel))
     lengths = np.diff(offsets)
     seg = np.repeat(np.arange(ctx.nq), lengths)
     pos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], lengths)
-    keep = pos <= cutoff if cutoff is not None else np.ones(len(pos), dtype=bool)
+    keep = _within(pos, seg, depth)
     return np.bincount(seg[keep], weights=_discounted(ideal, pos)[keep], minlength=ctx.nq)
 
 
-def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: Level | None, cutoff: int | None) -> np.ndarray:
+def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: Level | None, depth: Depth) -> np.ndarray:
     g = _ranked_gains(ctx, gain, rel)
     keep = g > 0  # the retrieved documents' positive gains, sorted descending: positions 1, 2, ...
     seg = ctx.segment[keep]
@@ -73,7 +85,7 @@ def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: Level | None, cutoff: int
     sorted_gains, seg = g[keep][order], seg[order]
     counts = np.bincount(seg, minlength=ctx.nq)
     pos = np.arange(1, len(seg) + 1) - np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-    mask = pos <= cutoff if cutoff is not None else np.ones(len(pos), dtype=bool)
+    mask = _within(pos, seg, depth)
     return np.bincount(seg[mask], weights=_discounted(sorted_gains, pos)[mask], minlength=ctx.nq)
 
 
@@ -84,6 +96,49 @@ def _ref_gains(q: RankedQuery, gain: Any, rel: Level | None) -> list[float]:
 
 def _ref_dcg(gains: list[float], cutoff: int | None) -> float:
     return float(sum(g / math.log2(i + 1) for i, g in enumerate(gains[:cutoff], start=1) if g != 0))
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class CG(Metric):
+    """Cumulative gain: the gains of the first k documents added up, without discount.
+
+    Formula: ``CG@k = sum_{i<=k} gain(grade_i)``. Not normalised (no upper bound); a document that is not
+    judged adds 0.
+
+    Conventions: ``gain="linear"`` (gain = grade, the default) is Järvelin & Kekäläinen's CG and Quepid's
+    ``CG@10`` scorer (ratings added up, unrated = 0); ``"exponential"`` or a map as for DCG. ``rel``: grades
+    below it add nothing. Without a cutoff, the whole ranking.
+    Reference: Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 20(4),
+    2002; Quepid's ``cg@10.js``.
+    """
+
+    name: ClassVar[str] = "CG"
+    summary: ClassVar[str] = "cumulative gain: the first k gains added up (no discount)"
+    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
+    linear_in_gains: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
+    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
+    rel: float | str | None = rel_param(_GRADED_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        return ctx.linear_sum(("gain", self.gain, self.rel), lambda g, q: gain_array(g, self.gain, self.rel),
+                              "one", self.cutoff)
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        return float(sum(_ref_gains(q, self.gain, self.rel)[: self.cutoff]))
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        steps = []
+        total = 0.0
+        for i, (doc, g, gain) in enumerate(zip(q.doc_ids, q.grades, _ref_gains(q, self.gain, self.rel),
+                                               strict=True), start=1):
+            if self.cutoff is not None and i > self.cutoff:
+                break
+            total += gain
+            steps.append(Step(i, doc, g, gain, 1.0, gain, total))
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total, "sum of gains")
 
 
 @register
@@ -150,12 +205,20 @@ class NDCG(Metric):
     * ``ideal="judged"``: the ideal ranking uses every judged document of the query, retrieved or not
       (trec_eval); ``"retrieved"``: only the retrieved documents, re-sorted (scikit-learn, the seed
       notebook), which over-estimates a run that misses relevant documents.
+    * ``ideal_depth``: how deep the ideal ranking goes. ``"k"`` (default): at most k ideal positions
+      (trec_eval ``ndcg_cut``, ranx, scikit-learn, Quepid's ``NDCG_CUT``); ``"all"``: the ideal is not cut,
+      ``DCG@k / IDCG`` over every positive gain, so a perfect top k scores below 1 when more than k documents
+      carry gain (Quepid's ``nDCG@k`` since 2025); ``"retrieved"``: cut at min(k, n), n the number of
+      documents retrieved (Elasticsearch/OpenSearch ``_rank_eval`` ``dcg`` with ``normalize``, which scores
+      a single relevant hit 1.0 however many relevant documents it missed).
     * ``rel``: grades below it get no gain (ranx ``-l``). trec_eval ignores ``-l`` for nDCG, and so does
       the evaluation-wide relevance level here.
     * without a cutoff the run is not truncated and the ideal covers all judged documents (trec_eval
       ``ndcg``); ``nDCG@k`` truncates both (``ndcg_cut.k``).
 
-    Reference: Järvelin & Kekäläinen, ACM TOIS 20(4), 2002. trec_eval names: ``ndcg``, ``ndcg_cut.k``.
+    Reference: Järvelin & Kekäläinen, ACM TOIS 20(4), 2002; Quepid's ``ndcg@10.js`` (PR #1242, 2025) and
+    ``ndcg_cut@10.js``; Elasticsearch ``DiscountedCumulativeGain.java``. trec_eval names: ``ndcg``,
+    ``ndcg_cut.k``.
     """
 
     name: ClassVar[str] = "nDCG"
@@ -169,14 +232,34 @@ class NDCG(Metric):
     ideal: str = param("judged", kind="choice", choices=("judged", "retrieved"),
                        doc="'judged': ideal from all judged documents (trec_eval); 'retrieved': from the "
                            "retrieved documents only (scikit-learn, seed notebook)")
+    ideal_depth: str = param("k", kind="choice", choices=("k", "all", "retrieved"),
+                             doc="how deep the ideal goes: 'k' at most k positions (trec_eval, ranx, scikit-learn); "
+                                 "'all' not cut (Quepid's nDCG); 'retrieved' min(k, documents retrieved) "
+                                 "(Elasticsearch _rank_eval)")
     rel: float | str | None = rel_param(_GRADED_REL)
+
+    def _depth(self, ctx: Context) -> Depth:
+        """The ideal's depth for every query."""
+        if self.ideal_depth == "all":
+            return None
+        if self.ideal_depth == "retrieved":
+            n = ctx.lengths
+            return n if self.cutoff is None else np.minimum(n, self.cutoff)
+        return self.cutoff
+
+    def _ref_depth(self, q: RankedQuery) -> int | None:
+        if self.ideal_depth == "all":
+            return None
+        if self.ideal_depth == "retrieved":
+            return len(q.grades) if self.cutoff is None else min(len(q.grades), self.cutoff)
+        return self.cutoff
 
     def compute(self, ctx: Context) -> np.ndarray:
         dcg = _dcg_to(ctx, self.gain, self.rel, self.cutoff)
         if self.ideal == "judged":
-            idcg = _ideal_dcg_judged(ctx, self.gain, self.rel, self.cutoff)
+            idcg = _ideal_dcg_judged(ctx, self.gain, self.rel, self._depth(ctx))
         else:
-            idcg = _ideal_dcg_retrieved(ctx, self.gain, self.rel, self.cutoff)
+            idcg = _ideal_dcg_retrieved(ctx, self.gain, self.rel, self._depth(ctx))
         return ratio(dcg, idcg)
 
     def _ideal_gains(self, q: RankedQuery) -> list[float]:
@@ -185,7 +268,7 @@ class NDCG(Metric):
         return [g for g in gains if g > 0]
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        idcg = _ref_dcg(self._ideal_gains(q), self.cutoff)
+        idcg = _ref_dcg(self._ideal_gains(q), self._ref_depth(q))
         if idcg <= 0:
             return math.nan
         return _ref_dcg(_ref_gains(q, self.gain, self.rel), self.cutoff) / idcg
@@ -201,12 +284,15 @@ class NDCG(Metric):
         ranked = sorted(((gain_value(g, self.gain, self.rel), d, g) for d, g in zip(docs, grades, strict=True)),
                         key=lambda t: -t[0])
         ranked = [t for t in ranked if t[0] > 0]
-        ideal = _gain_steps(q, [t[0] for t in ranked], self.cutoff, doc_ids=tuple(t[1] for t in ranked),
+        depth = self._ref_depth(q)
+        ideal = _gain_steps(q, [t[0] for t in ranked], depth, doc_ids=tuple(t[1] for t in ranked),
                             grades=tuple(t[2] for t in ranked))
         dcg = run[-1].total if run else 0.0
         idcg = ideal[-1].total if ideal else 0.0
+        cut = {"k": "" if self.cutoff is None else f", cut at k = {self.cutoff}",
+               "all": ", not cut", "retrieved": f", cut at min(k, retrieved) = {depth}"}[self.ideal_depth]
         notes = (f"gain={self.gain if isinstance(self.gain, str) else 'map'}; ideal from "
-                 + ("all judged documents" if self.ideal == "judged" else "the retrieved documents"),)
+                 + ("all judged documents" if self.ideal == "judged" else "the retrieved documents") + cut,)
         return Explanation(str(self), q.query_id, tuple(run), tuple(ideal), dcg, idcg,
                            dcg / idcg if idcg > 0 else math.nan, "DCG / IDCG", notes=notes)
 
