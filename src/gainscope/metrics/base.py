@@ -298,11 +298,12 @@ def _plain(text: str) -> str:
     return re.split(r"\s*\bReferences?:", text)[0].replace("``", "").strip()
 
 
-def generic_explanation(metric: Metric, q: RankedQuery, policies: Policies, value: float) -> Explanation:
+def generic_explanation(metric: Metric, q: RankedQuery, policies: Policies, value: float,
+                        notes: tuple[str, ...] = ()) -> Explanation:
     """The explanation of a metric that has no position-by-position form (set measures, counts, curves,
     edit distances): the per-query ``value`` the kernel computed and the inputs it used -- the ranked
-    documents it looked at (rank, doc id, grade, relevant at its level, judged) and the query's totals
-    (documents retrieved, judged pool, R)."""
+    documents it looked at (rank, doc id, grade, relevant at its level, judged), the query's totals
+    (documents retrieved, judged pool, R) and the metric's own ``notes``."""
     from gainscope.core.policies import format_level
 
     level = metric.level(policies)
@@ -323,7 +324,8 @@ def generic_explanation(metric: Metric, q: RankedQuery, policies: Policies, valu
     r = sum(1 for g in q.judged if g >= level)
     notes = (f"{type(metric).name} has no position-by-position form: the value is computed from the inputs "
              f"below; {shown} ranked document{'s' if len(steps) != 1 else ''} shown",
-             f"retrieved: {len(q.grades)}; judged pool: {len(q.judged)} documents, R = {r} ({relevance})")
+             f"retrieved: {len(q.grades)}; judged pool: {len(q.judged)} documents, R = {r} ({relevance})",
+             *notes)
     return Explanation(str(metric), q.query_id, tuple(steps), (), value, 1.0, value,
                        metric_formula(type(metric)) or type(metric).summary, ("relevant", "judged", "counted"),
                        notes)
