@@ -74,14 +74,12 @@ def comparison_of(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...
                   default_metrics: tuple[str, ...] = DEFAULT_METRICS) -> Any:
     """Evaluate the runs and compare them, with every option popped from ``kwargs``."""
     from gainscope.compare import compare_results
-    from gainscope.evaluation import resolve_metrics
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs (the first is the baseline unless --baseline)")
     settings = settings_from(kwargs)
     baseline, names = kwargs.pop("baseline"), kwargs.pop("names")
-    mets = resolve_metrics(split_metrics(metrics) or list(default_metrics))
-    results = evaluate_files(judgments, runs, mets, kwargs, names=names)
+    results = evaluate_files(judgments, runs, split_metrics(metrics) or list(default_metrics), kwargs, names=names)
     return compare_results(results, baseline=baseline, settings=settings)
 
 

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gainscope.cli.common import evaluate_files, guarded, policy_options, reader_options, split_metrics
+from gainscope.cli.common import (
+    conventions_from,
+    evaluate_files,
+    guarded,
+    policy_options,
+    reader_options,
+    split_metrics,
+)
 from gainscope.cli.compare import naming_options
 from gainscope.cli.evaluate import DEFAULT_METRICS
 
@@ -114,11 +121,14 @@ def plot_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], ba
     from gainscope.render import plots
 
     chosen = list(KINDS) if "all" in kinds else list(dict.fromkeys(kinds))
-    shown = [str(m) for m in resolve_metrics(split_metrics(metrics) or list(DEFAULT_METRICS))]
+    conventions = conventions_from(kwargs)
+    family = conventions.family(family)
+    shown = [str(m) for m in conventions.resolve(split_metrics(metrics) or list(DEFAULT_METRICS))]
     extra = (plots.cutoff_metrics(family, cutoffs) if "cutoff" in chosen else []) \
         + (plots.pr_metrics() if "pr" in chosen else [])
+    # canonical names: resolved without the profile they are the very metrics the profile gave
     results = evaluate_files(judgments, runs, resolve_metrics(list(dict.fromkeys(shown + extra))), kwargs,
-                             names=names)
+                             names=names, conventions=conventions)
     policies = results[0].policies
     run_names = [r.run_name for r in results]
     if baseline is not None and baseline not in run_names:
