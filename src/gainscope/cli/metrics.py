@@ -9,12 +9,17 @@ from gainscope.cli.common import guarded
 
 @click.command("metrics")
 @click.argument("name", required=False)
+@click.option("--profiles", is_flag=True, help="List the convention profiles (--profile) and what each sets.")
 @guarded
-def metrics_cmd(name: str | None) -> None:
-    """List the metrics, or describe NAME (e.g. nDCG, 'P(rel=2)@5', ndcg_cut.10)."""
+def metrics_cmd(name: str | None, profiles: bool) -> None:
+    """List every metric (parameters and defaults, formula, reference, the profiles that set it, what explain
+    shows), or describe NAME (e.g. nDCG, 'P(rel=2)@5', ndcg_cut.10)."""
     from gainscope.evaluation import resolve_metrics
-    from gainscope.render.metrics import describe_metric, list_metrics
+    from gainscope.render.metrics import describe_metric, list_metrics, list_profiles
 
+    if profiles:
+        click.echo(list_profiles(), nl=False)
+        return
     if name is None:
         click.echo(list_metrics(), nl=False)
         return

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from gainscope.core.policies import Policies
     from gainscope.metrics.context import Context
 
-__all__ = ["REL_DOC", "Explanation", "Metric", "RankedQuery", "Step", "generic_explanation", "grade_scale",
-           "is_judged", "is_relevant", "param", "rel_param", "tie_averaged"]
+__all__ = ["GENERIC_COLUMNS", "REL_DOC", "Explanation", "Metric", "RankedQuery", "Step", "explains_by_position",
+           "generic_explanation", "grade_scale", "is_judged", "is_relevant", "metric_formula", "metric_reference",
+           "param", "rel_param", "tie_averaged"]
 
 Aggregate = Literal["mean", "sum", "gmean"]
 
@@ -298,6 +299,25 @@ def _plain(text: str) -> str:
     return re.split(r"\s*\bReferences?:", text)[0].replace("``", "").strip()
 
 
+#: the columns of :func:`generic_explanation`, which set it apart from a position-by-position explanation
+GENERIC_COLUMNS = ("relevant", "judged", "counted")
+
+_SAMPLE = RankedQuery("q", (2.0, None, 0.0, 1.0), (2.0, 1.0, 1.0, 0.0), ("a", "u", "b", "c"), (4.0, 3.0, 2.0, 1.0),
+                      judged_doc_ids=("a", "c", "d", "b"), max_grade=2.0)
+
+
+def explains_by_position(cls: type[Metric]) -> bool:
+    """True when the metric explains a value position by position (a contribution per ranked document);
+    False when it explains with the value and the inputs it used (:func:`generic_explanation`). Found by
+    asking the metric to explain a small query, so no list has to be kept up to date."""
+    from gainscope.core.policies import Policies
+
+    kwargs = {f.name: 1 if f.metadata.get("kind") == "float" else 3 for f in fields(cls)
+              if f.metadata.get("required")}
+    explanation = cls(**kwargs).explain(_SAMPLE, Policies())
+    return explanation is not None and explanation.columns != GENERIC_COLUMNS
+
+
 def generic_explanation(metric: Metric, q: RankedQuery, policies: Policies, value: float,
                         notes: tuple[str, ...] = ()) -> Explanation:
     """The explanation of a metric that has no position-by-position form (set measures, counts, curves,
@@ -327,8 +347,7 @@ def generic_explanation(metric: Metric, q: RankedQuery, policies: Policies, valu
              f"retrieved: {len(q.grades)}; judged pool: {len(q.judged)} documents, R = {r} ({relevance})",
              *notes)
     return Explanation(str(metric), q.query_id, tuple(steps), (), value, 1.0, value,
-                       metric_formula(type(metric)) or type(metric).summary, ("relevant", "judged", "counted"),
-                       notes)
+                       metric_formula(type(metric)) or type(metric).summary, GENERIC_COLUMNS, notes)
 
 
 def format_value(value: Any) -> str:

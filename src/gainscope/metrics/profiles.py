@@ -46,7 +46,7 @@ from gainscope.core.policies import Policies
 from gainscope.errors import PolicyError
 from gainscope.metrics.base import format_value
 
-__all__ = ["PROFILES", "RELEVANCE_LEVEL", "Profile", "ProfileUse", "get_profile", "profiled_policies"]
+__all__ = ["PROFILES", "RELEVANCE_LEVEL", "Profile", "ProfileUse", "get_profile", "profiled_policies", "profiles_of"]
 
 
 class _RelevanceLevel:
@@ -175,6 +175,25 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
                    "metric names: precision = P@k, recall = R@k, mean_reciprocal_rank = RR@k, dcg = DCG@k, "
                    "dcg with normalize = nDCG@k, expected_reciprocal_rank = ERR@k")),
 )}
+
+
+def profiles_of(metric_class: str) -> list[str]:
+    """What each profile does to a metric class, one line per profile that sets its parameters or names it:
+    ``quepid: gain=exponential, ideal_depth=all; names NDCG_CUT (ideal_depth=k)``."""
+    out = []
+    for profile in PROFILES.values():
+        parts = []
+        params = profile.parameters.get(metric_class, {})
+        if params:
+            parts.append(", ".join(f"{k}={v!r}" if v is RELEVANCE_LEVEL else f"{k}={format_value(v)}"
+                                   for k, v in params.items()))
+        names = [n + (" (" + ", ".join(f"{k}={format_value(v)}" for k, v in fixed.items()) + ")" if fixed else "")
+                 for n, (target, fixed) in profile.names.items() if target == metric_class]
+        if names:
+            parts.append("names " + ", ".join(names))
+        if parts:
+            out.append(f"{profile.name}: " + "; ".join(parts))
+    return out
 
 
 def get_profile(name: str | Profile) -> Profile:
