@@ -98,9 +98,37 @@ def _ref_dcg(gains: list[float], cutoff: int | None) -> float:
     return float(sum(g / math.log2(i + 1) for i, g in enumerate(gains[:cutoff], start=1) if g != 0))
 
 
+@dataclass(frozen=True, repr=False)
+class _GainSum(Metric):
+    """Gains of the first k documents added up with a weight per rank: the one kernel of CG and DCG."""
+
+    #: the weight of rank i: ``"one"`` (CG) or ``"log2"``, 1 / log2(i + 1) (DCG)
+    weight: ClassVar[str] = "log2"
+    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
+    linear_in_gains: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
+    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
+    rel: float | str | None = rel_param(_GRADED_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        return ctx.linear_sum(("gain", self.gain, self.rel), lambda g, q: gain_array(g, self.gain, self.rel),
+                              self.weight, self.cutoff)
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        gains = _ref_gains(q, self.gain, self.rel)
+        return _ref_dcg(gains, self.cutoff) if self.weight == "log2" else float(sum(gains[: self.cutoff]))
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        steps = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff, discounted=self.weight == "log2")
+        total = steps[-1].total if steps else 0.0
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
+                           "sum of gain / log2(rank + 1)" if self.weight == "log2" else "sum of gains")
+
+
 @register
 @dataclass(frozen=True, repr=False)
-class CG(Metric):
+class CG(_GainSum):
     """Cumulative gain: the gains of the first k documents added up, without discount.
 
     Formula: ``CG@k = sum_{i<=k} gain(grade_i)``. Not normalised (no upper bound); a document that is not
@@ -115,35 +143,12 @@ class CG(Metric):
 
     name: ClassVar[str] = "CG"
     summary: ClassVar[str] = "cumulative gain: the first k gains added up (no discount)"
-    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
-    linear_in_gains: ClassVar[bool] = True
-
-    cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
-    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
-    rel: float | str | None = rel_param(_GRADED_REL)
-
-    def compute(self, ctx: Context) -> np.ndarray:
-        return ctx.linear_sum(("gain", self.gain, self.rel), lambda g, q: gain_array(g, self.gain, self.rel),
-                              "one", self.cutoff)
-
-    def reference(self, q: RankedQuery, policies: Policies) -> float:
-        return float(sum(_ref_gains(q, self.gain, self.rel)[: self.cutoff]))
-
-    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
-        steps = []
-        total = 0.0
-        for i, (doc, g, gain) in enumerate(zip(q.doc_ids, q.grades, _ref_gains(q, self.gain, self.rel),
-                                               strict=True), start=1):
-            if self.cutoff is not None and i > self.cutoff:
-                break
-            total += gain
-            steps.append(Step(i, doc, g, gain, 1.0, gain, total))
-        return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total, "sum of gains")
+    weight: ClassVar[str] = "one"
 
 
 @register
 @dataclass(frozen=True, repr=False)
-class DCG(Metric):
+class DCG(_GainSum):
     """Discounted cumulative gain: gains of the first k documents, each divided by log2(rank + 1).
 
     Formula: ``DCG@k = sum_{i<=k} gain(grade_i) / log2(i + 1)``. Not normalised (no upper bound).
@@ -153,29 +158,11 @@ class DCG(Metric):
 
     name: ClassVar[str] = "DCG"
     summary: ClassVar[str] = "discounted cumulative gain (not normalised)"
-    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
-    linear_in_gains: ClassVar[bool] = True
-
-    cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
-    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
-    rel: float | str | None = rel_param(_GRADED_REL)
-
-    def compute(self, ctx: Context) -> np.ndarray:
-        return _dcg_to(ctx, self.gain, self.rel, self.cutoff)
-
-    def reference(self, q: RankedQuery, policies: Policies) -> float:
-        return _ref_dcg(_ref_gains(q, self.gain, self.rel), self.cutoff)
-
-    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
-        steps = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff)
-        total = steps[-1].total if steps else 0.0
-        return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
-                           "sum of gain / log2(rank + 1)")
 
 
 def _gain_steps(q: RankedQuery, gains: list[float], cutoff: int | None,
                 doc_ids: tuple[str, ...] | None = None,
-                grades: tuple[float | None, ...] | None = None) -> list[Step]:
+                grades: tuple[float | None, ...] | None = None, *, discounted: bool = True) -> list[Step]:
     steps = []
     total = 0.0
     docs = doc_ids if doc_ids is not None else q.doc_ids
@@ -183,8 +170,8 @@ def _gain_steps(q: RankedQuery, gains: list[float], cutoff: int | None,
     for i, (doc, g, gain) in enumerate(zip(docs, grs, gains, strict=True), start=1):
         if cutoff is not None and i > cutoff:
             break
-        disc = 1.0 / math.log2(i + 1)
-        contrib = gain / math.log2(i + 1)
+        disc = 1.0 / math.log2(i + 1) if discounted else 1.0
+        contrib = gain / math.log2(i + 1) if discounted else gain
         total += contrib
         steps.append(Step(i, doc, g, gain, disc, contrib, total))
     return steps
