@@ -155,3 +155,10 @@ def test_metrics_lists_every_metric_with_formula_reference_profiles_and_explain(
         assert f"\n{name}  —  " in "\n" + out
     code, out, _ = cli_runner("metrics", "avgRating100@10")
     assert code == 0 and "Quepid's avgRating100" in out and "explain: position by position" in out
+
+
+def test_metrics_describes_a_name_as_a_profile_reads_it(cli_runner) -> None:
+    code, out, _ = cli_runner("metrics", "NDCG_CUT@10", "--profile", "quepid")
+    assert code == 0 and out.startswith("nDCG(gain=exponential)@10  —  ")
+    code, _, err = cli_runner("metrics", "NDCG_CUT@10")
+    assert code == 2 and "unknown metric 'NDCG_CUT'" in err
