@@ -161,4 +161,4 @@ def test_metrics_describes_a_name_as_a_profile_reads_it(cli_runner) -> None:
     code, out, _ = cli_runner("metrics", "NDCG_CUT@10", "--profile", "quepid")
     assert code == 0 and out.startswith("nDCG(gain=exponential)@10  —  ")
     code, _, err = cli_runner("metrics", "NDCG_CUT@10")
-    assert code == 2 and "unknown metric 'NDCG_CUT'" in err
+    assert code == 2 and "unknown metric 'NDCG_CUT'. Did you mean 'NDCG'?" in err

@@ -26,11 +26,12 @@ def metrics_cmd(name: str | None, profiles: bool, profile: str | None) -> None:
     if name is None:
         click.echo(list_metrics(), nl=False)
         return
+    from gainscope.errors import InvalidParameterError
     from gainscope.metrics.registry import lookup
 
     try:
         found = resolve_metrics(name, profile=profile)
-    except Exception:
+    except InvalidParameterError:
         cls = lookup(name)  # a bare name whose parameters are required (P, R, IPrec) still describes
         click.echo(_describe_class(cls), nl=False)
         return
