@@ -28,7 +28,7 @@ from gainscope.errors import (
 )
 
 __all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "conventions_from", "emit", "guarded",
-           "policy_options", "reader_options", "split_metrics", "with_options"]
+           "policy_options", "profile_option", "reader_options", "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -126,14 +126,20 @@ def _level(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         raise click.BadParameter(f"expected a number or 'positive' (any grade > 0); got {value!r}") from None
 
 
-def policy_options(fn: F) -> F:
-    """The evaluation policies as options (trec_eval's short flags where it has them), and ``--profile``."""
+def profile_option(fn: F) -> F:
+    """``--profile``, for the commands that evaluate runs and echo the profile (read with
+    :func:`conventions_from`)."""
     from gainscope.metrics.profiles import PROFILES
 
+    return click.option("--profile", type=click.Choice(list(PROFILES)), default=None,
+                        help="Another tool's conventions in one word (policies and metric parameters); options "
+                             "given explicitly override it, and the output says what it set and what was "
+                             "overridden.")(fn)
+
+
+def policy_options(fn: F) -> F:
+    """The evaluation policies as options (trec_eval's short flags where it has them)."""
     options = [
-        click.option("--profile", type=click.Choice(list(PROFILES)), default=None,
-                     help="Another tool's conventions in one word (policies and metric parameters); options given "
-                          "explicitly override it, and the output says what it set and what was overridden."),
         click.option("-c", "--complete", is_flag=True,
                      help="Average over every judged query, scoring missing ones 0 (trec_eval -c). The default."),
         click.option("--skip-missing", is_flag=True,

@@ -13,6 +13,7 @@ from gainscope.cli.common import (
     evaluate_files,
     guarded,
     policy_options,
+    profile_option,
     reader_options,
     split_metrics,
     with_options,
@@ -94,6 +95,7 @@ def comparison_of(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...
               default="table", show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
+@profile_option
 @policy_options
 @reader_options
 @guarded

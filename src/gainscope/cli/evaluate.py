@@ -13,6 +13,7 @@ from gainscope.cli.common import (
     emit,
     guarded,
     policy_options,
+    profile_option,
     read_judgments_and_run_options,
     reader_options,
     split_metrics,
@@ -38,6 +39,7 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 @click.option("--trec-eval-version", type=click.Choice(["10", "9"]), default="10", show_default=True,
               help="Recall-level rounding of iprec_at_recall and 11pt_avg: trec_eval 10 (nearest) or 9 and "
                    "pytrec_eval (legacy).")
+@profile_option
 @policy_options
 @reader_options
 @guarded

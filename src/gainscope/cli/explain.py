@@ -11,6 +11,7 @@ from gainscope.cli.common import (
     conventions_from,
     guarded,
     policy_options,
+    profile_option,
     read_inputs,
     reader_options,
     split_metrics,
@@ -25,6 +26,7 @@ from gainscope.cli.common import (
               help="Metric(s) to explain, e.g. nDCG@5 or 'nDCG(gain=exponential, ideal=retrieved)@3'.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True)
+@profile_option
 @policy_options
 @reader_options
 @guarded

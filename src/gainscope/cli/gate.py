@@ -14,6 +14,7 @@ from gainscope.cli.common import (
     evaluate_files,
     guarded,
     policy_options,
+    profile_option,
     reader_options,
     split_metrics,
 )
@@ -41,6 +42,7 @@ EXIT_GATE_FAILED = 1
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the checks as JUnit XML to this file.")
 @statistics_options
+@profile_option
 @policy_options
 @reader_options
 @guarded

@@ -23,6 +23,7 @@ from gainscope.cli.common import (
     evaluate_files,
     guarded,
     policy_options,
+    profile_option,
     reader_options,
     split_metrics,
 )
@@ -107,6 +108,7 @@ def _plan(kinds: list[str], results: list[Results], metrics: list[str], *, basel
 @click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the files (created if missing).")
 @naming_options
+@profile_option
 @policy_options
 @reader_options
 @guarded

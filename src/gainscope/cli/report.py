@@ -13,6 +13,7 @@ from gainscope.cli.common import (
     evaluate_files,
     guarded,
     policy_options,
+    profile_option,
     reader_options,
     split_metrics,
 )
@@ -45,6 +46,7 @@ def _cutoffs(text: str) -> tuple[int, ...]:
               help="Figures inlined as SVG markup or as PNG images.")
 @naming_options
 @statistics_options
+@profile_option
 @policy_options
 @reader_options
 @guarded
