@@ -126,9 +126,10 @@ def test_report_and_plot_accept_a_profile(cli_runner, tmp_path: Path) -> None:
     html = report.read_text(encoding="utf-8")
     assert "nDCG(gain=exponential, ideal_depth=all)@10" in html and "quepid: Quepid&#x27;s built-in" in html
     pytest.importorskip("matplotlib")
-    code, out, _ = cli_runner("plot", QRELS, BM25, HYBRID, "--kind", "cutoff", "--family", "nDCG", "--cutoffs",
-                              "1,5", "--format", "svg", "-o", str(tmp_path / "figs"), "--profile", "quepid")
+    code, out, err = cli_runner("plot", QRELS, BM25, HYBRID, "--kind", "cutoff", "--family", "nDCG", "--cutoffs",
+                                "1,5", "--format", "svg", "-o", str(tmp_path / "figs"), "--profile", "quepid")
     assert code == 0 and out.strip().endswith(".svg")
+    assert "note: profile: quepid: Quepid's built-in scorers" in err
     svg = Path(out.strip()).read_text(encoding="utf-8")
     assert "nDCG(gain=exponential, ideal_depth=all)" in svg
 

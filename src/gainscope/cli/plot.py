@@ -142,6 +142,10 @@ def plot_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], ba
         raise click.UsageError("; ".join(skipped))
     for reason in skipped:
         click.echo(f"note: skipped {reason}", err=True)
+    from gainscope.render.results import profile_pairs
+
+    for key, text in profile_pairs(conventions.use):  # the figures' names carry the parameters it set
+        click.echo(f"note: {key}: {text}", err=True)
     output_dir.mkdir(parents=True, exist_ok=True)
     for stem, build in plan:
         for path in plots.save(build(), output_dir / stem, formats):
