@@ -115,7 +115,7 @@ def _from_module(spec: str) -> Scorer:
     return PythonScorer(obj, spec)
 
 
-def _distance(edit_distance: str | None) -> dict[str, str]:
+def _distance(edit_distance: str | None) -> dict[str, Any]:
     """``edit_distance=`` for a JavaScript scorer when one was asked for (else the scorer's default: Quepid's)."""
     return {} if edit_distance is None else {"edit_distance": edit_distance}
 

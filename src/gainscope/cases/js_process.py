@@ -15,9 +15,9 @@ is its size when it started plus twice the memory limit (the V8 heap and, as muc
 ArrayBuffers) plus :data:`RSS_SLACK`; it is checked every :data:`POLL` seconds on Linux (elsewhere only V8's
 own limits apply).
 
-Idle workers are pooled (at most :data:`MAX_IDLE`; one is reused for the same memory limit): starting Python and V8 takes a few
-hundred milliseconds, and each query gets an isolate of its own anyway, so a worker keeps nothing of one
-scorer for the next. They end with the parent (their standard input closes; a watchdog catches a parent
+Idle workers are pooled (at most :data:`MAX_IDLE`; one is reused for the same memory limit): starting Python
+and V8 takes a few hundred milliseconds, and each query gets an isolate of its own anyway, so a worker keeps
+nothing of one scorer for the next. They end with the parent (their standard input closes; a watchdog catches a parent
 killed outright).
 """
 

@@ -27,9 +27,10 @@ worker exits: a stopped isolate may still be busy, so the parent starts a fresh 
 One query, one isolate: ``run`` takes a fresh V8 isolate with the harness loaded (made ahead, while the query
 before ran), calls ``__gs_run`` (which runs the script), then ``__gs_finish`` (V8 runs the promise jobs the
 script queued between the two calls, so a score set in a ``then`` counts, and a promise chain that never ends
-uses up this query's time limit), and hands the isolate over to be disposed of. Nothing of a query (globals, changed built-ins such as ``Array.prototype``
-or ``Math``, pending promises) can reach the next one. The scratch context only ever runs the harness's own
-functions (the syntax check, which compiles without running) and what ``eval`` is given.
+uses up this query's time limit), and hands the isolate over to be disposed of. Nothing of a query (globals,
+changed built-ins such as ``Array.prototype`` or ``Math``, pending promises) can reach the next one. The
+scratch context only ever runs the harness's own functions (the syntax check, which compiles without running)
+and what ``eval`` is given.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ class Isolates:
                 pass
             try:
                 made = self._make()
-            except Exception as exc:  # noqa: BLE001 - handed to the query that needs the isolate
+            except Exception as exc:  # handed to the query that needs the isolate
                 made = exc
             self._ready.put(made)  # waits while one is ready and unused
             if isinstance(made, Exception):
@@ -97,7 +98,7 @@ class Isolates:
         made = self._ready.get()
         if isinstance(made, Exception):
             raise made
-        return made  # type: ignore[no-any-return]
+        return made
 
     def dispose(self, manager: Any) -> None:
         self._used.put(manager)
@@ -146,7 +147,7 @@ class Worker:
             if phase == "script":
                 try:
                     state = ctx.eval("__gs_last()", timeout_sec=0.2)
-                except Exception:  # noqa: BLE001 - the isolate may be wedged; the state is a courtesy
+                except Exception:  # the isolate may be wedged; the state is a courtesy
                     state = None
             return {"fail": "timeout", "message": str(exc), "last": state, "phase": phase}
         if isinstance(exc, self.mr.JSOOMException):
@@ -190,7 +191,7 @@ class Worker:
             if op == "start":
                 try:
                     self.reply({"ok": self.start(request["harness"])})
-                except Exception as exc:  # noqa: BLE001 - reported to the parent, which names the fix
+                except Exception as exc:  # reported to the parent, which names the fix
                     self.reply({"fail": "start", "message": f"{type(exc).__name__}: {exc}", "last": None})
                     return
                 continue
