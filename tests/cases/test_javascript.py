@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,119 @@ def test_api_functions() -> None:
     result = run(code, query, RatingScale.parse("graded"))
     assert result.logs == ('[[42,3,true,false,null,null,0,[3,2],1.5,2.5,null,3],["a@0","b@1"],["x","y"],4,'
                            '"undefined"]',)
+
+
+# Quepid's whole scorer API (issue 13, item 25): what ScorerFactory.runCode and the scorer object around it give
+# a script. The query: results a, b, c, d; ratings a=3, c=0, d=2.5 and, not returned, x=2, "10"=1, "2"=3.
+#   bestDocs: the ratings object's keys in JavaScript's order ("2", "10", a, c, d, x: integer-like keys first),
+#             rating parseInt'd (d: 2), stably sorted by rating: 2:3, a:3, d:2, x:2, 10:1, c:0
+#   returned ratings for the averages and the distance: [3, null, 0, 2] (parseInt(2.5) = 2)
+#   avgRating() = (3 + 0 + 2) / 3 = 5/3; avgRating100() = floor(5/3 * (100 / 3)) = floor(55.56) = 55
+#   avgRating(2) = 3 (b unrated); avgRating100(2) = floor(3 * 33.333333333333336) = floor(100.00000000000001) = 100
+#   editDistanceFromBest(): [3, null, 0, 2] vs [3, 3, 2, 2, 1, 0] (best not cut to 4: rem = 4 - 6 < 0)
+#     Quepid's table, cells outside it read 0:   [0, 0, 1, 1, 1, 1]
+#                                                [1, 1, 1, 2, 2, 2]
+#                                                [1, 2, 2, 2, 3, 2]
+#                                                [1, 2, 2, 2, 3, 3]  -> 3 (Levenshtein: 4)
+#   editDistanceFromBest(3): [3, null, 0] vs [3, 3, 2] -> 2 (both)
+#   editDistance('kitten', 'sitting'): 3 (strings work too); editDistance([1, 2, 3], [3, 2, 1]): 2
+API_QUERY = CaseQuery("q", {"a": 3, "c": 0, "d": 2.5, "x": 2, "10": 1, "2": 3}, ("a", "b", "c", "d"),
+                      {"boost": 2.5}, num_found=42)
+EVERY_FUNCTION = """var k = 7;
+function t(x) { return x === undefined ? 'undefined' : x; }
+function ids(each) { var out = []; each(function (doc) { out.push(doc.id); }); return out.join(); }
+var walked = [];
+eachDoc(function (doc, i) { walked.push(doc.id + '@' + i); });
+var walked2 = [];
+eachDoc(function (doc, i) { walked2.push(doc.id); }, 2);
+var rated = 0;
+eachRatedDoc(function () { rated += 1; });
+var out = {
+  docs: docs.map(function (d) { return [d.id, d.doc.id, d.hasRating(), d.getRating()]; }),
+  bestDocs: bestDocs.map(function (d) { return [d.id, d.rating, d.getRating()]; }),
+  total: total, numFound: numFound(), numReturned: numReturned(),
+  docExistsAt: [docExistsAt(0), docExistsAt(3), docExistsAt(4), docExistsAt(-1)],
+  docAt: [docAt(0), docAt(3), docAt(4)],
+  hasDocRating: [hasDocRating(0), hasDocRating(1), hasDocRating(3), hasDocRating(4)],
+  docRating: [docRating(0), docRating(1), docRating(2), docRating(3), t(docRating(4))],
+  eachDoc: walked.join(), eachDoc2: walked2.join(),
+  avgRating: [avgRating(), avgRating(2), avgRating(0)],
+  avgRating100: [avgRating100(), avgRating100(2), avgRating100(0)],
+  editDistanceFromBest: [editDistanceFromBest(), editDistanceFromBest(3)],
+  topRatings: [topRatings(3), topRatings(), topRatings(-1)],
+  eachDocWithRating: ids(eachDocWithRating),
+  eachDocWithRatingEqualTo: [ids(function (f) { eachDocWithRatingEqualTo(2, f); }),
+                             ids(function (f) { eachDocWithRatingEqualTo(2.5, f); })],
+  qOption: [qOption('boost'), qOption('absent')],
+  ratedDocs: [ratedDocExistsAt(0), ratedDocAt(0), rated, query.ratedDocs.length, query.ratedDocsFound,
+              refreshRatedDocs(10) instanceof Promise],
+  query: [query.queryText, query.numFound, query.docs === docs, query.options === options],
+  scale: scale, max: max, mode: t(mode), options: options, DEFAULT_NUM_DOCS: DEFAULT_NUM_DOCS,
+  baseAvg: [baseAvg(docs, 2), baseAvg(docs)], baseAvgRounded: [baseAvgRounded(docs), baseAvgRounded(docs, 0)],
+  avg100: avg100(docs), editDistance: [editDistance('kitten', 'sitting'), editDistance([1, 2, 3], [3, 2, 1])],
+  getBestRatings: getBestRatings(2, bestDocs), distanceFromBest: distanceFromBest(docs, bestDocs),
+  maxScore: t(maxScore()), scaleToArray: scaleToArray(' 0, 1,2 '),
+  self: [self.name, self.scale === scale, self.baseAvg === baseAvg, self.editDistance === editDistance]
+};
+console.log(JSON.stringify(out));
+setScore(out.avgRating100[0] - out.editDistanceFromBest[0]);
+"""
+
+
+def test_every_function_of_quepids_scorer_api() -> None:
+    result = run(EVERY_FUNCTION, API_QUERY, RatingScale.parse("graded"))
+    got = json.loads(result.logs[0])
+    assert got == {
+        "docs": [["a", "a", True, 3], ["b", "b", False, None], ["c", "c", True, 0], ["d", "d", True, 2.5]],
+        "bestDocs": [["2", 3, 3], ["a", 3, 3], ["d", 2, 2], ["x", 2, 2], ["10", 1, 1], ["c", 0, 0]],
+        "total": 42, "numFound": 42, "numReturned": 4,
+        "docExistsAt": [True, True, False, True],  # Quepid's docExistsAt is posn < docs.length: -1 "exists"
+        "docAt": [{"id": "a"}, {"id": "d"}, {}],
+        "hasDocRating": [True, False, True, False],
+        "docRating": [3, None, 0, 2.5, "undefined"],
+        "eachDoc": "a@0,b@1,c@2,d@3", "eachDoc2": "a,b",
+        "avgRating": [5 / 3, 3, None],
+        "avgRating100": [55, 100, None],
+        "editDistanceFromBest": [3, 2],
+        "topRatings": [[3, 3, 2], [3, 3, 2, 2, 1, 0], [3, 3, 2, 2, 1]],  # slice(0, -1): all but the last
+        "eachDocWithRating": "2,a,d,x,10,c",
+        "eachDocWithRatingEqualTo": ["d,x", ""],  # bestDocs hold parseInt(2.5) = 2
+        "qOption": [2.5, None],
+        "ratedDocs": [False, {}, 0, 0, 0, True],
+        "query": ["q", 42, True, True],
+        "scale": [0, 1, 2, 3], "max": 3, "mode": "undefined", "options": {"boost": 2.5}, "DEFAULT_NUM_DOCS": 10,
+        "baseAvg": [3, 5 / 3], "baseAvgRounded": [1, 0],  # Math.floor(null) is 0
+        "avg100": 55, "editDistance": [3, 2],
+        "getBestRatings": [3, 3], "distanceFromBest": 3,
+        "maxScore": "undefined", "scaleToArray": [0, 1, 2],
+        "self": ["test.js", True, True, True],
+    }
+    assert result.value == 52 and result.depth == 7  # 55 - 3; the k declared
+    assert result.reason is not None and result.reason.startswith("the script read Quepid's 'show only rated' "
+                                                                  "documents")
+
+
+def test_api_edge_cases_behave_as_quepids() -> None:
+    graded = RatingScale.parse("graded")
+    # a position that holds no document: Quepid reads a property of undefined there, a TypeError; here it says so
+    with pytest.raises(ScorerError) as exc:
+        run("var d = docAt(-1);\nsetScore(1);", API_QUERY, graded)
+    assert str(exc.value).startswith("test.js:1: TypeError: docAt(-1): no document at position -1 (positions run "
+                                     "from 0 to numReturned() - 1) (query 'q')")
+    with pytest.raises(ScorerError, match=r"TypeError: hasDocRating\(1\.5\): no document at position 1\.5"):
+        run("setScore(hasDocRating(1.5) ? 1 : 0);", API_QUERY, graded)
+    # numFound() reads total, as Quepid's AP@10 finds when it sets total = 0; the API calls itself by name
+    assert run("total = 0;\nsetScore(numFound());", API_QUERY, graded).value == 0
+    assert run("docExistsAt = function () { return false; };\nsetScore(hasDocRating(0) ? 1 : 2);", API_QUERY,
+               graded).value == 2
+    assert run("self.editDistance = function () { return 9.5; };\nsetScore(editDistanceFromBest());", API_QUERY,
+               graded).value == 9  # Math.floor of it
+    with pytest.raises(ScorerError, match=r"TypeError: Assignment to constant variable"):
+        run("DEFAULT_NUM_DOCS = 3;\nsetScore(1);", API_QUERY, graded)
+    # Quepid's page is not the scorer API
+    with pytest.raises(ScorerError, match=r"ReferenceError: angular is not defined \(angular belongs to AngularJS "
+                                          r"on Quepid's page, not to Quepid's scorer API"):
+        run("angular.forEach(docs, function () {});\nsetScore(1);", API_QUERY, graded)
 
 
 def test_first_outcome_wins_and_pass_fail_assert() -> None:
