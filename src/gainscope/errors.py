@@ -16,6 +16,7 @@
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   └── BudgetExceededError                the call or cost budget is spent
+    ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -31,10 +32,12 @@ Catch ``GainscopeError`` to handle anything gainscope reports about your data or
         print(exc)          # "run.txt:17: expected 6 columns ..."
 
 The command line turns ``InputError`` into exit code 3, ``MetricError``/``PolicyError`` into exit code 2 and
-``JudgeError`` into exit code 4.
+``JudgeError``/``StoreError`` into exit code 4.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 __all__ = [
     "BudgetExceededError",
@@ -53,10 +56,12 @@ __all__ = [
     "MissingDependencyError",
     "PolicyError",
     "QueryCoverageWarning",
+    "StoreError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
     "format_ids",
+    "loose_match",
 ]
 
 
@@ -145,6 +150,15 @@ class BudgetExceededError(JudgeError):
     """The budget of calls or cost is spent; nothing more is sent."""
 
 
+class StoreError(GainscopeError, OSError):
+    """A store (an SQLite file: judgments, search snapshots) cannot be opened, read or written: not a store, damaged,
+    read-only, a full disk. ``path`` is the store's file; the message says what happened and what to do."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.path = path
+        super().__init__(message)
+
+
 class MissingDependencyError(GainscopeError, ImportError):
     """An optional dependency is needed for this feature."""
 
@@ -171,3 +185,22 @@ def format_ids(ids: list[str] | tuple[str, ...], limit: int = 5) -> str:
     if len(ids) > limit:
         shown += f", ... ({len(ids) - limit} more)"
     return shown
+
+
+def loose_match(first: Iterable[str], second: Iterable[str]) -> tuple[str, str] | None:
+    """The first id of ``first`` that differs from every id of ``second`` yet matches one once surrounding
+    whitespace and leading zeros are removed (``" 007"`` and ``"7"``), with that id: the likely cause when two
+    inputs share no id. None when there is no such pair."""
+
+    def loose(s: str) -> str:
+        return s.strip().lstrip("0") or "0"
+
+    exact = set(second)
+    keys: dict[str, str] = {}
+    for y in exact:
+        keys.setdefault(loose(y), y)
+    for x in first:
+        near = keys.get(loose(x))
+        if near is not None and x not in exact:
+            return x, near
+    return None

@@ -11,6 +11,8 @@ Rules implemented here, shared by every file reader:
   decoded once and handed on as UTF-8 text, so the rest of the package only ever sees UTF-8 bytes.
 * **Lines.** Lines end at ``\\n``; a ``\\r`` before it is whitespace like any other. Line numbers are
   1-based and count every physical line, comments and blank lines included.
+* **Comments.** A line whose first byte is ``#`` (after the BOM of line 1) is a comment
+  (:func:`is_comment`); a ``#`` anywhere else is data, so ids such as ``doc#1`` are read whole.
 * **Unicode forms of ids.** Ids are compared as exact strings, so ``"café"`` written with a combining
   accent (NFD) does not match the precomposed form (NFC). With ``normalize_ids="NFC"`` (or ``"NFKC"``,
   ``"NFD"``, ``"NFKD"``) every id is normalised and the number of ids changed goes into the notes;
@@ -37,6 +39,7 @@ __all__ = [
     "TextFile",
     "canonical_encoding",
     "decode_utf8",
+    "is_comment",
     "normalize_id_columns",
 ]
 
@@ -213,6 +216,13 @@ class TextFile:
         except UnicodeDecodeError as exc:
             enc = "UTF-8" if self.encoding == "utf-8" else "UTF-8 (converted)"
             raise _decode_error(self.name, raw, exc, encoding=enc, base=offset, line=lineno) from None
+
+
+def is_comment(line: bytes) -> bool:
+    """The comment rule of every line-based reader: ``line`` (as :meth:`TextFile.lines` yields it, the BOM of
+    line 1 removed) is a comment when its first byte is ``#``. A ``#`` anywhere else is data -- ids such as
+    ``doc#1`` or ``msmarco_v2.1_doc_00_0#0_1`` are read whole -- and so is an indented ``#`` line."""
+    return line[:1] == b"#"
 
 
 def _number_lines(stream: Iterable[bytes]) -> Iterator[tuple[int, int, bytes]]:

@@ -51,7 +51,7 @@ from gainscope.io.frames import (
     finish_judgments,
     finish_run,
 )
-from gainscope.io.text import BOM, TextFile
+from gainscope.io.text import BOM, TextFile, is_comment
 
 __all__ = [
     "FAST_MIN_BYTES",
@@ -211,7 +211,7 @@ def careful_table(src: TextFile, layout: Layout, *, stats: LineStats | None = No
     first_data = True
     for lineno, offset, raw in src.lines():
         collector.stats.lines += 1
-        if raw[:1] == b"#":
+        if is_comment(raw):
             collector.stats.comments += 1
             continue
         parts = raw.split()
