@@ -39,6 +39,9 @@ def scorer_options(fn: Any) -> Any:
                           "Levenshtein distance). Default: quepid-legacy for JavaScript scorers, so that they give "
                           "Quepid's numbers; levenshtein for the built-ins, whose names show the variant "
                           "(default(edit_distance=quepid-legacy)@10)."),
+        click.option("--allow-unrated", is_flag=True,
+                     help="Score even when no returned document of any query is rated (for a scorer that reads no "
+                          "ratings); otherwise that is an error, never a table of zeros."),
         click.option("--js-time-limit", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
                      help="Seconds a JavaScript scorer may run per query."),
         click.option("--js-memory-limit", type=click.IntRange(min=8), default=128, show_default=True,
@@ -73,7 +76,8 @@ def _scorer(spec: str | None, case: Any, kwargs: dict[str, Any]) -> Any:
 
 
 def _score_options(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return {"scale": _scale(kwargs["scale"]), "unscored": kwargs["unscored"], "undefined": kwargs["undefined"]}
+    return {"scale": _scale(kwargs["scale"]), "unscored": kwargs["unscored"], "undefined": kwargs["undefined"],
+            "allow_unrated": kwargs["allow_unrated"]}
 
 
 @click.group("case")
