@@ -4,6 +4,7 @@ globals, changed built-ins and promises never reach the next query or the harnes
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -169,3 +170,26 @@ def test_promise_jobs_run_within_their_query() -> None:
     with pytest.raises(ScorerError, match=r"finished without calling setScore\(\), pass\(\) or fail\(\) "
                                           r"\(query 'first'\)"):
         JavaScriptScorer("new Promise(function () {}).then(function () { setScore(1); });").score_all([view("first")])
+
+
+# ------------------------------------------------------------------------------------------- life cycle
+def test_an_interrupted_request_kills_its_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C while waiting: the worker's answer would be read as the next request's, so it is not kept
+    with JavaScriptRuntime() as rt:
+        worker = rt._ready()
+
+        def interrupted(*args: object, **kwargs: object) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(worker, "_wait", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            rt.run("setScore(1);", view("first"), name="x.js")
+        assert not worker.usable and worker.proc.poll() is not None
+
+
+def test_a_runtime_never_closed_leaves_no_process_behind() -> None:
+    rt = JavaScriptRuntime()
+    proc = rt._ready().proc
+    del rt
+    gc.collect()
+    assert proc.poll() is not None and proc.stdout is not None and proc.stdout.closed

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import importlib.util
 import json
 import os
@@ -34,6 +35,8 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -175,6 +178,7 @@ class WorkerProcess:
                                           daemon=True)]
         for t in self._threads:
             t.start()
+        self._end = weakref.finalize(self, _end_process, self.proc)
         reply = self.request({"op": "start", "harness": harness}, timeout=START_TIMEOUT)
         if not reply.ok:
             self.close()
@@ -188,18 +192,30 @@ class WorkerProcess:
 
     def request(self, message: dict[str, Any], *, timeout: float) -> Reply:
         """Send ``message`` and wait at most ``timeout`` seconds for the answer."""
-        if not self._send(message):
-            return self._died()
-        return self._wait(time.monotonic() + timeout)
+        with self._exchange():
+            if not self._send(message):
+                return self._died()
+            return self._wait(time.monotonic() + timeout)
 
     def run(self, payload: str, code: str, *, limit: float, memory: int) -> Reply:
         """Score one query: ``limit`` seconds from the script's start (see the module docstring)."""
-        if not self._send({"op": "run", "payload": payload, "code": code, "limit": limit, "memory": memory}):
-            return self._died()
-        started = self._wait(time.monotonic() + SETUP_TIMEOUT)
-        if started.kind != "started":
-            return started
-        return self._wait(time.monotonic() + limit + KILL_SLACK, began=time.monotonic())
+        with self._exchange():
+            if not self._send({"op": "run", "payload": payload, "code": code, "limit": limit, "memory": memory}):
+                return self._died()
+            started = self._wait(time.monotonic() + SETUP_TIMEOUT)
+            if started.kind != "started":
+                return started
+            return self._wait(time.monotonic() + limit + KILL_SLACK, began=time.monotonic())
+
+    @contextlib.contextmanager
+    def _exchange(self) -> Iterator[None]:
+        """One request and its answer: interrupted half way (Ctrl-C), the worker is killed, since its answer
+        would otherwise be read as the next request's."""
+        try:
+            yield
+        except BaseException:
+            self.kill()
+            raise
 
     def _send(self, message: dict[str, Any]) -> bool:
         if self.broken or self.proc.stdin is None:
@@ -273,21 +289,31 @@ class WorkerProcess:
 
     def close(self) -> None:
         """End the worker (its standard input closes; killed if it does not end) and release the pipes."""
-        if self.proc.stdin is not None and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
-        try:
-            self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.kill()
         self.broken = True
+        self._end()
         for t in self._threads:
             t.join(timeout=1)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                stream.close()
+
+
+def _end_process(proc: subprocess.Popen[bytes]) -> None:
+    """End a worker process and close its pipes: at :meth:`WorkerProcess.close`, or when a worker that was never
+    closed is garbage-collected or the interpreter exits."""
+    if proc.stdin is not None and not proc.stdin.closed:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a SIGKILLed process that does not end
+            pass
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 # ------------------------------------------------------------------------------------------------- pool
