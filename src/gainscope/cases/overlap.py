@@ -48,7 +48,7 @@ def check_rated_results(case: Case, *, allow_unrated: bool = False) -> None:
     if not case.queries:
         raise InconsistentInputError(f"{where}the case has no queries: there is nothing to score")
     returned = [q for q in case.queries if q.results]
-    matched = [q for q in returned if any(d in q.ratings for d in q.results)]
+    matched = {q.query for q in returned if any(d in q.ratings for d in q.results)}
     if not matched and not allow_unrated:
         rated = [q for q in case.queries if q.ratings]
         if not returned:
@@ -69,7 +69,7 @@ def check_rated_results(case: Case, *, allow_unrated: bool = False) -> None:
                     f"ratings name {_quoted(rated_ids)}{hint}")
         raise InconsistentInputError(f"{where}{text}; to score anyway with a scorer that reads no ratings, give "
                                      f"{ALLOW_UNRATED}")
-    unmatched = [q.query for q in returned if q.ratings and q not in matched]
+    unmatched = [q.query for q in returned if q.ratings and q.query not in matched]
     if matched and unmatched:
         warnings.warn(QueryCoverageWarning(
             f"{where}{_queries(len(unmatched))} of {len(returned)} with results "
