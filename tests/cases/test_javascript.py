@@ -416,3 +416,14 @@ def test_syntax_check_compiles_without_running_and_rejects_a_top_level_return() 
             rt.check_syntax("'use strict';\nwith (docs) { setScore(1); }", "s.js")
         with pytest.raises(ScorerError, match=r"w\.js:3: SyntaxError: Strict mode code may not include a with"):
             rt.check_syntax("'use strict'\n+ 1;\nwith (docs) { setScore(1); }", "w.js")  # not a directive
+
+
+def test_best_docs_follow_javascripts_key_order_in_both_runtimes() -> None:
+    # Quepid's ratings object lists array-index keys first, ascending ("01" and 2**32 - 1 are not indices), then
+    # the others as inserted; its bestDocs sort that list stably by rating, so ties keep that order
+    ratings = {"b": 1, "10": 1, "2": 1, "a": 2, "01": 1, "4294967295": 1, "4294967294": 1, "0": 1}
+    view = QueryView.of(CaseQuery("q", ratings, ("a",)), RatingScale.parse("graded"))
+    expected = ["a", "0", "2", "10", "4294967294", "b", "01", "4294967295"]
+    assert [doc for doc, _ in view.best] == expected
+    result = JavaScriptScorer("console.log(bestDocs.map(function (d) { return d.id; }).join());\nsetScore(1);")
+    assert result.score_all([view])[0].logs == (",".join(expected),)
