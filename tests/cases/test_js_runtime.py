@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import gc
 import os
+from pathlib import Path
 
 import pytest
 
 from gainscope.cases import Case, CaseQuery, RatingScale, ScorerError, score_case
 from gainscope.cases.view import QueryView
+from gainscope.errors import MissingDependencyError
 
 pytest.importorskip("py_mini_racer")
 
@@ -193,3 +195,15 @@ def test_a_runtime_never_closed_leaves_no_process_behind() -> None:
     del rt
     gc.collect()
     assert proc.poll() is not None and proc.stdout is not None and proc.stdout.closed
+
+
+def test_a_worker_that_cannot_start_is_a_missing_dependency(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gainscope.cases import js_process
+    from gainscope.cases.quepid_api_js import HARNESS
+
+    broken = tmp_path / "js_worker.py"
+    broken.write_text("import sys\nsys.stderr.write('no V8 here\\n')\nsys.exit(3)\n", encoding="utf-8")
+    monkeypatch.setattr(js_process, "_WORKER", broken)
+    with pytest.raises(MissingDependencyError, match=r"^the JavaScript scorer worker did not start: exit status 3; "
+                                                     r"it said: no V8 here$"):
+        js_process.WorkerProcess(128 * 1024 * 1024, HARNESS)

@@ -182,7 +182,8 @@ class WorkerProcess:
         reply = self.request({"op": "start", "harness": harness}, timeout=START_TIMEOUT)
         if not reply.ok:
             self.close()
-            detail = reply.message or reply.kind
+            detail = (f"no answer within {START_TIMEOUT:g} s" if reply.kind == "killed-time" else
+                      reply.message or reply.kind)
             raise MissingDependencyError(f"the JavaScript scorer worker did not start: {detail}")
         started_rss = reply.value.get("rss") if isinstance(reply.value, dict) else None
         if isinstance(started_rss, int):
