@@ -307,7 +307,7 @@ def test_typed_array_bomb_is_stopped_by_the_buffer_budget() -> None:
 ])
 def test_typed_array_escapes_are_charged(escape: str) -> None:
     with pytest.raises(ScorerError, match=r"RangeError: .* over the sandbox's budget of 64 MiB"):
-        run(escape + "\nsetScore(1);", memory_limit=64 * 1024 * 1024)
+        run(escape + "\nsetScore(1);", memory_limit=64 * 1024 * 1024, time_limit=30)  # the budget, not the clock
 
 
 def test_small_typed_arrays_still_work_and_wasm_is_gone() -> None:

@@ -137,9 +137,9 @@ def test_the_harness_keeps_its_own_builtins_within_a_query() -> None:
     JSON.stringify = function () { return 'no'; };
     Error = function () {};
     console.log('still logged');
-    setScore(avgRating100() + topRatings(1)[0]);
+    setScore(avgRating100() + topRatings(1)[0] + editDistanceFromBest());
     """
-    # [3, 1] rated of [a, b, c]: floor(2 * (100 / 3)) = 66; the best rating 3
+    # [3, 1] rated of [a, b, c]: floor(2 * (100 / 3)) = 66; the best rating 3; [3, 1, null] vs [3, 1, null]: 0
     result = JavaScriptScorer(code).score_all([view("first")])[0]
     assert result.value == 69 and result.logs == ("still logged",)
 

@@ -422,7 +422,8 @@ var __gs_tools = (function () {
   }
 
   function legacyEditDistance(a, b) {
-    // Quepid's editDistance: Levenshtein's recurrence with every cell outside the table read as 0
+    // Quepid's editDistance: Levenshtein's recurrence with every cell outside the table read as 0 (rows are
+    // filled left to right, so each cell is appended)
     var d = [];
     for (var i = 0; i < a.length; i++) { append(d, []); }
     function cell(i, j) { return (i < 0 || j < 0 || d.length === 0) ? 0 : d[i][j]; }
@@ -432,7 +433,7 @@ var __gs_tools = (function () {
         var best = cell(i - 1, j) + 1, other = cell(i, j - 1) + 1, diagonal = cell(i - 1, j - 1) + cost;
         if (other < best) { best = other; }
         if (diagonal < best) { best = diagonal; }
-        d[i][j] = best;
+        append(d[i], best);
       }
     }
     return cell(a.length - 1, b.length - 1);
