@@ -135,6 +135,8 @@ def test_the_harness_keeps_its_own_builtins_within_a_query() -> None:
     Array.prototype.push = function () { throw new Error('no push'); };
     Object.defineProperty(Array.prototype, '0', { set: function () { throw new Error('trap'); }, configurable: true });
     JSON.stringify = function () { return 'no'; };
+    Object.prototype.toJSON = function () { return 'no'; };
+    Array.prototype.toJSON = function () { return 'no'; };
     Error = function () {};
     console.log('still logged');
     setScore(avgRating100() + topRatings(1)[0] + editDistanceFromBest());

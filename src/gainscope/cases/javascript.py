@@ -169,11 +169,10 @@ class JavaScriptRuntime:
                               query=view.query)
         if not reply.ok:
             raise self._limit_error(reply, name, view.query)
-        try:
-            state = json.loads(reply.value)
-        except (TypeError, ValueError):
-            raise ScorerError("the script broke the scorer runtime (did it replace JSON or a built-in?)",
-                              scorer=name, query=view.query) from None
+        state = _parse_state(reply.value)
+        if not state:
+            raise ScorerError("the script broke the scorer runtime (did it replace a built-in?)", scorer=name,
+                              query=view.query)
         error = state.get("error") or {}
         if not state.get("done") and error.get("thrown"):
             error.update(self._locate_throw(code, view, edit_distance, name))

@@ -380,7 +380,27 @@ var __gs_tools = (function () {
     state.at = location(stack);
   }
 
-  function report() { return stringify(current); }
+  // the state as JSON, written out here: JSON.stringify would call a toJSON a script put on Object.prototype or
+  // Array.prototype (it only gets strings and numbers here, which it prints without asking them anything)
+  function encode(value) {
+    if (value === null || value === undefined) { return "null"; }
+    if (typeof value === "boolean") { return value ? "true" : "false"; }
+    if (typeof value === "number") { return value === value && value !== Infinity && value !== -Infinity
+                                            ? stringify(value) : "null"; }
+    if (typeof value === "string") { return stringify(value); }
+    var out = "";
+    if (isArray(value)) {
+      for (var i = 0; i < value.length; i++) { out += (i ? "," : "") + encode(value[i]); }
+      return "[" + out + "]";
+    }
+    var names = keys(value);
+    for (var j = 0; j < names.length; j++) {
+      out += (j ? "," : "") + stringify(names[j]) + ":" + encode(value[names[j]]);
+    }
+    return "{" + out + "}";
+  }
+
+  function report() { return encode(current); }
 
   // the ratings store: bestDocs as Quepid builds them (ratings object in JavaScript's key order, parseInt,
   // a stable sort by rating descending) and the returned documents with the store's hasRating/getRating
