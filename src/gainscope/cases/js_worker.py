@@ -167,7 +167,10 @@ class Worker:
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.isolates is not None
         limit = float(request["limit"])
-        manager, ctx = self.isolates.take()
+        try:
+            manager, ctx = self.isolates.take()
+        except Exception as exc:  # the harness did not load: the parent reports it
+            return {"fail": "setup", "message": f"{type(exc).__name__}: {exc}", "last": None}
         phase, state = "script", None
         try:
             ctx.set_hard_memory_limit(int(request["memory"]))
