@@ -115,11 +115,18 @@ def _from_module(spec: str) -> Scorer:
     return PythonScorer(obj, spec)
 
 
+def _distance(edit_distance: str | None) -> dict[str, Any]:
+    """``edit_distance=`` for a JavaScript scorer when one was asked for (else the scorer's default: Quepid's)."""
+    return {} if edit_distance is None else {"edit_distance": edit_distance}
+
+
 def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: bool = True,
                    edit_distance: str | None = None, **js_options: Any) -> Scorer:
     """A scorer from a built-in name, a ``.js`` path (relative to ``base``'s folder), ``module:function``
     (only when ``allow_python``), ``{"code": "...", "name": ...}`` (inline JavaScript, as a case file may
-    hold) or a scorer object. ``js_options`` go to :class:`~gainscope.cases.javascript.JavaScriptScorer`."""
+    hold) or a scorer object. ``edit_distance`` is the variant behind ``editDistanceFromBest`` (None: each
+    scorer's default, Quepid's own distance for JavaScript scorers, ``levenshtein`` for the built-ins, whose
+    name shows the variant); ``js_options`` go to :class:`~gainscope.cases.javascript.JavaScriptScorer`."""
     if hasattr(spec, "score_all") and hasattr(spec, "name"):
         return spec
     if callable(spec):
@@ -132,7 +139,7 @@ def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: b
 
         scale = RatingScale.parse(spec["scale"]) if spec.get("scale") is not None else None
         return JavaScriptScorer(spec["code"], name=str(spec.get("name") or "inline scorer"), scale=scale,
-                                edit_distance=edit_distance or "levenshtein", **js_options)
+                                **_distance(edit_distance), **js_options)
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"a scorer is a name, a .js file or module:function; got {spec!r}")
     text = spec.strip()
@@ -142,7 +149,7 @@ def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: b
         path = Path(text)
         if not path.is_absolute() and base is not None:
             path = Path(base).parent / path
-        return JavaScriptScorer.from_file(path, edit_distance=edit_distance or "levenshtein", **js_options)
+        return JavaScriptScorer.from_file(path, **_distance(edit_distance), **js_options)
     if ":" in text:
         if not allow_python:
             raise InputError(f"scorer {text!r}: a case file may name built-in or JavaScript scorers only; give "

@@ -34,8 +34,14 @@ def scorer_options(fn: Any) -> Any:
         click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                      help="Queries whose scorer gave no number (NaN, undefined, null on a query with results "
                           "and ratings): 0 in the case score as in Quepid, or left out."),
-        click.option("--edit-distance", type=click.Choice(["levenshtein", "quepid-legacy"]), default=None,
-                     help="editDistanceFromBest: true Levenshtein (default) or Quepid's shipped implementation."),
+        click.option("--edit-distance", type=click.Choice(["quepid-legacy", "levenshtein"]), default=None,
+                     help="editDistanceFromBest: quepid-legacy (Quepid's shipped distance) or levenshtein (the true "
+                          "Levenshtein distance). Default: quepid-legacy for JavaScript scorers, so that they give "
+                          "Quepid's numbers; levenshtein for the built-ins, whose names show the variant "
+                          "(default(edit_distance=quepid-legacy)@10)."),
+        click.option("--allow-unrated", is_flag=True,
+                     help="Score even when no returned document of any query is rated (for a scorer that reads no "
+                          "ratings); otherwise that is an error, never a table of zeros."),
         click.option("--js-time-limit", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
                      help="Seconds a JavaScript scorer may run per query."),
         click.option("--js-memory-limit", type=click.IntRange(min=8), default=128, show_default=True,
@@ -70,7 +76,8 @@ def _scorer(spec: str | None, case: Any, kwargs: dict[str, Any]) -> Any:
 
 
 def _score_options(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return {"scale": _scale(kwargs["scale"]), "unscored": kwargs["unscored"], "undefined": kwargs["undefined"]}
+    return {"scale": _scale(kwargs["scale"]), "unscored": kwargs["unscored"], "undefined": kwargs["undefined"],
+            "allow_unrated": kwargs["allow_unrated"]}
 
 
 @click.group("case")
@@ -224,4 +231,5 @@ def scorer_js_cmd(name: str) -> None:
     if scorer.definition.takes_edit_distance and scorer.edit_distance != "quepid-legacy":
         legacy = builtin_scorer(name, edit_distance="quepid-legacy")
         click.echo(f"warning: in Quepid, editDistanceFromBest() is Quepid's shipped edit distance, so this script "
-                   f"gives {legacy.name}'s numbers there, not {scorer.name}'s (true Levenshtein)", err=True)
+                   f"gives {legacy.name}'s numbers there, not {scorer.name}'s (true Levenshtein); so it does in "
+                   f"gainscope unless run with --edit-distance levenshtein", err=True)

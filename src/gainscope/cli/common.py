@@ -11,6 +11,7 @@ import functools
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,8 +27,9 @@ from gainscope.errors import (
     StoreError,
 )
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "emit", "guarded", "number_list", "policy_options", "reader_options",
-           "run_options_from", "split_metrics", "with_options"]
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "conventions_from", "emit", "guarded",
+           "number_list", "policy_options", "profile_option", "reader_options", "run_options_from", "split_metrics",
+           "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -126,6 +128,27 @@ def split_metrics(values: tuple[str, ...]) -> list[str]:
     return out
 
 
+def _level(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A relevance level: a number, or ``positive`` (any grade > 0)."""
+    if value is None or isinstance(value, (int, float)) or value == "positive":
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(f"expected a number or 'positive' (any grade > 0); got {value!r}") from None
+
+
+def profile_option(fn: F) -> F:
+    """``--profile``, for the commands that evaluate runs and echo the profile (read with
+    :func:`conventions_from`)."""
+    from gainscope.metrics.profiles import PROFILES
+
+    return click.option("--profile", type=click.Choice(list(PROFILES)), default=None,
+                        help="Another tool's conventions in one word (policies and metric parameters); options "
+                             "given explicitly override it, and the output says what it set and what was "
+                             "overridden.")(fn)
+
+
 def policy_options(fn: F) -> F:
     """The evaluation policies as options (trec_eval's short flags where it has them)."""
     options = [
@@ -133,8 +156,9 @@ def policy_options(fn: F) -> F:
                      help="Average over every judged query, scoring missing ones 0 (trec_eval -c). The default."),
         click.option("--skip-missing", is_flag=True,
                      help="Leave judged queries without a ranking out instead of scoring them 0."),
-        click.option("-l", "--relevance-level", type=float, default=1.0, show_default=True,
-                     help="Minimum grade counted as relevant by binary metrics (trec_eval -l)."),
+        click.option("-l", "--relevance-level", default="1", show_default=True, callback=_level,
+                     help="Minimum grade counted as relevant by binary metrics (trec_eval -l); 'positive': any "
+                          "grade > 0 (Quepid)."),
         click.option("-M", "--depth", type=click.IntRange(min=1), default=None,
                      help="Keep only the first N documents of each ranking (trec_eval -M)."),
         click.option("-J", "--judged-only", is_flag=True,
@@ -146,25 +170,78 @@ def policy_options(fn: F) -> F:
                      show_default=True, help="What a negative grade means."),
         click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                      help="Undefined values (no relevant document): 0 in the mean, or left out."),
+        click.option("--judged-grades", type=click.Choice(["as_is", "truncated"]), default="as_is",
+                     show_default=True, help="The judged pool's grades (ideal rankings, R, best lists) as given, "
+                     "or truncated to integers as Quepid stores them."),
+        click.option("--max-grade", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="The top of the grading scale for ERR and avgRating100 (default: the largest judged "
+                          "grade)."),
     ]
     return with_options(fn, options)
 
 
+_POLICY_OPTIONS = ("relevance_level", "depth", "judged_only", "ties", "negative_grades", "undefined",
+                   "judged_grades", "max_grade")
+
+
 def policies_from(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Pop the policy options from a command's kwargs into Policies keyword arguments."""
+    """Pop the policy options from a command's kwargs into Policies keyword arguments: the options given on
+    the command line (a profile's values stand for the others; without one, Policies' defaults, which are
+    the options' defaults)."""
     complete = kwargs.pop("complete")
     skip = kwargs.pop("skip_missing")
     if complete and skip:
         raise click.UsageError("-c/--complete and --skip-missing contradict each other")
-    return {
-        "missing_queries": "skip" if skip else "zero",
-        "relevance_level": kwargs.pop("relevance_level"),
-        "depth": kwargs.pop("depth"),
-        "judged_only": kwargs.pop("judged_only"),
-        "ties": kwargs.pop("ties"),
-        "negative_grades": kwargs.pop("negative_grades"),
-        "undefined": kwargs.pop("undefined"),
-    }
+    ctx = click.get_current_context(silent=True)
+
+    def given(name: str) -> bool:
+        return ctx is None or ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+
+    out = {name: kwargs.pop(name) for name in _POLICY_OPTIONS}
+    out = {name: value for name, value in out.items() if given(name)}
+    if complete or skip:
+        out["missing_queries"] = "skip" if skip else "zero"
+    return out
+
+
+@dataclass
+class Conventions:
+    """The policies and the profile of one command, and the metric names resolved under them."""
+
+    policies: Any
+    profile: Any = None
+    use: Any = None
+    #: the policy options given on the command line
+    given: dict[str, Any] = field(default_factory=dict)
+
+    def resolve(self, metrics: Any) -> list[Any]:
+        """Metric names (or objects) resolved under the profile; a parameter written in a name that overrides
+        the profile is noted with the results."""
+        from gainscope.metrics.resolve import resolve_metrics_noting
+
+        found, overridden = resolve_metrics_noting(metrics, profile=self.profile, policies=self.policies)
+        if self.use is not None:
+            self.use = self.use.plus(overridden)
+        return found
+
+    def family(self, family: str) -> str:
+        """A metric family (a name without its ``@`` value) with the profile's parameters written out, so that
+        it names the same metrics where no profile applies (plots, reports)."""
+        if self.profile is None or "@" in family:
+            return family
+        return str(self.resolve(f"{family.strip()}@1")[0]).rsplit("@", 1)[0]
+
+
+def conventions_from(kwargs: dict[str, Any]) -> Conventions:
+    """Pop ``--profile`` and the policy options from a command's kwargs: the policies (the profile's, with
+    the options given over them) and the profile."""
+    from gainscope.metrics.profiles import get_profile, profiled_policies
+
+    given = policies_from(kwargs)
+    name = kwargs.pop("profile", None)
+    profile = get_profile(name) if name is not None else None
+    policies, use = profiled_policies(profile, given)
+    return Conventions(policies, profile, use, given)
 
 
 def reader_options(fn: F) -> F:
@@ -220,18 +297,20 @@ def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tu
 
 
 def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kwargs: dict[str, Any], *,
-                   names: tuple[str, ...] = ()) -> list[Any]:
-    """Evaluate run files against a judgments file with the policy and reader options popped from ``kwargs``:
-    judgments read and prepared once, each run through the C scanner when it applies. ``names`` (one per run,
-    or none) override the runs' names. Returns one :class:`~gainscope.results.Results` per run."""
+                   names: tuple[str, ...] = (), conventions: Conventions | None = None) -> list[Any]:
+    """Evaluate run files against a judgments file with the policy and reader options popped from ``kwargs``
+    (or the ``conventions`` already popped): judgments read and prepared once, each run through the C scanner
+    when it applies. ``metrics`` are names or metric objects (names are resolved under the profile). ``names``
+    (one per run, or none) override the runs' names. Returns one :class:`~gainscope.results.Results` per run."""
     from gainscope.core.judged_run import PreparedJudgments
-    from gainscope.core.policies import Policies
     from gainscope.evaluation import compute
     from gainscope.io.scan import judged_run_of
 
     if names and len(names) != len(runs):
         raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
-    policies = Policies.from_kwargs(**policies_from(kwargs))
+    conventions = conventions if conventions is not None else conventions_from(kwargs)
+    policies = conventions.policies
+    metrics = conventions.resolve(metrics)
     for m in metrics:
         m.check_policies(policies)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
@@ -239,5 +318,5 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
     out = []
     for i, run in enumerate(runs):
         jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
-        out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes))
+        out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes, profile=conventions.use))
     return out

@@ -13,6 +13,7 @@ from gainscope.cli.common import (
     evaluate_files,
     guarded,
     policy_options,
+    profile_option,
     reader_options,
     split_metrics,
     with_options,
@@ -74,14 +75,12 @@ def comparison_of(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...
                   default_metrics: tuple[str, ...] = DEFAULT_METRICS) -> Any:
     """Evaluate the runs and compare them, with every option popped from ``kwargs``."""
     from gainscope.compare import compare_results
-    from gainscope.evaluation import resolve_metrics
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs (the first is the baseline unless --baseline)")
     settings = settings_from(kwargs)
     baseline, names = kwargs.pop("baseline"), kwargs.pop("names")
-    mets = resolve_metrics(split_metrics(metrics) or list(default_metrics))
-    results = evaluate_files(judgments, runs, mets, kwargs, names=names)
+    results = evaluate_files(judgments, runs, split_metrics(metrics) or list(default_metrics), kwargs, names=names)
     return compare_results(results, baseline=baseline, settings=settings)
 
 
@@ -96,6 +95,7 @@ def comparison_of(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...
               default="table", show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
+@profile_option
 @policy_options
 @reader_options
 @guarded

@@ -9,10 +9,11 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    conventions_from,
     emit,
     guarded,
-    policies_from,
     policy_options,
+    profile_option,
     read_judgments_and_run_options,
     reader_options,
     split_metrics,
@@ -38,6 +39,7 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 @click.option("--trec-eval-version", type=click.Choice(["10", "9"]), default="10", show_default=True,
               help="Recall-level rounding of iprec_at_recall and 11pt_avg: trec_eval 10 (nearest) or 9 and "
                    "pytrec_eval (legacy).")
+@profile_option
 @policy_options
 @reader_options
 @guarded
@@ -46,23 +48,23 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     """Evaluate RUN(s) against JUDGMENTS.
 
     Conventions default to trec_eval's (ties by doc id descending, missing queries score 0 as with -c,
-    linear gain, ideal from all judgments) and are printed with the results.
+    linear gain, ideal from all judgments) and are printed with the results; --profile sets another tool's.
     """
     from gainscope.core.judged_run import PreparedJudgments
-    from gainscope.core.policies import Policies
-    from gainscope.evaluation import compute, resolve_metrics
+    from gainscope.evaluation import compute
     from gainscope.metrics.trec_eval import TrecItem, is_trec_name, relstrings, trec_items, trec_name_of
     from gainscope.render.results import conventions_lines, render_results
     from gainscope.render.trec_eval import render_trec_eval
 
-    policies = Policies.from_kwargs(**policies_from(kwargs))
+    conventions = conventions_from(kwargs)
+    policies = conventions.policies
     names = split_metrics(metrics) or (["official"] if fmt == "trec_eval" else list(DEFAULT_METRICS))
     rounding = "legacy" if trec_eval_version == "9" else "nearest"
     items: list[TrecItem] = []
     trec_specs = [n for n in names if is_trec_name(n)]
     if trec_specs:
         items = trec_items(trec_specs, rounding=rounding, num_docs=num_docs)
-    others = resolve_metrics([n for n in names if not is_trec_name(n)]) if len(trec_specs) < len(names) else []
+    others = conventions.resolve([n for n in names if not is_trec_name(n)]) if len(trec_specs) < len(names) else []
     for m in others:
         items.append(TrecItem("gainscope", trec_name_of(m) or str(m), m))
     mets = []
@@ -81,7 +83,7 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     chunks = []
     for run in runs:
         jr, run_notes = judged_run_of(prepared, run, policies, **run_options)
-        res = compute(jr, mets, notes=tuple(judg.notes) + run_notes)
+        res = compute(jr, mets, notes=tuple(judg.notes) + run_notes, profile=conventions.use)
         all_results.append(res)
         if fmt == "trec_eval":
             rel_item = next((it for it in items if it.family == "relstring"), None)

@@ -34,7 +34,8 @@ array               shape        content
                                  ``tail_grades``, their query ``tail_query``, group ``tail_start``,
                                  ``tail_kept``, ``tail_size``
 ``judged_offsets``  ``nq + 1``   start of each query's judged grades
-``judged_grades``   ``m``        every non-negative judged grade of the query, sorted descending
+``judged_grades``   ``m``        every non-negative judged grade of the query, sorted descending (truncated
+                                 to integers under ``judged_grades="truncated"``)
 ``judged_doc_ids``  ``m``        the doc ids of those grades (for explanations)
 ``missing``         ``nq``       True for judged queries that have no ranking at all
 ==================  ===========  ====================================================================
@@ -271,7 +272,7 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
     offsets[1:] = np.cumsum(np.bincount(q, minlength=nq))
 
     # ---- judged grades per query, descending (the material of ideal rankings and totals)
-    judged_offsets, judged_grades, judged_doc_ids = prepared.subset(universe)
+    judged_offsets, judged_grades, judged_doc_ids = _judged_grades(prepared, universe, policies)
     missing_mask = np.array([u not in ranked_set for u in universe], dtype=bool)
 
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored, tied_groups)
@@ -350,7 +351,7 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     if policies.ties == "trec_eval":
         _warn_ties(int(positions.tied_groups[ranked[has]].sum()), policies)
         _warn_if_distances(int(positions.rank_down[ranked[has]].sum()), int(positions.rank_steps[ranked[has]].sum()))
-    judged_offsets, judged_grades, judged_doc_ids = prepared.subset(universe)
+    judged_offsets, judged_grades, judged_doc_ids = _judged_grades(prepared, universe, policies)
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored,
                         int(positions.tied_groups[ranked[has]].sum()) if policies.ties != "rank" else 0)
     one = np.ones(len(rank), dtype=np.int64)
@@ -364,6 +365,17 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
         tail_grades=empty_f, tail_query=empty_i, tail_start=empty_i, tail_kept=empty_i, tail_size=empty_i,
         judged_offsets=judged_offsets, judged_grades=judged_grades, judged_doc_ids=judged_doc_ids,
         missing=~has, policies=policies, run_name=run_name, coverage=coverage)
+
+
+def _judged_grades(prepared: PreparedJudgments, universe: list[str],
+                   policies: Policies) -> tuple[np.ndarray, np.ndarray, pl.Series]:
+    """Offsets, grades (descending within each query) and doc ids of the judged pool of ``universe``, under
+    the ``judged_grades`` policy: ``"truncated"`` truncates each grade toward 0, as Quepid's ratings store
+    keeps ``parseInt(rating)`` (truncation keeps the descending order)."""
+    offsets, grades, doc_ids = prepared.subset(universe)
+    if policies.judged_grades == "truncated":
+        grades = np.trunc(grades)
+    return offsets, grades, doc_ids
 
 
 def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies, judgments_source: str | None,

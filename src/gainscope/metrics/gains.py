@@ -6,7 +6,8 @@
   grades keep gain = grade.
 
 Unjudged documents (NaN) have gain 0; negative grades have gain 0 unless a map lists them. With a relevance
-threshold ``rel``, grades below it have gain 0 (ranx ``-l``), in the ranking and in the ideal alike.
+threshold ``rel``, grades below it have gain 0 (ranx ``-l``), in the ranking and in the ideal alike
+(``rel="positive"``: grade > 0, which every gain already requires).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import math
 
 import numpy as np
 
+from gainscope.core.policies import Level, level_value
 from gainscope.metrics.base import GainMap
 
 __all__ = ["Gain", "gain_array", "gain_value"]
@@ -22,7 +24,7 @@ __all__ = ["Gain", "gain_array", "gain_value"]
 Gain = str | GainMap
 
 
-def gain_array(grades: np.ndarray, gain: Gain, rel: float | None = None) -> np.ndarray:
+def gain_array(grades: np.ndarray, gain: Gain, rel: Level | None = None) -> np.ndarray:
     """Gains for an array of grades (NaN = unjudged)."""
     g = np.asarray(grades, dtype=np.float64)
     positive = g > 0
@@ -35,15 +37,15 @@ def gain_array(grades: np.ndarray, gain: Gain, rel: float | None = None) -> np.n
     else:
         out = np.where(positive, g, 0.0)
     if rel is not None:
-        out = np.where(g >= rel, out, 0.0)
+        out = np.where(g >= level_value(rel), out, 0.0)
     return out
 
 
-def gain_value(grade: float | None, gain: Gain, rel: float | None = None) -> float:
+def gain_value(grade: float | None, gain: Gain, rel: Level | None = None) -> float:
     """The gain of one grade (None = unjudged); the scalar twin of :func:`gain_array`."""
     if grade is None or (isinstance(grade, float) and math.isnan(grade)):
         return 0.0
-    if rel is not None and grade < rel:
+    if rel is not None and grade < level_value(rel):
         return 0.0
     if isinstance(gain, GainMap):
         mapping = gain.as_dict()
