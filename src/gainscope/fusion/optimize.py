@@ -202,23 +202,22 @@ def optimize_weights(judgments: Judgments | Any, runs: Sequence[Run | Any], metr
                      train_queries: Collection[str], *, method: str = "wsum", norm: str | None = None,
                      rrf_k: float | None = None, search: str = "grid", step: float = 0.1, trials: int = 200,
                      seed: int = 0, name: str | None = None, policies: Policies | None = None,
-                     **policy_kwargs: Any) -> WeightSearch:
+                     profile: str | None = None, **policy_kwargs: Any) -> WeightSearch:
     """Choose the weights of ``method`` (``wsum`` or ``rrf``) that maximise the mean of ``metric`` on
     ``train_queries``; evaluate the choice on the other judged queries (see the module docstring).
 
     ``judgments`` and ``runs`` are objects or anything the readers accept; ``norm`` and ``rrf_k`` are as for
     :func:`~gainscope.fusion.fuse`; ``search`` is ``"grid"`` (``step``) or ``"random"`` (``trials``, ``seed``);
-    ``policies`` / ``**policy_kwargs`` are the evaluation conventions, as for :func:`~gainscope.evaluate`.
+    ``policies`` / ``profile`` / ``**policy_kwargs`` are the evaluation conventions, as for
+    :func:`~gainscope.evaluate`.
     """
-    from gainscope.evaluation import _as_policies, resolve_metrics
+    from gainscope.evaluation import _setup
     from gainscope.io import read_judgments, read_run
 
-    pol = _as_policies(policies, policy_kwargs)
-    mets = resolve_metrics(metric)
+    pol, mets, _ = _setup(metric, policies, profile, policy_kwargs)
     if len(mets) != 1:
         raise MetricError(f"the weights are tuned for one metric; got {len(mets)}: {', '.join(map(str, mets))}")
     met = mets[0]
-    met.check_policies(pol)
     if search not in SEARCHES:
         raise PolicyError(f"unknown search {search!r}; the searches are: {', '.join(SEARCHES)}")
     j = read_judgments(judgments)
