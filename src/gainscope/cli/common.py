@@ -27,9 +27,9 @@ from gainscope.errors import (
     StoreError,
 )
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "conventions_from", "emit", "guarded",
-           "number_list", "policy_options", "profile_option", "reader_options", "run_options_from", "split_metrics",
-           "with_options"]
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "bounds_of_files", "conventions_from", "emit",
+           "guarded", "number_list", "policy_options", "profile_option", "reader_options", "run_options_from",
+           "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -306,8 +306,7 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
     from gainscope.evaluation import compute
     from gainscope.io.scan import judged_run_of
 
-    if names and len(names) != len(runs):
-        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+    _check_names(names, runs)
     conventions = conventions if conventions is not None else conventions_from(kwargs)
     policies = conventions.policies
     metrics = conventions.resolve(metrics)
@@ -320,3 +319,23 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
         jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
         out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes, profile=conventions.use))
     return out
+
+
+def _check_names(names: tuple[str, ...], runs: tuple[str, ...]) -> None:
+    if names and len(names) != len(runs):
+        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+
+
+def bounds_of_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kwargs: dict[str, Any], *,
+                    names: tuple[str, ...] = (), conventions: Conventions | None = None) -> list[Any]:
+    """As :func:`evaluate_files`, with what the unjudged documents could change: one
+    :class:`~gainscope.bounds.Bounds` per run, whose ``results`` are what :func:`evaluate_files` gives."""
+    from gainscope.bounds import bounds_runs
+    from gainscope.io import read_run
+
+    _check_names(names, runs)
+    conventions = conventions if conventions is not None else conventions_from(kwargs)
+    metrics = conventions.resolve(metrics)
+    judg, run_options = read_judgments_and_run_options(judgments, kwargs)
+    loaded = [read_run(r, name=names[i] if names else None, **run_options) for i, r in enumerate(runs)]
+    return bounds_runs(judg, loaded, metrics, policies=conventions.policies, profile_use=conventions.use)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from gainscope.bounds import metric_depth, top_grade
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
@@ -66,12 +67,12 @@ class Priorities:
 
 
 def metrics_depth(metrics: Sequence[Metric]) -> int | None:
-    """The deepest rank any of ``metrics`` reads, when every one has a cutoff; None when one reads the whole
-    ranking."""
-    depths = [getattr(m, "cutoff", None) if type(m).at_param() == "cutoff" else None for m in metrics]
+    """The deepest rank any of ``metrics`` reads (:func:`gainscope.bounds.metric_depth`); None when one reads the
+    whole ranking."""
+    depths = [metric_depth(m) for m in metrics]
     if any(d is None for d in depths):
         return None
-    return max(int(d) for d in depths if d is not None)
+    return max(d for d in depths if d is not None)
 
 
 def _values(judgments: Judgments | None, runs: Sequence[Run], metrics: Sequence[Metric], policies: Policies,
@@ -158,7 +159,7 @@ def decision_priorities(judgments: Judgments | None, runs: Sequence[Run], pairs:
     queries = sorted(set(judged) | {q for q, _ in pairs}, key=lambda s: s.encode("utf-8", "surrogatepass"))
     n = len(queries)
     now = _values(judgments, runs, metrics, pol, queries)
-    top = _top_grade(judgments, pol)
+    top = top_grade(judgments, pol)
     depth = metrics_depth(metrics)
     frame = pl.DataFrame({"query_id": [q for q, _ in pairs], "doc_id": [d for _, d in pairs]},
                          schema={"query_id": pl.String, "doc_id": pl.String})
@@ -186,13 +187,3 @@ def decision_priorities(judgments: Judgments | None, runs: Sequence[Run], pairs:
             most = np.maximum(most, share)
             change = np.maximum(change, np.abs(step))
     return Priorities(change=change, share=most)
-
-
-def _top_grade(judgments: Judgments | None, policies: Policies) -> float | int:
-    """The top grade of the judgments (at least the relevance level, and 1)."""
-    level = policies.relevance_level
-    top = judgments.frame["grade"].max() if judgments is not None and len(judgments) else None
-    best = max(float(top) if top is not None else 1.0, float(level), 1.0)  # type: ignore[arg-type]
-    if judgments is not None and judgments.float_grades:
-        return best
-    return math.ceil(best)
