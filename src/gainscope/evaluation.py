@@ -19,7 +19,7 @@ from gainscope.core.judged_run import JudgedRun, PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import MetricError, UndefinedMetricWarning, format_ids
+from gainscope.errors import MetricError, UndefinedMetricWarning, format_ids, option
 from gainscope.metrics.base import Metric, RankedQuery
 from gainscope.metrics.context import Context
 from gainscope.metrics.names import parse_metric
@@ -102,8 +102,8 @@ def _warn_undefined(jr: JudgedRun, metrics: Sequence[Metric], undefined: np.ndar
         warnings.warn(UndefinedMetricWarning(
             f"{what} {'is' if len(names) == 1 else 'are'} undefined for {len(ids)} quer"
             f"{'y' if len(ids) == 1 else 'ies'} (no relevant document, or nothing retrieved): "
-            f"{format_ids(ids)}; scored as 0 as trec_eval does. Pass undefined='skip' to leave them out "
-            "of the mean."), stacklevel=3)
+            f"{format_ids(ids)}; scored as 0 as trec_eval does. Pass {option('undefined', 'skip')} to leave them "
+            "out of the mean."), stacklevel=3)
 
 
 def _as_judgments(judgments: Any) -> Judgments:
@@ -145,7 +145,8 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
         objects.
     policies, **policy_kwargs:
         The conventions (see :class:`~gainscope.core.policies.Policies`): ``ties``, ``missing_queries``,
-        ``depth``, ``judged_only``, ``relevance_level``, ``negative_grades``, ``undefined``.
+        ``depth``, ``judged_only``, ``relevance_level``, ``negative_grades``, ``undefined``,
+        ``score_precision`` (``"float32"`` gives pytrec_eval's numbers, see ``Policies``).
 
     Returns
     -------

@@ -77,9 +77,11 @@ def score_text(value: float, style: int) -> str:
     return f"+{value}" if value >= 0 else str(value)
 
 
-def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool) -> None:  # type: ignore[no-untyped-def]
+def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool,  # type: ignore[no-untyped-def]
+              extra: bool = False) -> None:
     """Write a TREC run grouped by query, lines shuffled within each query; ``messy`` adds comments,
-    blank lines, tabs, CRLF and extra columns, all of which the scanner takes as the readers do."""
+    blank lines, tabs and CRLF, ``extra`` columns after the tag, all of which the scanner takes as the readers
+    do (extra columns with ``extra_columns="ignore"``)."""
     lines: list[str] = []
     rows = run_frame.rows(named=True)
     queries: dict[str, list[dict]] = {}  # type: ignore[type-arg]
@@ -93,7 +95,7 @@ def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool) -> None
             sep = rnd.choice([" ", "\t", "  "]) if messy else " "
             fields = [qid, "Q0", row["doc_id"], str(rank), score_text(score, rnd.randrange(4)), "tag"]
             line = sep.join(fields)
-            if messy and rnd.random() < 0.2:
+            if extra and rnd.random() < 0.2:
                 line += " extra column"
             if messy and rnd.random() < 0.1:
                 lines.append("# a comment")
@@ -107,17 +109,18 @@ def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool) -> None
 @settings(max_examples=150, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
-       seed=st.integers(0, 2**16), messy=st.booleans(), parts=st.integers(1, 4))
+       seed=st.integers(0, 2**16), messy=st.booleans(), extra=st.booleans(), parts=st.integers(1, 4))
 def test_scanner_equals_readers(tmp_path: Path, data, policies: Policies, seed: int, messy: bool,  # type: ignore[no-untyped-def]
-                                parts: int) -> None:
+                                extra: bool, parts: int) -> None:
     judgments, run = data
     path = tmp_path / f"run-{seed}.txt"
-    write_run(path, run.frame, random.Random(seed), messy=messy)
+    write_run(path, run.frame, random.Random(seed), messy=messy, extra=extra)
     prepared = PreparedJudgments.of(judgments, policies.negative_grades)
-    scanned = scan_trec_run(prepared, path, policies, parts=parts)
+    read = {"extra_columns": "ignore"} if extra else {}
+    scanned = scan_trec_run(prepared, path, policies, parts=parts, **read)
     # a plain file: the scanner must take it, unless an id is not ASCII (the readers check UTF-8 and NFC)
     assert isinstance(scanned, str) == (not path.read_bytes().isascii()), scanned
-    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies, **read)
     assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
     assert_same(fast, slow)
     assert fast_warnings == slow_warnings

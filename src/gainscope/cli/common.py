@@ -1,8 +1,11 @@
 """What every command shares: error handling with exit codes, warnings on stderr, the policy and reader
 options.
 
-Exit codes: 0 ok, 1 a gate failed, 2 usage (unknown metric, bad option or policy), 3 invalid input data,
-4 an external or I/O failure (a missing optional dependency, an unreadable file).
+Exit codes (the rule of :mod:`gainscope.errors`): 0 ok, 1 a gate failed, 2 usage (a bad option, an unknown
+metric or policy), 3 invalid input data (a file read whose content cannot be used), 4 I/O or external failure
+(a file that cannot be opened, read or written -- a missing input file included --, a judge that failed, a
+missing optional dependency). Messages name options as flags (``--on-duplicate first``), see
+:func:`gainscope.errors.option`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,16 @@ from typing import Any, TypeVar
 
 import click
 
-from gainscope.errors import GainscopeError, InputError, JudgeError, MetricError, MissingDependencyError, PolicyError
+from gainscope.errors import (
+    FileAccessError,
+    GainscopeError,
+    InputError,
+    JudgeError,
+    MetricError,
+    MissingDependencyError,
+    PolicyError,
+    spell,
+)
 
 __all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "emit", "guarded", "policy_options", "reader_options",
            "split_metrics", "with_options"]
@@ -31,13 +43,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MetricError, PolicyError)):
         return EXIT_USAGE
-    if isinstance(exc, (MissingDependencyError, JudgeError)):
+    if isinstance(exc, (MissingDependencyError, JudgeError, FileAccessError, OSError)):
         return EXIT_IO
     if isinstance(exc, InputError):
         return EXIT_INPUT
-    if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
-        return EXIT_IO
     return EXIT_INPUT
+
+
+def _os_message(exc: OSError) -> str:
+    """An operating-system error as one line naming the file when it is known."""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    return f"{exc.filename}: {what}" if exc.filename else what
 
 
 def guarded(fn: F) -> F:
@@ -52,7 +68,7 @@ def guarded(fn: F) -> F:
                 result = fn(*args, **kwargs)
             except (GainscopeError, OSError) as exc:
                 _flush(caught)
-                message = str(exc) if isinstance(exc, GainscopeError) else f"{exc.strerror}: {exc.filename}"
+                message = spell(exc, "cli") if isinstance(exc, GainscopeError) else _os_message(exc)
                 click.echo(f"error: {message}", err=True)
                 sys.exit(_exit_code(exc))
         _flush(caught)
@@ -64,7 +80,7 @@ def guarded(fn: F) -> F:
 def _flush(caught: list[warnings.WarningMessage]) -> None:
     seen: set[str] = set()
     for w in caught:
-        text = str(w.message)
+        text = spell(w.message, "cli")
         if text not in seen:
             seen.add(text)
             click.echo(f"warning: {text}", err=True)
@@ -80,7 +96,9 @@ def with_options(fn: F, options: Sequence[Callable[[Any], Any]]) -> F:
 def emit(text: str, output: Path | None) -> None:
     """The rendered result to the file ``output``, or to standard output."""
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        from gainscope.io.writers import write_file
+
+        write_file(output, text)
     else:
         click.echo(text, nl=False)
 
@@ -164,6 +182,12 @@ def reader_options(fn: F) -> F:
                      help="What a NaN score becomes: 'error', or a number such as -inf."),
         click.option("--normalize-ids", type=click.Choice(["NFC"]), default=None,
                      help="Normalise ids to Unicode NFC before matching."),
+        click.option("--encoding", default="utf-8", show_default=True,
+                     help="Text encoding of the input files (a Python codec name: latin-1, cp1252, utf-16 ...)."),
+        click.option("--allow-empty", is_flag=True,
+                     help="Accept judgments or runs with no entry (a run that retrieved nothing scores 0)."),
+        click.option("--extra-columns", type=click.Choice(["error", "ignore"]), default="error", show_default=True,
+                     help="Columns after the run tag of a TREC run: an error, or ignored as trec_eval does."),
     ]
     return with_options(fn, options)
 
@@ -187,11 +211,13 @@ def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tu
             nan_score = float(nan)
         except ValueError:
             raise click.BadParameter(f"expected 'error' or a number; got {nan!r}", param_hint="--nan-score") from None
-    norm = kwargs.pop("normalize_ids")
+    norm, encoding, allow_empty = kwargs.pop("normalize_ids"), kwargs.pop("encoding"), kwargs.pop("allow_empty")
     j = read_judgments(judgments, format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
-                       float_grades=kwargs.pop("float_grades"), normalize_ids=norm)
+                       float_grades=kwargs.pop("float_grades"), normalize_ids=norm, encoding=encoding,
+                       allow_empty=allow_empty)
     options = {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
-               "nan_score": nan_score, "normalize_ids": norm}
+               "nan_score": nan_score, "normalize_ids": norm, "encoding": encoding, "allow_empty": allow_empty,
+               "extra_columns": kwargs.pop("extra_columns")}
     return j, options
 
 

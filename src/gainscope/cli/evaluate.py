@@ -36,8 +36,8 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 @click.option("-N", "--num-docs", type=click.IntRange(min=0), default=0,
               help="Documents in the collection, for utility's last term (trec_eval -N).")
 @click.option("--trec-eval-version", type=click.Choice(["10", "9"]), default="10", show_default=True,
-              help="Recall-level rounding of iprec_at_recall and 11pt_avg: trec_eval 10 (nearest) or 9 and "
-                   "pytrec_eval (legacy).")
+              help="The trec_eval whose numbers to give: 10, or 9 and pytrec_eval (scores rounded to float32 "
+                   "before ordering, legacy recall-level rounding of iprec_at_recall and 11pt_avg).")
 @policy_options
 @reader_options
 @guarded
@@ -55,7 +55,8 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     from gainscope.render.results import conventions_lines, render_results
     from gainscope.render.trec_eval import render_trec_eval
 
-    policies = Policies.from_kwargs(**policies_from(kwargs))
+    policies = Policies.from_kwargs(**policies_from(kwargs),
+                                    score_precision="float32" if trec_eval_version == "9" else "float64")
     names = split_metrics(metrics) or (["official"] if fmt == "trec_eval" else list(DEFAULT_METRICS))
     rounding = "legacy" if trec_eval_version == "9" else "nearest"
     items: list[TrecItem] = []

@@ -23,6 +23,9 @@ policy                 default            meaning
 ``undefined``          ``"zero"``         a value that is undefined for a query (AP with no relevant document, ...)
                                           is 0 and counts in the mean, with a warning naming the queries
                                           (trec_eval). ``"skip"``: leave such queries out of that metric's mean.
+``score_precision``    ``"float64"``      scores are ordered as read, in double precision (trec_eval 10).
+                                          ``"float32"``: rounded to the nearest float32 first, as trec_eval 9 and
+                                          pytrec_eval store them, so ``1.00000001`` and ``1.0`` tie there.
 =====================  =================  ==========================================================================
 """
 
@@ -31,20 +34,22 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
-from gainscope.errors import PolicyError
+from gainscope.errors import PolicyError, option
 
-__all__ = ["Missing", "Negatives", "Policies", "Ties", "Undefined"]
+__all__ = ["Missing", "Negatives", "Policies", "ScorePrecision", "Ties", "Undefined"]
 
 Ties = Literal["trec_eval", "rank", "average"]
 Missing = Literal["zero", "skip"]
 Negatives = Literal["unjudged", "nonrelevant"]
 Undefined = Literal["zero", "skip"]
+ScorePrecision = Literal["float64", "float32"]
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "ties": ("trec_eval", "rank", "average"),
     "missing_queries": ("zero", "skip"),
     "negative_grades": ("unjudged", "nonrelevant"),
     "undefined": ("zero", "skip"),
+    "score_precision": ("float64", "float32"),
 }
 
 _TIES_TEXT = {
@@ -65,6 +70,7 @@ class Policies:
     relevance_level: float = 1
     negative_grades: Negatives = "unjudged"
     undefined: Undefined = "zero"
+    score_precision: ScorePrecision = "float64"
 
     def __post_init__(self) -> None:
         for name, choices in _CHOICES.items():
@@ -84,7 +90,7 @@ class Policies:
             raise PolicyError(
                 "ties='average' cannot be combined with both depth and judged_only: the depth cuts groups of "
                 "tied documents before unjudged ones are dropped, so no expected value over their orders is "
-                "defined; drop one of depth, judged_only, or use ties='trec_eval'")
+                f"defined; drop one of depth, judged_only, or use {option('ties', 'trec_eval')}")
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> Policies:
@@ -114,4 +120,6 @@ class Policies:
              if self.negative_grades == "unjudged" else "judged non-relevant (grade 0)"),
             ("undefined values", "0, counted in the mean (warned)" if self.undefined == "zero"
              else "left out of the mean"),
+            ("scores", "float64, ordered as read (trec_eval 10)" if self.score_precision == "float64"
+             else "rounded to float32 before ordering, as trec_eval 9 and pytrec_eval"),
         ]

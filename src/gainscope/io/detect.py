@@ -26,11 +26,11 @@ import json
 import os
 import re
 
-from gainscope.errors import PolicyError, UnknownFormatError
+from gainscope.errors import PolicyError, UnknownFormatError, option
 from gainscope.io.frames import ALIASES
 from gainscope.io.text import BOM, TextFile
 
-__all__ = ["FORMATS", "KINDS", "check_format", "detect_format", "detect_text_format", "guess_kind"]
+__all__ = ["FORMATS", "KINDS", "check_format", "detect_format", "detect_text_format", "format_option", "guess_kind"]
 
 FORMATS: dict[str, tuple[str, ...]] = {
     "judgments": ("trec", "qrels3", "jsonl", "json", "csv", "tsv", "beir", "parquet"),
@@ -63,6 +63,13 @@ def check_format(fmt: str | None, kind: str) -> str | None:
         raise UnknownFormatError(f"unknown format {fmt!r} for {what}; valid formats: {', '.join(valid)} "
                                  f"(or None to detect it)")
     return fmt.lower()
+
+
+def format_option(fmt: str, kind: str) -> str:
+    """``format='msmarco'`` in Python, ``--run-format msmarco`` (or ``--judgments-format``) on the command
+    line: the fix that names a format, for a message (see :func:`gainscope.errors.option`)."""
+    flag = "--run-format" if kind == "run" else "--judgments-format"
+    return option("format", fmt, cli=f"{flag} {fmt}")
 
 
 def detect_format(path: str | os.PathLike[str], *, kind: str) -> str:
@@ -210,6 +217,6 @@ def _parquet_columns(src: TextFile) -> list[str]:
     import polars as pl
 
     try:
-        return list(pl.read_parquet_schema(src.path))
+        return list(pl.read_parquet_schema(src.binary_source()))
     except (pl.exceptions.PolarsError, OSError):
         return []

@@ -53,6 +53,7 @@ from gainscope.errors import (
     InputError,
     PolicyError,
     UnknownFormatError,
+    option,
 )
 from gainscope.io.text import check_normal_form, normalize_id_columns
 
@@ -82,7 +83,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 PREFERRED = {"query_id": ("query_id",), "doc_id": ("doc_id",), "grade": ("relevance", "grade"),
               "score": ("score",), "rank": ("rank",)}
-_LABEL = {"query_id": "query id", "doc_id": "doc id", "grade": "relevance", "score": "score", "rank": "rank"}
+_LABEL = {"query_id": "query id", "doc_id": "doc id", "grade": "relevance", "score": "score", "rank": "rank",
+          "tag": "run tag"}
 ROLES = {"judgments": ("query_id", "doc_id", "grade"), "run": ("query_id", "doc_id", "score", "rank")}
 _NOT_PROVENANCE = {"iter", "iteration", "q0", "_loc"}
 
@@ -92,10 +94,12 @@ INT_RE = r"^[+-]?[0-9]+$"
 FLOAT_RE = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 NONFINITE_RE = r"^[+-]?(?i:inf|infinity|nan)$"
 NAN_RE = r"^[+-]?(?i:nan)$"
+CONTROL_RE = r"[\x00-\x1F\x7F-\x9F]"  # C0 (NUL, tab, line ends ...), DEL and C1: never inside an id
 _INT = re.compile(INT_RE)
 _FLOAT = re.compile(FLOAT_RE)
 _NONFINITE = re.compile(NONFINITE_RE)
 _NAN = re.compile(NAN_RE)
+_CONTROL = re.compile(CONTROL_RE)
 _COMMA_DECIMAL = re.compile(r"^[+-]?[0-9]*,[0-9]+$")
 _INT64_MAX = 2**63 - 1
 
@@ -164,6 +168,7 @@ class TokenTable:
 # ---------------------------------------------------------------------- options
 ON_CONFLICT = ("error", "max", "min", "first", "last")
 ON_DUPLICATE = ("error", "first", "max")
+EXTRA_COLUMNS = ("error", "ignore")
 
 
 def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
@@ -204,9 +209,11 @@ class RunOptions:
     nan_score: float | None = None
     normalize_ids: str | None = None
     allow_empty: bool = False
+    extra_columns: str = "error"
 
     def __post_init__(self) -> None:
         _choice("on_duplicate", self.on_duplicate, ON_DUPLICATE)
+        _choice("extra_columns", self.extra_columns, EXTRA_COLUMNS)
         object.__setattr__(self, "normalize_ids", check_normal_form(self.normalize_ids))
 
     @staticmethod
@@ -412,7 +419,19 @@ def _id_checks() -> list[_Check]:
                     f"query id and a doc id")
         return describe
 
-    return [_Check(pl.col(c).is_null() | (pl.col(c) == ""), missing(c)) for c in ("query_id", "doc_id")]
+    checks = [_Check(pl.col(c).is_null() | (pl.col(c) == ""), missing(c)) for c in ("query_id", "doc_id")]
+    return checks + [_control_check(c) for c in ("query_id", "doc_id")]
+
+
+def _control_check(role: str) -> _Check:
+    """Ids (and run tags) must not hold control characters: C0 (NUL ...), DEL, C1."""
+    def describe(row: dict[str, Any]) -> str:
+        value = str(row.get(role))
+        char = next(ch for ch in value if _CONTROL.match(ch))
+        where = f" ({_about(row)})" if role == "tag" else ""
+        return (f"a control character (U+{ord(char):04X}) in the {_LABEL[role]} {value!r}{where}; ids must be "
+                f"text without control characters: is the file binary or damaged?")
+    return _Check(pl.col(role).str.contains(CONTROL_RE).fill_null(False), describe)
 
 
 def _grade_message(row: dict[str, Any], float_grades: bool) -> str:
@@ -428,7 +447,7 @@ def _grade_message(row: dict[str, Any], float_grades: bool) -> str:
                                                                  and not math.isfinite(value)):
         return f"relevance must be a finite number; got {shown} for {about}"
     if not float_grades and (isinstance(value, float) or _FLOAT.match(token)):
-        return (f"relevance must be an integer; got {shown} for {about}; use float_grades=True to keep "
+        return (f"relevance must be an integer; got {shown} for {about}; use {option('float_grades')} to keep "
                 f"fractional grades (they are never truncated)")
     if float_grades and _FLOAT.match(token):
         return f"relevance {shown} for {about} is out of range"
@@ -465,8 +484,8 @@ def _score_message(row: dict[str, Any]) -> str:
                 f"instead)")
     token = value if isinstance(value, str) else repr(value)
     if (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and _NAN.match(value)):
-        return (f"score is NaN for {about}; give a number, or read with nan_score='-inf' to rank such "
-                f"documents last")
+        return (f"score is NaN for {about}; give a number, or read with {option('nan_score', '-inf')} to rank "
+                f"such documents last")
     if _COMMA_DECIMAL.match(token):
         return (f"score must be a number; got {token!r} for {about}: decimal commas are not accepted, "
                 f"write {token.replace(',', '.')!r}")
@@ -559,9 +578,9 @@ def _empty_error(kind: str, origin: Origin) -> InconsistentInputError:
     if origin.path:
         return InconsistentInputError(
             f"{origin.path}: no {what} found: the file is empty or holds only comments and blank lines; "
-            f"pass allow_empty=True to accept an empty input")
+            f"pass {option('allow_empty')} to accept an empty input")
     return InconsistentInputError(f"the {'judgments are' if kind == 'judgments' else 'run is'} empty "
-                                  f"(0 rows); pass allow_empty=True to accept an empty input")
+                                  f"(0 rows); pass {option('allow_empty')} to accept an empty input")
 
 
 # ---------------------------------------------------------------------- judgments
@@ -647,7 +666,7 @@ def _conflict_error(conflicting: pl.DataFrame, origin: Origin) -> InconsistentIn
         f"{origin.prefix(other['_loc'])}conflicting judgments for query {first['query_id']!r}, doc "
         f"{first['doc_id']!r}: grade {other['grade']} here, grade {first['grade']} "
         f"{origin.at(first['_loc'])} ({pairs} conflicting pair(s) in all); give each document one grade "
-        f"per query, or read with on_conflict='max', 'min', 'first' or 'last'")
+        f"per query, or read with {option('on_conflict', ('max', 'min', 'first', 'last'))}")
 
 
 def _scale_warnings(frame: pl.DataFrame, scale: tuple[float, float], where: str) -> list[str]:
@@ -681,6 +700,8 @@ def finish_run(table: TokenTable, opts: RunOptions) -> tuple[Run, list[str]]:
         checks += _score_checks(frame.schema["score"], opts.nan_score is None, where)
     if "rank" in frame.columns:
         checks += _rank_checks(frame.schema["rank"], where)
+    if "tag" in frame.columns:
+        checks.append(_control_check("tag"))
     _raise_first_problem(frame, checks, origin)
     frame, value_notes, warns = _convert_run_values(frame, opts, where)
     notes += value_notes
@@ -775,7 +796,7 @@ def _duplicate_error(frame: pl.DataFrame, origin: Origin) -> InconsistentInputEr
     locs = _two_locations(origin, first["_loc"], second["_loc"])
     return InconsistentInputError(
         f"{where}duplicate doc {first['doc_id']!r} for query {first['query_id']!r} ({locs}{extra} duplicate "
-        f"row(s) in all); keep one line per document, or read with on_duplicate='first' or 'max'")
+        f"row(s) in all); keep one line per document, or read with {option('on_duplicate', ('first', 'max'))}")
 
 
 def _two_locations(origin: Origin, a: int, b: int) -> str:
@@ -795,6 +816,6 @@ def _run_tag(frame: pl.DataFrame, where: str, name: str | None) -> tuple[str, li
     if name is not None:
         chosen = f"using {name!r} (name=)"
     else:
-        chosen = f"using the first line's tag {first!r} as the run name (pass name= to choose one)"
+        chosen = f"using the first line's tag {first!r} as the run name (pass {option('name', ...)} to choose one)"
     return first, [f"{where}the run tags differ ({tags.len()} distinct: {first!r}, {tags[1]!r}"
                    f"{', ...' if tags.len() > 2 else ''}); {chosen}"]

@@ -141,6 +141,7 @@ def policies(**fixed: Any) -> st.SearchStrategy[Policies]:
         "relevance_level": st.sampled_from((1, 1, 2, 3, 0, 0.5, 1.5)),
         "negative_grades": st.sampled_from(("unjudged", "nonrelevant")),
         "undefined": st.sampled_from(("zero", "skip")),
+        "score_precision": st.sampled_from(("float64", "float32")),
     }
     unknown = set(fixed) - set(choices)
     if unknown:
