@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from gainscope.errors import FormatError, InputWarning, UnknownFormatError
-from gainscope.io import detect_format, read_judgments, read_run, write_judgments, write_run
+from gainscope.errors import FormatError, InputWarning, UnknownFormatError, spell
+from gainscope.io import detect_format, read_judgments, read_run, trec, write_judgments, write_run
 from gainscope.io.frames import JudgmentOptions, RunOptions
 from gainscope.io.text import TextFile
 from gainscope.io.trec import (
@@ -211,6 +211,57 @@ def test_header_row_in_a_run_file(tmp_path: Path) -> None:
                "none: delete it, or read the file as a table with format='tsv' or format='csv'")
     with pytest.raises(FormatError, match=re.escape(message)):
         read_run(path)
+
+
+# ---------------------------------------------------------------------- MS MARCO only on evidence (issue 13, item 2)
+NOT_RANKS = ("cannot tell this run's format: its lines have 3 columns as MS MARCO runs (query_id doc_id rank), "
+             "but the third column is not each query's rank sequence 1, 2, 3 ... ({found}); if it holds ranks, "
+             "read with format='msmarco'; if it holds scores, write the run in TREC format (query_id Q0 doc_id "
+             "rank score run_tag) or as a table with a header line (query_id, doc_id, score) and read it with "
+             "format='tsv' or format='csv'")
+
+
+@pytest.mark.parametrize(("content", "line", "found"), [
+    ("q1 d1 30\nq1 d2 20\n", 1, "query 'q1' has '30' where rank 1 belongs"),  # scores: was read as ranks, reversed
+    ("q1 d1 1\nq1 d2 3\n", 2, "query 'q1' has '3' where rank 2 belongs"),
+    ("q1 d1 2\nq1 d2 1\n", 1, "query 'q1' has '2' where rank 1 belongs"),
+    ("q1 d1 1\nq2 d1 1\nq1 d2 2\n", 3, "query 'q1' comes back after other queries"),
+    ("q1 d1 1\nq1 d2 0.5\n", 2, "query 'q1' has '0.5' where rank 2 belongs"),
+])
+def test_three_columns_that_are_not_rank_sequences_are_refused(tmp_path: Path, content: str, line: int,
+                                                               found: str) -> None:
+    path = write(tmp_path, "run.txt", content)
+    message = f"{path}:{line}: " + NOT_RANKS.format(found=found)
+    with pytest.raises(UnknownFormatError, match=re.escape(message)):
+        detect_format(path, kind="run")
+    with pytest.raises(UnknownFormatError, match=re.escape(message)):
+        read_run(path)
+    if "0.5" not in content:
+        assert read_run(path, format="msmarco").frame["rank"].to_list()  # told they are ranks: read as ranks
+
+
+def test_rank_sequences_are_checked_beyond_what_detection_reads(tmp_path: Path) -> None:
+    lines = [f"q{q:04d}\td{d}\t{d + 1}" for q in range(4000) for d in range(10)]  # about 500 KB, 40,000 lines
+    lines[39_990] = "q3999\td0\t30"  # the last query's first line: far beyond the 64 KB detection reads
+    path = write(tmp_path, "run.tsv", "\n".join(lines) + "\n")
+    assert detect_format(path, kind="run") == "msmarco"  # the first lines are rank sequences
+    message = f"{path}:39991: " + NOT_RANKS.format(found="query 'q3999' has '30' where rank 1 belongs")
+    for threshold in (0, 10**18):  # the fast reader (no line numbers: it hands over) and the careful one
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(trec, "FAST_MIN_BYTES", threshold)
+            with pytest.raises(UnknownFormatError, match=re.escape(message)):
+                read_run(path)
+    lines[39_990] = "q3999\td0\t1"
+    write(tmp_path, "run.tsv", "\n".join(lines) + "\n")
+    assert len(read_run(path)) == 40_000
+
+
+def test_spelling_of_the_format_fix_on_the_command_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.txt", "q1 d1 30\nq1 d2 20\n")
+    with pytest.raises(UnknownFormatError) as info:
+        read_run(path)
+    assert "read with --run-format msmarco; if it holds scores" in spell(info.value, "cli")
+    assert "read it with --run-format tsv or --run-format csv" in spell(info.value, "cli")
 
 
 # ---------------------------------------------------------------------- format detection

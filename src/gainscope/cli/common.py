@@ -192,6 +192,16 @@ def reader_options(fn: F) -> F:
     return with_options(fn, options)
 
 
+def nan_score_of(value: str) -> str | float:
+    """The ``--nan-score`` value as the readers take it: ``"error"`` or a number."""
+    if value == "error":
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(f"expected 'error' or a number; got {value!r}", param_hint="--nan-score") from None
+
+
 def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
     """Read judgments and runs with the reader options popped from ``kwargs``."""
     j, options = read_judgments_and_run_options(judgments, kwargs)
@@ -204,13 +214,7 @@ def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tu
     """Read the judgments with the reader options popped from ``kwargs``; return the run reading options."""
     from gainscope.io import read_judgments
 
-    nan = kwargs.pop("nan_score")
-    nan_score: str | float = nan
-    if nan != "error":
-        try:
-            nan_score = float(nan)
-        except ValueError:
-            raise click.BadParameter(f"expected 'error' or a number; got {nan!r}", param_hint="--nan-score") from None
+    nan_score = nan_score_of(kwargs.pop("nan_score"))
     norm, encoding, allow_empty = kwargs.pop("normalize_ids"), kwargs.pop("encoding"), kwargs.pop("allow_empty")
     j = read_judgments(judgments, format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
                        float_grades=kwargs.pop("float_grades"), normalize_ids=norm, encoding=encoding,

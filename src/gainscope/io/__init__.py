@@ -195,7 +195,8 @@ def _read_run(source: Any, fmt: str | None, opts: RunOptions, encoding: str) -> 
         raise InputError(f"cannot read a run from a {type(source).__name__}; give a path, a binary file object, "
                          f"a polars or pandas DataFrame, a dict {{query_id: {{doc_id: score}}}} or a Run")
     src = source if isinstance(source, TextFile) else TextFile(source, encoding)
+    detected = fmt is None
     fmt = fmt or detect_text_format(src, "run")
     if fmt in ("trec", "msmarco"):
-        return read_trec_run(src, fmt, opts)
+        return read_trec_run(src, fmt, opts, check_ranks=detected and fmt == "msmarco")
     return finish_run(_load_table(src, "run", fmt), opts)

@@ -52,7 +52,7 @@ import polars as pl
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
 from gainscope.errors import FormatError, PolicyError, option
-from gainscope.io.detect import format_option
+from gainscope.io.detect import format_option, not_ranks_error
 from gainscope.io.frames import (
     ALIASES,
     JudgmentOptions,
@@ -73,6 +73,7 @@ __all__ = [
     "LineProblem",
     "LineStats",
     "careful_table",
+    "check_rank_sequences",
     "fast_table",
     "normalise_whitespace",
     "read_trec_judgments",
@@ -500,6 +501,25 @@ def _table(src: TextFile, layout: Layout, engine: str, finish: Callable[[TokenTa
     return finish(careful_table(src, layout))
 
 
+def check_rank_sequences(table: TokenTable, name: str) -> None:
+    """Refuse a detected MS MARCO run unless each query's rank column is 1, 2, ..., n in order, its lines
+    together (the evidence detection saw in the first lines, checked on every line)."""
+    frame = table.frame
+    group = (pl.col("query_id") != pl.col("query_id").shift(1)).fill_null(True).cum_sum()
+    expected = pl.int_range(1, pl.len() + 1).over(group)
+    checked = frame.with_columns(group.alias("_g"), expected.alias("_want"),
+                                 pl.col("rank").cast(pl.Int64, strict=False).alias("_r"))
+    comes_back = pl.col("_g") != pl.col("_g").first().over("query_id")
+    bad = checked.filter(comes_back | (pl.col("_r") != pl.col("_want")).fill_null(True))
+    if not bad.height:
+        return
+    if "_loc" not in frame.columns:
+        raise NeedLocations
+    row = bad.row(0, named=True)
+    want = 0 if row["_g"] != checked.filter(pl.col("query_id") == row["query_id"])["_g"][0] else row["_want"]
+    raise not_ranks_error(name, row["_loc"], row["query_id"], row["rank"], want)
+
+
 def read_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *, engine: str = "auto",
                         notes: Sequence[str] = ()) -> tuple[Judgments, list[str]]:
     """Read TREC (``fmt="trec"``) or 3-column (``"qrels3"``) qrels; returns them and the warnings to emit.
@@ -516,13 +536,18 @@ def read_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *, engin
 
 
 def read_trec_run(src: TextFile, fmt: str, opts: RunOptions, *, engine: str = "auto",
-                  notes: Sequence[str] = ()) -> tuple[Run, list[str]]:
-    """Read a TREC (``fmt="trec"``) or MS MARCO (``"msmarco"``) run; same options as for qrels."""
+                  notes: Sequence[str] = (), check_ranks: bool = False) -> tuple[Run, list[str]]:
+    """Read a TREC (``fmt="trec"``) or MS MARCO (``"msmarco"``) run; same options as for qrels.
+
+    ``check_ranks`` (an MS MARCO format that was detected, not given): every query's rank column must be its
+    rank sequence 1, 2, ..., n in order, else the format is refused (see :mod:`gainscope.io.detect`)."""
     default_name = src.stem if fmt == "msmarco" else None
 
     def finish(table: TokenTable) -> tuple[Run, list[str]]:
         table.default_name = default_name
         table.notes.extend(notes)
+        if check_ranks:
+            check_rank_sequences(table, src.name)
         return finish_run(table, opts)
 
     layout = LAYOUTS[("run", fmt)]
