@@ -33,7 +33,7 @@ from collections.abc import Iterable
 
 from gainscope.errors import PolicyError, UnknownFormatError, option
 from gainscope.io.frames import ALIASES
-from gainscope.io.text import BOM, TextFile
+from gainscope.io.text import BOM, HEAD_BYTES, TextFile
 
 __all__ = ["FORMATS", "KINDS", "check_format", "detect_format", "detect_text_format", "format_option", "guess_kind",
            "not_ranks_error", "rank_sequence_problem"]
@@ -162,8 +162,9 @@ def _sniff(head: bytes, kind: str, name: str) -> str:
     tokens = line.split()
     if len(tokens) == 3 and kind == "judgments" and _INT.match(tokens[2]):
         return "qrels3"
-    if len(tokens) == 3 and kind == "run":
-        problem = rank_sequence_problem(_data_rows(head))
+    rows = _data_rows(head)
+    if len(tokens) == 3 and kind == "run" and rows:
+        problem = rank_sequence_problem(rows)
         if problem is not None:
             raise not_ranks_error(name, *problem)
         return "msmarco"
@@ -171,8 +172,11 @@ def _sniff(head: bytes, kind: str, name: str) -> str:
 
 
 def _data_rows(head: bytes) -> list[tuple[int, list[str]]]:
-    """The complete lines of the head that are not comments or blank: (line number, tokens)."""
-    lines = head.split(b"\n")[:-1] if b"\n" in head else [head]
+    """The complete lines of the head that are not comments or blank: (line number, tokens). A head that
+    ends inside its first line (longer than the head) gives none: no evidence."""
+    lines = head.split(b"\n")
+    if len(head) >= HEAD_BYTES and not head.endswith(b"\n"):
+        lines = lines[:-1]  # the last line may go on beyond the head
     return [(number, raw.decode("utf-8", "replace").split()) for number, raw in enumerate(lines, start=1)
             if raw.strip() and not raw.startswith(b"#")]
 
@@ -195,14 +199,18 @@ def rank_sequence_problem(rows: Iterable[tuple[int, list[str]]]) -> tuple[int, s
     return None
 
 
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def not_ranks_error(name: str, line: int, qid: str, value: str, want: int) -> UnknownFormatError:
     """The refusal of a 3-column run whose third column is not a rank sequence per query."""
     if want == 0 and value == "":
         found = "a line without 3 columns"
     elif want == 0:
-        found = f"query {qid!r} comes back after other queries"
+        found = f"query {_short(qid)!r} comes back after other queries"
     else:
-        found = f"query {qid!r} has {value!r} where rank {want} belongs"
+        found = f"query {_short(qid)!r} has {_short(value)!r} where rank {want} belongs"
     return UnknownFormatError(
         f"{name}:{line}: cannot tell this run's format: its lines have 3 columns as MS MARCO runs "
         f"(query_id doc_id rank), but the third column is not each query's rank sequence 1, 2, 3 ... ({found}); "
