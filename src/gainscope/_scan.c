@@ -652,13 +652,15 @@ static int start_query(Scan *s, const char *id, size_t n) {
     return local_fill(&s->judged, s->ix, s->query);
 }
 
-/* byte classes: 0 data, 1 whitespace, 2 carriage return, 3 refuse (a control character or outside ASCII) */
+/* byte classes: 0 data, 1 whitespace (CR included: a CR is refused only before more data on its line),
+ * 3 refuse (a control character or outside ASCII), 4 line feed */
 static unsigned char CLASS[256];
 
 static void init_classes(void) {
     for (int c = 0; c < 256; c++) CLASS[c] = c >= 0x7f || c < 0x20 ? 3 : 0;
     CLASS[' '] = CLASS['\t'] = CLASS['\v'] = CLASS['\f'] = 1;
-    CLASS['\r'] = 2;
+    CLASS['\r'] = 1;
+    CLASS['\n'] = 4;
 }
 
 /* Add one ranked document. Returns 0, or -1 with s->reason set (or s->nomem), and 1 in *new_query when
@@ -735,41 +737,45 @@ static int lone_cr(const char *p, const char *end) {
     const char *cr = memchr(p, '\r', (size_t)(end - p));
     if (!cr) return 0;
     for (const char *q = cr; q < end; q++)
-        if (CLASS[(unsigned char)*q] != 1 && CLASS[(unsigned char)*q] != 2) return 1;
+        if (CLASS[(unsigned char)*q] != 1) return 1;
     return 0;
 }
 
 /* Scan the complete lines of [*pp, end): every line that ends with '\n', and the last one too when at_eof.
  * Leaves *pp at the first byte not consumed (the start of an incomplete line). 0, or -1 with s->reason set
- * (or s->nomem). */
+ * (or s->nomem). One pass over the bytes: the tokenizer finds the line end. */
 static int scan_lines(Scan *s, const char **pp, const char *end, int at_eof) {
     const char *p = *pp;
     while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *line_start = p;
         int64_t line = s->line + 1;
-        if (!nl) {
-            if ((size_t)(end - p) > MAX_LINE) STOP("a line longer than the limit");
-            if (!at_eof) break;
-            nl = end;
-        }
-        s->line = line;
-        if ((size_t)(nl - p) > MAX_LINE) STOP("a line longer than the limit");
-        const char *next = nl < end ? nl + 1 : end;
-        if (lone_cr(p, nl)) STOP("a carriage return followed by more data on its line");
         if (*p == '#') { /* a comment: '#' as the line's first byte */
-            p = next;
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl && !at_eof) {
+                if ((size_t)(end - p) > MAX_LINE) STOP("a line longer than the limit");
+                break;
+            }
+            if (!nl) nl = end;
+            if ((size_t)(nl - p) > MAX_LINE) STOP("a line longer than the limit");
+            if (lone_cr(p, nl)) STOP("a carriage return followed by more data on its line");
+            s->line = line;
+            p = nl < end ? nl + 1 : end;
             continue;
         }
         const char *tok[6];
         size_t len[6];
         int nt = 0;
-        while (p < nl) {
-            while (p < nl && CLASS[(unsigned char)*p] == 1) p++;
-            if (p >= nl) break;
+        unsigned char c = 0;
+        for (;;) {
+            const char *gap = p;
+            while (p < end && (c = CLASS[(unsigned char)*p]) == 1) p++;
+            if (p >= end || c == 4) break;
+            /* a CR in the whitespace before a token: lines ended by CR alone (one byte: one comparison) */
+            if (p > gap && (p - gap == 1 ? *gap == '\r' : memchr(gap, '\r', (size_t)(p - gap)) != NULL))
+                STOP("a carriage return followed by more data on its line");
             const char *t = p;
-            unsigned char c = 0;
-            while (p < nl && (c = CLASS[(unsigned char)*p]) == 0) p++;
-            if (p < nl && c == 3) STOP("a byte outside ASCII or a control character");
+            while (p < end && (c = CLASS[(unsigned char)*p]) == 0) p++;
+            if (p < end && c == 3) STOP("a byte outside ASCII or a control character");
             if (nt < 6) {
                 tok[nt] = t;
                 len[nt] = (size_t)(p - t);
@@ -777,9 +783,14 @@ static int scan_lines(Scan *s, const char **pp, const char *end, int at_eof) {
                 STOP("a line with more than 6 columns");
             }
             nt++;
-            if (p < nl && c == 2) p++; /* a CR that ends the line's data (lone_cr checked the rest) */
         }
-        p = next;
+        if ((size_t)(p - line_start) > MAX_LINE) STOP("a line longer than the limit");
+        if (p >= end && !at_eof) { /* an incomplete line: wait for more bytes */
+            p = line_start;
+            break;
+        }
+        s->line = line;
+        if (p < end) p++; /* the newline */
         if (nt == 0) continue; /* blank line */
         if (nt < 6) STOP("a line with fewer than 6 columns");
         s->lines++;

@@ -147,7 +147,32 @@ UNUSUAL = {
     "header row": ["qid Q0 docno rank score tag", *GOOD],
     "only comments": ["# nothing here"],
     "qrels given as a run": ["q1 0 d1 1", "q1 0 d2 0"],
+    "seven columns": [*GOOD[:2], "q1 Q0 d9 3 1 tag more"],
+    "lines ended by CR alone": ["\r".join(GOOD)],
+    "a CR, a space, then data": [GOOD[0], "q1 Q0 d2 2\r 3.5 tag", *GOOD[2:]],
+    "a CR in a comment, then data": ["# note\rq1 Q0 d7 1 1 tag", *GOOD],
+    "a NUL in a doc id": [GOOD[0], "q1 Q0 d\x002 2 3.5 tag", *GOOD[2:]],
+    "a control character in a tag": [*GOOD[:3], "q2 Q0 d5 1 2 ta\x07g"],
+    "DEL in a query id": ["q\x7f1 Q0 d1 1 3.5 tag", *GOOD[1:]],
+    "a line over 1 MiB": [GOOD[0], "q1 Q0 d2 2 3.5 tag" + " " * (1 << 20), *GOOD[2:]],
+    "a comment over 1 MiB": ["#" * ((1 << 20) + 1), *GOOD],
 }
+
+
+PLAIN_ENOUGH = {"a CR in trailing whitespace": [GOOD[0] + " \r \r", *GOOD[1:]],
+                "a comment of exactly 1 MiB": ["#" * (1 << 20), *GOOD]}
+
+
+@needs_native
+@pytest.mark.parametrize("case", sorted(PLAIN_ENOUGH))
+def test_what_the_scanner_takes_near_its_limits(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(PLAIN_ENOUGH[case]) + "\n", encoding="utf-8")
+    prepared = _prepared(**PREPARED)
+    assert not isinstance(scan_trec_run(prepared, path, Policies()), str)
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, Policies())
+    assert_same(fast, slow)
+    assert fast_warnings == slow_warnings
 
 
 @needs_native
