@@ -48,7 +48,10 @@ or a warning gives the Python spelling, :func:`spell` either one.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import warnings
+from collections.abc import Iterator
 
 __all__ = [
     "BudgetExceededError",
@@ -71,6 +74,7 @@ __all__ = [
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
+    "about",
     "format_ids",
     "option",
     "spell",
@@ -195,6 +199,26 @@ class QueryCoverageWarning(GainscopeWarning):
 
 class UndefinedMetricWarning(GainscopeWarning):
     """A metric is undefined for some queries (for example no relevant document) and a policy filled it."""
+
+
+@contextlib.contextmanager
+def about(label: str) -> Iterator[None]:
+    """Make every gainscope warning raised inside start with ``label`` (a run's file or name) unless it already
+    names it: with several runs, each warning says which run it is about. The warnings are re-emitted when the
+    block ends, with their category and origin."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        for w in caught:
+            message: Warning | str = w.message
+            if isinstance(message, GainscopeWarning):
+                text = BaseException.__str__(message)
+                if not text.startswith(f"{label}:"):
+                    message = type(message)(f"{label}: {text}")
+            warnings.warn_explicit(message, w.category, w.filename, w.lineno, source=w.source)
 
 
 def format_ids(ids: list[str] | tuple[str, ...], limit: int = 5) -> str:

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -19,13 +21,13 @@ from gainscope.core.judged_run import JudgedRun, PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import MetricError, UndefinedMetricWarning, format_ids, option
+from gainscope.errors import MetricError, UndefinedMetricWarning, about, format_ids, option
 from gainscope.metrics.base import Metric, RankedQuery
 from gainscope.metrics.context import Context
 from gainscope.metrics.names import parse_metric
 from gainscope.results import Results
 
-__all__ = ["compute", "evaluate", "evaluate_runs", "ranked_query", "resolve_metrics"]
+__all__ = ["compute", "evaluate", "evaluate_runs", "ranked_query", "resolve_metrics", "run_label"]
 
 MetricsArg = str | Metric | Iterable[str | Metric]
 
@@ -164,18 +166,29 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
 
 def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics: MetricsArg, *,
                   policies: Policies | None = None, **policy_kwargs: Any) -> list[Results]:
-    """Evaluate several runs against the same judgments (read and prepared once)."""
+    """Evaluate several runs against the same judgments (read and prepared once). Each warning names the run
+    it is about (its path, or its name)."""
     pol = _as_policies(policies, policy_kwargs)
     mets = resolve_metrics(metrics)
     for m in mets:
         m.check_policies(pol)
     j = _as_judgments(judgments)
     prepared = PreparedJudgments.of(j, pol.negative_grades)  # once, whatever the number of runs
+    run_list = list(runs)
     out = []
-    for run in runs:
-        jr, run_notes = _judged(prepared, run, pol)
-        out.append(compute(jr, mets, notes=tuple(j.notes) + run_notes))
+    for i, run in enumerate(run_list):
+        with about(run_label(run, i)) if len(run_list) > 1 else contextlib.nullcontext():
+            jr, run_notes = _judged(prepared, run, pol)
+            out.append(compute(jr, mets, notes=tuple(j.notes) + run_notes))
     return out
+
+
+def run_label(run: Any, index: int) -> str:
+    """How warnings name a run when there are several: its path as given, else its name, else its number."""
+    if isinstance(run, (str, os.PathLike)):
+        return "<stdin>" if run == "-" else os.fspath(run)
+    name = getattr(run, "name", None)
+    return name if isinstance(name, str) and name else f"run {index + 1}"
 
 
 def ranked_query(jr: JudgedRun, index: int) -> RankedQuery:

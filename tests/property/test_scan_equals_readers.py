@@ -352,3 +352,26 @@ def test_one_huge_query_is_not_cut_and_the_search_stays_linear(tmp_path: Path) -
     started = time.perf_counter()
     assert _parts(str(path), path.stat().st_size, 4) == [(0, path.stat().st_size)]
     assert time.perf_counter() - started < 5  # each line parsed once (it was quadratic)
+
+
+@needs_native
+def test_float32_scores_in_the_scanner_as_in_the_readers(tmp_path: Path) -> None:
+    """score_precision='float32' (trec_eval 9, pytrec_eval): 1.00000001 and 1.0 tie, ordered by doc id."""
+    prepared = _prepared(q={"a": 1, "b": 0, "c": 2})
+    path = tmp_path / "run.txt"
+    path.write_text("q Q0 a 1 1.00000001 t\nq Q0 b 2 1.0 t\nq Q0 c 3 1e39 t\n", encoding="utf-8")
+    for precision in ("float64", "float32"):
+        policies = Policies(score_precision=precision)
+        (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
+        assert_same(fast, slow)
+        assert fast_warnings == slow_warnings
+        memory = outcome(lambda: judged_run_of_run(prepared, read_run(path), policies))[0]  # noqa: B023
+        assert_same(memory, slow)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tie, announced
+        order32 = judged_run_of(prepared, path, Policies(score_precision="float32"))[0]
+        order64 = judged_run_of(prepared, path, Policies())[0]
+    assert order64.scores.tolist() == [1e39, 1.00000001, 1.0]
+    assert order64.grades.tolist() == [2, 1, 0]  # c, a, b
+    assert order32.scores.tolist() == [float("inf"), 1.0, 1.0]  # 1e39 is beyond float32: inf, as a C float
+    assert order32.grades.tolist() == [2, 0, 1]  # c, then the tie by doc id descending: b, a

@@ -10,10 +10,12 @@ missing optional dependency). Messages name options as flags (``--on-duplicate f
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +29,7 @@ from gainscope.errors import (
     MetricError,
     MissingDependencyError,
     PolicyError,
+    about,
     spell,
 )
 
@@ -204,6 +207,7 @@ def nan_score_of(value: str) -> str | float:
 
 def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
     """Read judgments and runs with the reader options popped from ``kwargs``."""
+    one_stdin(judgments, *runs)
     j, options = read_judgments_and_run_options(judgments, kwargs)
     from gainscope.io import read_run
 
@@ -235,15 +239,35 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
     from gainscope.evaluation import compute
     from gainscope.io.scan import judged_run_of
 
-    if names and len(names) != len(runs):
-        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+    check_names(names, runs)
     policies = Policies.from_kwargs(**policies_from(kwargs))
     for m in metrics:
         m.check_policies(policies)
+    one_stdin(judgments, *runs)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
     prepared = PreparedJudgments.of(judg, policies.negative_grades)
     out = []
     for i, run in enumerate(runs):
-        jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
-        out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes))
+        with about_run(runs, i):
+            jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
+            out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes))
     return out
+
+
+def about_run(runs: Sequence[str], index: int) -> AbstractContextManager[None]:
+    """The warning context of the ``index``-th of ``runs``: with several, each warning names its run."""
+    from gainscope.evaluation import run_label
+
+    return about(run_label(runs[index], index)) if len(runs) > 1 else contextlib.nullcontext()
+
+
+def check_names(names: Sequence[str], runs: Sequence[str]) -> None:
+    """``--name`` values: none, or one per run."""
+    if names and len(names) != len(runs):
+        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+
+
+def one_stdin(*inputs: str) -> None:
+    """Refuse more than one input given as ``-`` (standard input can be read once)."""
+    if sum(i == "-" for i in inputs) > 1:
+        raise click.UsageError("only one input can be read from standard input (-); give the others as files")

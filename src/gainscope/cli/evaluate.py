@@ -9,8 +9,11 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    about_run,
+    check_names,
     emit,
     guarded,
+    one_stdin,
     policies_from,
     policy_options,
     read_judgments_and_run_options,
@@ -33,6 +36,8 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
               default="table", show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
+@click.option("--name", "run_names", multiple=True,
+              help="Name the runs, one --name per run in order (default: each run's tag).")
 @click.option("-N", "--num-docs", type=click.IntRange(min=0), default=0,
               help="Documents in the collection, for utility's last term (trec_eval -N).")
 @click.option("--trec-eval-version", type=click.Choice(["10", "9"]), default="10", show_default=True,
@@ -42,7 +47,8 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 @reader_options
 @guarded
 def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], per_query: bool, fmt: str,
-                 output: Path | None, num_docs: int, trec_eval_version: str, **kwargs: Any) -> None:
+                 output: Path | None, run_names: tuple[str, ...], num_docs: int, trec_eval_version: str,
+                 **kwargs: Any) -> None:
     """Evaluate RUN(s) against JUDGMENTS.
 
     Conventions default to trec_eval's (ties by doc id descending, missing queries score 0 as with -c,
@@ -76,13 +82,17 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
         m.check_policies(policies)
     from gainscope.io.scan import judged_run_of
 
+    one_stdin(judgments, *runs)
+    check_names(run_names, runs)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
     prepared = PreparedJudgments.of(judg, policies.negative_grades)  # once for all runs
     all_results = []
     chunks = []
-    for run in runs:
-        jr, run_notes = judged_run_of(prepared, run, policies, **run_options)
-        res = compute(jr, mets, notes=tuple(judg.notes) + run_notes)
+    for i, run in enumerate(runs):
+        with about_run(runs, i):
+            name = run_names[i] if run_names else None
+            jr, run_notes = judged_run_of(prepared, run, policies, name=name, **run_options)
+            res = compute(jr, mets, notes=tuple(judg.notes) + run_notes)
         all_results.append(res)
         if fmt == "trec_eval":
             rel_item = next((it for it in items if it.family == "relstring"), None)
