@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -27,17 +28,23 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 pytestmark = pytest.mark.parity
 
 
-def _random_data(seed: int) -> tuple[dict, dict]:
+def _coarse_scores(rng: random.Random, ranked: list[str]) -> dict[str, float]:
+    """Coarse scores: many ties, broken by doc id descending in both tools."""
+    return {d: float(rng.randint(0, 8)) for d in ranked}
+
+
+def _random_data(seed: int, queries: int = 30,
+                 scores: Callable[[random.Random, list[str]], dict[str, float]] = _coarse_scores
+                 ) -> tuple[dict, dict]:
     rng = random.Random(seed)
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
-    for q in range(30):
+    for q in range(queries):
         qid = f"q{q}"
         docs = [f"d{rng.randint(0, 60)}" for _ in range(rng.randint(1, 40))]
         qrels[qid] = {d: rng.choice([-1, 0, 0, 0, 1, 1, 2, 3, 4]) for d in docs}
-        ranked = {f"d{rng.randint(0, 80)}" for _ in range(rng.randint(1, 60))}
-        # coarse scores: many ties, broken by doc id descending in both tools
-        run[qid] = {d: float(rng.randint(0, 8)) for d in ranked}
+        ranked = sorted({f"d{rng.randint(0, 80)}" for _ in range(rng.randint(1, 60))})
+        run[qid] = scores(rng, ranked)
     return qrels, run
 
 
@@ -84,23 +91,18 @@ def test_gm_map_matches_pytrec_eval_aggregate() -> None:
         assert np.isfinite(results[ours])
 
 
+def _near_ties(rng: random.Random, ranked: list[str]) -> dict[str, float]:
+    """Random double scores, unrounded, a third of them pairs that differ as doubles but tie as float32
+    (1.00000001 and 1.0: pytrec_eval, a trec_eval 9 engine, stores scores as C floats)."""
+    scores = {d: rng.random() * 10 ** rng.randint(-3, 3) for d in ranked}
+    for d in rng.sample(ranked, len(ranked) // 3):
+        base = rng.choice([1.0, 0.5, 3.0, 1e-3])
+        scores[d] = base + rng.choice([0, 1, 2, 3]) * base * 1e-8
+    return scores
+
+
 def _unrounded_data(seed: int) -> tuple[dict, dict]:
-    """Random double scores, unrounded, and pairs that differ as doubles but tie as float32 (1.00000001 and
-    1.0: pytrec_eval, a trec_eval 9 engine, stores scores as C floats)."""
-    rng = random.Random(seed)
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    for q in range(40):
-        qid = f"q{q}"
-        docs = [f"d{rng.randint(0, 60)}" for _ in range(rng.randint(1, 40))]
-        qrels[qid] = {d: rng.choice([-1, 0, 0, 0, 1, 1, 2, 3, 4]) for d in docs}
-        ranked = sorted({f"d{rng.randint(0, 80)}" for _ in range(rng.randint(1, 60))})
-        scores = {d: rng.random() * 10 ** rng.randint(-3, 3) for d in ranked}
-        for d in rng.sample(ranked, len(ranked) // 3):  # near-ties: distinct doubles, one float32
-            base = rng.choice([1.0, 0.5, 3.0, 1e-3])
-            scores[d] = base + rng.choice([0, 1, 2, 3]) * base * 1e-8
-        run[qid] = scores
-    return qrels, run
+    return _random_data(seed, queries=40, scores=_near_ties)
 
 
 def _differences(qrels: dict, run: dict, policies: Policies) -> tuple[int, int]:
