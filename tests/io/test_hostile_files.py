@@ -347,3 +347,16 @@ def test_one_message_two_spellings(tmp_path: Path, content: str | bytes, read: d
 
 def test_memory_use_of_the_interpreter_is_measurable() -> None:
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0  # the bounded-memory test relies on it
+
+
+def test_query_and_document_texts_follow_the_same_file_rules(tmp_path: Path) -> None:
+    from gainscope.io.texts import read_documents, read_queries
+
+    with pytest.raises(FileAccessError, match=re.escape(f"no such file: {str(tmp_path / 'q.jsonl')!r}")):
+        read_queries(tmp_path / "q.jsonl")
+    fifo = tmp_path / "corpus.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(FileAccessError, match="is a FIFO"):  # not opened: no writer would be waited for
+        read_documents(fifo)
+    with pytest.raises(FileAccessError, match="is a folder without queries.jsonl"):
+        read_queries(tmp_path)

@@ -9,8 +9,16 @@ Rules implemented here, shared by every file reader:
   Bytes that are not valid in the encoding stop the reading with a :class:`~gainscope.errors.FormatError`
   that names the file, the line and the byte offset, and suggests ``encoding=``. Any other encoding is
   decoded once and handed on as UTF-8 text, so the rest of the package only ever sees UTF-8 bytes.
-* **Lines.** Lines end at ``\\n``; a ``\\r`` before it is whitespace like any other. Line numbers are
-  1-based and count every physical line, comments and blank lines included.
+* **Lines.** Lines end at ``\\n``; a ``\\r`` before it is whitespace like any other (the TREC readers refuse
+  one followed by more data). Line numbers are 1-based and count every physical line, comments and blank
+  lines included. A line is read at most :data:`MAX_LINE_BYTES` (1 MiB; a JSON Lines record
+  :data:`MAX_RECORD_BYTES`, 64 MiB) at a time: a longer one is a FormatError naming it, so a file without
+  line ends is never gathered whole.
+* **Files.** Only regular files are opened (symbolic links followed): a missing path, a directory, a device
+  such as ``/dev/zero`` or a FIFO is a :class:`~gainscope.errors.FileAccessError`, raised before anything is
+  opened. ``"-"`` (and a binary file object) is standard input, read once, whole. A file whose size changes
+  while it is read is a FileAccessError too. Damaged gzip data (truncated, corrupt, a bad checksum) is a
+  FormatError naming the file.
 * **Unicode forms of ids.** Ids are compared as exact strings, so ``"café"`` written with a combining
   accent (NFD) does not match the precomposed form (NFC). With ``normalize_ids="NFC"`` (or ``"NFKC"``,
   ``"NFD"``, ``"NFKD"``) every id is normalised and the number of ids changed goes into the notes;
@@ -40,6 +48,7 @@ from gainscope.errors import FileAccessError, FormatError, InputError, PolicyErr
 __all__ = [
     "BOM",
     "MAX_LINE_BYTES",
+    "MAX_RECORD_BYTES",
     "NORMAL_FORMS",
     "STDIN",
     "TextFile",
@@ -47,6 +56,7 @@ __all__ = [
     "decode_utf8",
     "is_stream",
     "normalize_id_columns",
+    "regular_file_size",
 ]
 
 BOM = b"\xef\xbb\xbf"
@@ -54,6 +64,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
 HEAD_BYTES = 1 << 16
 MAX_LINE_BYTES = 1 << 20  # the longest line a line-based reader takes (TREC lines are about 100 bytes)
+MAX_RECORD_BYTES = 1 << 26  # the longest line of JSON Lines (one record, which may carry texts)
 STDIN = "-"
 
 
@@ -119,7 +130,7 @@ class TextFile:
         self.on_disk = True
         self.path = os.fspath(source)
         self.name = str(source)
-        self._raw_size = _regular_file_size(self.path, self.name)
+        self._raw_size = regular_file_size(self.path, self.name)
         try:
             with open(self.path, "rb") as fh:
                 self.gzip = fh.read(2) == GZIP_MAGIC
@@ -339,7 +350,7 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
           (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
 
 
-def _regular_file_size(path: str, name: str) -> int:
+def regular_file_size(path: str, name: str) -> int:
     """The size of the regular file at ``path`` (symbolic links followed); anything else is refused without
     opening it (a FIFO without a writer would block, a device such as /dev/zero never ends)."""
     try:

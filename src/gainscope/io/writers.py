@@ -99,7 +99,7 @@ def _check_trec_ids(frame: pl.DataFrame, fmt: str) -> None:
     if bad.height:
         raise InputError(f"cannot write {fmt} format: query id {bad['query_id'][0]!r} starts with '#' and "
                          f"would read back as a comment line; write JSONL, CSV or Parquet instead "
-                         f"(format='jsonl')")
+                         f"({option('format', 'jsonl')})")
 
 
 def _lines(frame: pl.DataFrame, columns: list[pl.Expr], separator: str = " ") -> bytes:
