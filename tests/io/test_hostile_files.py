@@ -358,5 +358,5 @@ def test_query_and_document_texts_follow_the_same_file_rules(tmp_path: Path) -> 
     os.mkfifo(fifo)
     with pytest.raises(FileAccessError, match="is a FIFO"):  # not opened: no writer would be waited for
         read_documents(fifo)
-    with pytest.raises(FileAccessError, match="is a folder without queries.jsonl"):
+    with pytest.raises(FileAccessError, match=re.escape("is a folder without queries.jsonl")):
         read_queries(tmp_path)
