@@ -198,3 +198,10 @@ def test_dash_from_a_real_shell_pipe() -> None:
     plain = subprocess.run([sys.executable, "-m", "gainscope", "evaluate", QRELS, BM25, "-m", "AP", "--format", "csv"],
                            capture_output=True, check=False)
     assert done.stdout == plain.stdout
+
+
+def test_report_and_junit_writes_name_the_path_on_a_full_disk(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    code, _, err = run_cli("gate", QRELS, BM25, "--fail-if", "AP < 0.01", "--junit", "/dev/full")
+    assert (code, err.splitlines()[-1]) == (4, "error: cannot write /dev/full: No space left on device")
