@@ -18,6 +18,7 @@
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   └── BudgetExceededError                the call or cost budget is spent
+    ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -38,8 +39,8 @@ Exit codes of the command line, the one rule (``gainscope.cli.common`` applies i
 * 2 usage: a bad option, an unknown metric or policy (``MetricError``, ``PolicyError``);
 * 3 invalid input data: a file that was read but whose content cannot be used (``InputError``);
 * 4 I/O or external failure: a file that cannot be opened, read or written, a missing input file included
-  (``FileAccessError`` and any ``OSError``), a judge that failed (``JudgeError``), a missing optional
-  dependency (``MissingDependencyError``).
+  (``FileAccessError`` and any ``OSError``), a judge or a judge store that failed (``JudgeError``,
+  ``StoreError``), a missing optional dependency (``MissingDependencyError``).
 
 Messages that name an option to fix a problem write it with :func:`option`, so that the same message reads
 ``on_duplicate='first'`` in Python and ``--on-duplicate first`` on the command line: ``str()`` of an error
@@ -51,7 +52,7 @@ from __future__ import annotations
 import contextlib
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 __all__ = [
     "BudgetExceededError",
@@ -71,11 +72,13 @@ __all__ = [
     "MissingDependencyError",
     "PolicyError",
     "QueryCoverageWarning",
+    "StoreError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
     "about",
     "format_ids",
+    "loose_match",
     "option",
     "spell",
 ]
@@ -178,6 +181,15 @@ class BudgetExceededError(JudgeError):
     """The budget of calls or cost is spent; nothing more is sent."""
 
 
+class StoreError(GainscopeError, OSError):
+    """A store (an SQLite file: judgments, search snapshots) cannot be opened, read or written: not a store, damaged,
+    read-only, a full disk. ``path`` is the store's file; the message says what happened and what to do."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.path = path
+        super().__init__(message)
+
+
 class MissingDependencyError(GainscopeError, ImportError):
     """An optional dependency is needed for this feature."""
 
@@ -269,3 +281,22 @@ def spell(message: BaseException | str, interface: str = "python") -> str:
         return text
     group = 1 if interface == "python" else 2
     return _OPTION.sub(lambda m: m.group(group), text)
+
+
+def loose_match(first: Iterable[str], second: Iterable[str]) -> tuple[str, str] | None:
+    """The first id of ``first`` that differs from every id of ``second`` yet matches one once surrounding
+    whitespace and leading zeros are removed (``" 007"`` and ``"7"``), with that id: the likely cause when two
+    inputs share no id. None when there is no such pair."""
+
+    def loose(s: str) -> str:
+        return s.strip().lstrip("0") or "0"
+
+    exact = set(second)
+    keys: dict[str, str] = {}
+    for y in exact:
+        keys.setdefault(loose(y), y)
+    for x in first:
+        near = keys.get(loose(x))
+        if near is not None and x not in exact:
+            return x, near
+    return None

@@ -3,8 +3,8 @@ options.
 
 Exit codes (the rule of :mod:`gainscope.errors`): 0 ok, 1 a gate failed, 2 usage (a bad option, an unknown
 metric or policy), 3 invalid input data (a file read whose content cannot be used), 4 I/O or external failure
-(a file that cannot be opened, read or written -- a missing input file included --, a judge that failed, a
-missing optional dependency). Messages name options as flags (``--on-duplicate first``), see
+(a file that cannot be opened, read or written -- a missing input file included --, a judge or a judge store
+that failed, a missing optional dependency). Messages name options as flags (``--on-duplicate first``), see
 :func:`gainscope.errors.option`.
 """
 
@@ -29,6 +29,7 @@ from gainscope.errors import (
     MetricError,
     MissingDependencyError,
     PolicyError,
+    StoreError,
     about,
     spell,
 )
@@ -46,7 +47,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MetricError, PolicyError)):
         return EXIT_USAGE
-    if isinstance(exc, (MissingDependencyError, JudgeError, FileAccessError, OSError)):
+    if isinstance(exc, (MissingDependencyError, JudgeError, StoreError, FileAccessError, OSError)):
         return EXIT_IO
     if isinstance(exc, InputError):
         return EXIT_INPUT

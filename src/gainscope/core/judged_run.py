@@ -52,7 +52,7 @@ import polars as pl
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids, option
+from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids, loose_match, option
 
 __all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "RankedPositions", "build_judged_run",
            "judged_run_from_positions"]
@@ -499,15 +499,11 @@ def _warn_ties(tied_groups: int, policies: Policies) -> None:
 
 def _no_overlap_message(judged_q: list[str], ranked_q: list[str], judgments_source: str | None,
                         run_source: str | None) -> str:
-    def norm(s: str) -> str:
-        s = s.strip()
-        return s.lstrip("0") or "0"
-
     hint = ""
-    if {norm(x) for x in judged_q} & {norm(x) for x in ranked_q}:
-        hint = (" Some ids match after removing whitespace and leading zeros (for example "
-                f"{next(x for x in ranked_q if norm(x) in {norm(y) for y in judged_q})!r}); fix the ids so that "
-                "both files spell them the same.")
+    near = loose_match(ranked_q, judged_q)
+    if near is not None:
+        hint = (f" Some ids match after removing whitespace and leading zeros (for example {near[0]!r}); fix the "
+                "ids so that both files spell them the same.")
     src_j = f" ({judgments_source})" if judgments_source else ""
     src_r = f" ({run_source})" if run_source else ""
     return (f"no query is both judged and ranked: judgments{src_j} have {format_ids(judged_q, 3)}; "

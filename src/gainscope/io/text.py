@@ -19,6 +19,8 @@ Rules implemented here, shared by every file reader:
   opened. ``"-"`` (and a binary file object) is standard input, read once, whole. A file whose size changes
   while it is read is a FileAccessError too. Damaged gzip data (truncated, corrupt, a bad checksum) is a
   FormatError naming the file.
+* **Comments.** A line whose first byte is ``#`` (after the BOM of line 1) is a comment
+  (:func:`is_comment`); a ``#`` anywhere else is data, so ids such as ``doc#1`` are read whole.
 * **Unicode forms of ids.** Ids are compared as exact strings, so ``"café"`` written with a combining
   accent (NFD) does not match the precomposed form (NFC). With ``normalize_ids="NFC"`` (or ``"NFKC"``,
   ``"NFD"``, ``"NFKD"``) every id is normalised and the number of ids changed goes into the notes;
@@ -54,6 +56,7 @@ __all__ = [
     "TextFile",
     "canonical_encoding",
     "decode_utf8",
+    "is_comment",
     "is_stream",
     "normalize_id_columns",
     "regular_file_size",
@@ -310,6 +313,13 @@ class TextFile:
         except UnicodeDecodeError as exc:
             enc = "UTF-8" if self.encoding == "utf-8" else "UTF-8 (converted)"
             raise _decode_error(self.name, raw, exc, encoding=enc, base=offset, line=lineno) from None
+
+
+def is_comment(line: bytes) -> bool:
+    """The comment rule of every line-based reader: ``line`` (as :meth:`TextFile.lines` yields it, the BOM of
+    line 1 removed) is a comment when its first byte is ``#``. A ``#`` anywhere else is data -- ids such as
+    ``doc#1`` or ``msmarco_v2.1_doc_00_0#0_1`` are read whole -- and so is an indented ``#`` line."""
+    return line[:1] == b"#"
 
 
 def is_stream(source: object) -> bool:

@@ -63,7 +63,7 @@ from gainscope.io.frames import (
     finish_judgments,
     finish_run,
 )
-from gainscope.io.text import BOM, HEAD_BYTES, MAX_LINE_BYTES, LineTooLong, TextFile
+from gainscope.io.text import BOM, HEAD_BYTES, MAX_LINE_BYTES, LineTooLong, TextFile, is_comment
 
 __all__ = [
     "FAST_MIN_BYTES",
@@ -242,7 +242,7 @@ def careful_table(src: TextFile, layout: Layout, *, stats: LineStats | None = No
             collector.report(FormatError(_LONE_CR_MESSAGE, path=src.name, line=lineno,
                                          text=_show(raw.decode("utf-8", "replace"))), "lone-cr")
             continue
-        if raw[:1] == b"#":
+        if is_comment(raw):
             collector.stats.comments += 1
             continue
         parts = raw.split()
