@@ -360,3 +360,11 @@ def test_query_and_document_texts_follow_the_same_file_rules(tmp_path: Path) -> 
         read_documents(fifo)
     with pytest.raises(FileAccessError, match=re.escape("is a folder without queries.jsonl")):
         read_queries(tmp_path)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_is_a_file_access_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.txt", "q1 Q0 d1 1 3.0 r\n")
+    path.chmod(0)
+    assert refused(read_run, path) == ("FileAccessError", f"cannot read {path}: Permission denied")
+    assert scanned(path) == ("FileAccessError", f"cannot read {path}: Permission denied")

@@ -316,11 +316,14 @@ def _plain(options: RunOptions, encoding: str) -> bool:
 
 
 def _scannable_file(source: str | os.PathLike[str], fmt: str | None, encoding: str) -> bool:
-    if not os.path.isfile(source):
-        return False  # missing or not a regular file: the readers say so
-    with open(source, "rb") as f:
-        if f.read(2) == GZIP_MAGIC:
-            return False
+    try:
+        if not os.path.isfile(source):
+            return False  # missing or not a regular file: the readers say so
+        with open(source, "rb") as f:
+            if f.read(2) == GZIP_MAGIC:
+                return False
+    except OSError:
+        return False  # unreadable: the readers say so (FileAccessError)
     return (fmt or detect_text_format(TextFile(source, encoding), "run")) == "trec"
 
 
