@@ -19,7 +19,8 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gainscope.errors import FormatError, InputError
+from gainscope.errors import FileAccessError, FormatError
+from gainscope.io.text import regular_file_size
 
 __all__ = ["Document", "Query", "read_documents", "read_queries"]
 
@@ -47,14 +48,16 @@ class Document:
 
 
 def _source(path: Path, kind: str) -> Path:
+    """The file to read: ``path``, or the queries/corpus file of a BEIR folder; only a regular file (see
+    :func:`~gainscope.io.text.regular_file_size`)."""
     if path.is_dir():
         name = "queries.jsonl" if kind == "query" else "corpus.jsonl"
         inner = path / name
         if not inner.exists():
-            raise InputError(f"{path} is a folder without {name}; a BEIR folder holds queries.jsonl and corpus.jsonl")
-        return inner
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
+            raise FileAccessError(f"{path} is a folder without {name}; a BEIR folder holds queries.jsonl and "
+                                  f"corpus.jsonl", path=str(path))
+        path = inner
+    regular_file_size(str(path), str(path))
     return path
 
 
