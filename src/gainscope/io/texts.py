@@ -21,7 +21,8 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gainscope.errors import FormatError, InputError
+from gainscope.errors import FileAccessError, FormatError, InputError
+from gainscope.io.text import regular_file_size
 
 __all__ = ["Document", "Query", "read_documents", "read_queries", "read_query_ids"]
 
@@ -49,14 +50,16 @@ class Document:
 
 
 def _source(path: Path, kind: str) -> Path:
+    """The file to read: ``path``, or the queries/corpus file of a BEIR folder; only a regular file (see
+    :func:`~gainscope.io.text.regular_file_size`)."""
     if path.is_dir():
         name = "queries.jsonl" if kind == "query" else "corpus.jsonl"
         inner = path / name
         if not inner.exists():
-            raise InputError(f"{path} is a folder without {name}; a BEIR folder holds queries.jsonl and corpus.jsonl")
-        return inner
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
+            raise FileAccessError(f"{path} is a folder without {name}; a BEIR folder holds queries.jsonl and "
+                                  f"corpus.jsonl", path=str(path))
+        path = inner
+    regular_file_size(str(path), str(path))
     return path
 
 
@@ -111,8 +114,7 @@ def read_query_ids(path: str | Path) -> list[str]:
     p = Path(path)
     if p.suffix.lower() == ".jsonl" or p.is_dir():
         return list(read_queries(p))
-    if not p.exists():
-        raise InputError(f"{p}: no such file")
+    regular_file_size(str(p), str(p))
     out: dict[str, None] = {}
     with p.open(encoding="utf-8-sig") as f:
         for line in f:
