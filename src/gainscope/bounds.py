@@ -50,7 +50,7 @@ from gainscope.core.judged_run import PreparedJudgments, build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import PolicyError
+from gainscope.errors import PolicyError, option
 from gainscope.metrics.base import GainMap, Metric
 from gainscope.results import Results, aggregate_values
 
@@ -248,8 +248,8 @@ def bounds_runs(judgments: Judgments | Any, runs: Sequence[Run | Any], metrics: 
     pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
     use = use if use is not None else profile_use
     if pol.judged_only:
-        raise PolicyError("bounds ask what the unjudged documents could change, and judged_only drops them before "
-                          "scoring; use one or the other")
+        raise PolicyError(f"bounds ask what the unjudged documents could change, and {option('judged_only')} drops "
+                          "them before scoring; use one or the other")
     j = _as_judgments(judgments)
     prepared = PreparedJudgments.of(j, pol.negative_grades)
     top = top_grade(j, pol)
@@ -327,7 +327,7 @@ def difference_bounds(bounds: Sequence[Bounds], baseline: str | None = None) -> 
     names = [b.run_name for b in bounds]
     base = bounds[0] if baseline is None else next((b for b in bounds if b.run_name == baseline), None)
     if base is None:
-        raise PolicyError(f"the baseline {baseline!r} is not among the runs: {', '.join(names)}")
+        raise PolicyError(f"{option('baseline', baseline)} is not among the runs: {', '.join(names)}")
     out = []
     for j, metric in enumerate(base.metric_names):
         for b in bounds:

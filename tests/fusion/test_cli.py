@@ -82,12 +82,15 @@ def test_optimize_json_report(cli_runner, files) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--method", "combsum", "--weights", "1,2"], "--method combsum takes no --weights; the weighted methods are "
-                                                  "wsum and rrf"),
-    (["--method", "wsum", "--weights", "1"], "--weights gives 1 weight(s) for 2 runs; give one per run, in order"),
+    (["--method", "combsum", "--weights", "1,2"], "error: combsum takes no --weights; the weighted methods are rrf, "
+                                                  "wsum\n"),
+    (["--method", "wsum", "--weights", "1"], "error: 1 weight(s) for 2 runs in --weights; give one weight per run, in "
+                                             "the order of the runs\n"),
     (["--method", "wsum", "--weights", "1,x"], "expected numbers separated by commas, such as 0.3,0.7; got '1,x'"),
-    (["--method", "rrf", "--norm", "minmax"], "--method rrf reads only ranks, which --norm minmax does not change"),
-    (["--method", "combsum", "--rrf-k", "10"], "--rrf-k is RRF's constant; --method combsum does not use it"),
+    (["--method", "rrf", "--norm", "minmax"], "error: rrf reads only ranks, which --norm minmax does not change; leave "
+                                              "the normalisation out, or use a score-based method (--method combsum "
+                                              "or wsum, ...)\n"),
+    (["--method", "combsum", "--rrf-k", "10"], "error: --rrf-k is RRF's constant; combsum does not use it\n"),
     (["--method", "wsum", "--optimize", "RR"], "--optimize needs --train-queries FILE and --judgments QRELS"),
     (["--method", "combmnz", "--optimize", "RR"], "--optimize tunes --weights, which --method combmnz does not take"),
     (["--method", "wsum", "--optimize", "RR", "--weights", "1,1"], "--optimize chooses the weights; leave --weights "

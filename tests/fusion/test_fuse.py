@@ -227,15 +227,16 @@ def test_runs_are_read_from_files(tmp_path) -> None:
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
     ({"method": "rff"}, PolicyError, "unknown fusion method 'rff'. Did you mean 'rrf'? The methods are: rrf, "),
     ({"method": "combsum", "norm": "l2"}, PolicyError, "unknown fusion normalisation 'l2'."),
-    ({"method": "rrf", "norm": "minmax"}, PolicyError, "rrf reads only ranks, which a normalisation does not "
-                                                        "change; fuse it with norm='none'"),
-    ({"method": "combsum", "weights": [1, 2]}, PolicyError, "combsum takes no weights; the weighted methods are rrf, "
-                                                             "wsum"),
-    ({"method": "wsum", "weights": [1]}, PolicyError, "1 weight(s) for 2 runs; give one weight per run"),
+    ({"method": "rrf", "norm": "minmax"}, PolicyError, "rrf reads only ranks, which norm='minmax' does not change; "
+                                                        "leave the normalisation out, or use a score-based method "
+                                                        "(method='combsum' or 'wsum', ...)"),
+    ({"method": "combsum", "weights": [1, 2]}, PolicyError, "combsum takes no weights=...; the weighted methods are "
+                                                             "rrf, wsum"),
+    ({"method": "wsum", "weights": [1]}, PolicyError, "1 weight(s) for 2 runs in weights=...; give one weight per run"),
     ({"method": "wsum", "weights": [1, -1]}, PolicyError, "a weight must be a finite number >= 0; got -1"),
     ({"method": "wsum", "weights": [0, 0]}, PolicyError, "every weight is 0"),
-    ({"method": "combsum", "rrf_k": 10}, PolicyError, "rrf_k is RRF's constant; combsum does not use it"),
-    ({"method": "rrf", "rrf_k": -1}, PolicyError, "rrf_k must be a finite number >= 0; got -1"),
+    ({"method": "combsum", "rrf_k": 10}, PolicyError, "rrf_k=... is RRF's constant; combsum does not use it"),
+    ({"method": "rrf", "rrf_k": -1}, PolicyError, "rrf_k=... must be a finite number >= 0; got -1"),
 ])
 def test_bad_requests_are_refused(kwargs, error, message) -> None:
     with pytest.raises(error) as info:

@@ -40,10 +40,10 @@ def test_the_grid_is_every_multiple_of_the_step_summing_to_one() -> None:
 
 
 @pytest.mark.parametrize(("step", "message"), [
-    (0.3, "the grid step must divide 1 (0.5, 0.25, 0.1, 0.05, ...); got 0.3"),
-    (0, "the grid step must be a number in (0, 1]; got 0"),
-    (0.001, "a grid of step 0.001 over 3 runs has 501501 weightings (more than 20000); use a larger step or the "
-            "random search"),
+    (0.3, "step=... must divide 1 (0.5, 0.25, 0.1, 0.05, ...); got 0.3"),
+    (0, "step=... must be a number in (0, 1]; got 0"),
+    (0.001, "a grid of step=0.001 over 3 runs has 501501 weightings (more than 20000); use a larger step or "
+            "search='random'"),
 ])
 def test_bad_grids_are_refused(step: float, message: str) -> None:
     with pytest.raises(PolicyError) as info:
@@ -103,10 +103,10 @@ def test_training_queries_that_are_not_judged() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
-    ({"method": "combsum"}, PolicyError, "combsum takes no weights to tune; the weighted methods are rrf, wsum"),
+    ({"method": "combsum"}, PolicyError, "combsum takes no weights=... to tune; the weighted methods are rrf, wsum"),
     ({"metric": ["RR", "AP"]}, MetricError, "the weights are tuned for one metric; got 2: RR, AP"),
-    ({"search": "bayes"}, PolicyError, "unknown search 'bayes'; the searches are: grid, random"),
-    ({"search": "random", "trials": 0}, PolicyError, "the number of trials must be an integer >= 1; got 0"),
+    ({"search": "bayes"}, PolicyError, "unknown search='bayes'; the searches are: grid, random"),
+    ({"search": "random", "trials": 0}, PolicyError, "trials=... must be an integer >= 1; got 0"),
 ])
 def test_bad_searches_are_refused(kwargs, error, message) -> None:
     qrels, runs = _data()

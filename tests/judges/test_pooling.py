@@ -190,14 +190,14 @@ def test_metrics_depth() -> None:
 # ---------------------------------------------------------------------------------------------- errors and files
 def test_bad_requests() -> None:
     qrels, runs = _decision_data()
-    with pytest.raises(PolicyError, match=r"^unknown strategy 'bandit'; the strategies are: depth, mtf, maxmean, "
+    with pytest.raises(PolicyError, match=r"^unknown strategy='bandit'; the strategies are: depth, mtf, maxmean, "
                                           r"decision$"):
         next_pairs(runs, qrels, budget=1, strategy="bandit")
-    with pytest.raises(PolicyError, match=r"^the budget must be an integer >= 1 \(pairs to judge\); got 0$"):
+    with pytest.raises(PolicyError, match=r"^budget=\.\.\. must be an integer >= 1 \(pairs to judge\); got 0$"):
         next_pairs(runs, qrels, budget=0)
     with pytest.raises(InputError, match=r"^a decision-aware order compares runs: give at least two; got 1$"):
         next_pairs(runs[:1], qrels, budget=1, strategy="decision")
-    with pytest.raises(InputError, match=r"^the baseline 'C' is not among the runs: A, B$"):
+    with pytest.raises(InputError, match=r"^baseline='C' is not among the runs: A, B$"):
         next_pairs(runs, qrels, budget=1, strategy="decision", baseline="C")
 
 

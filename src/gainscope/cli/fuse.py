@@ -22,19 +22,10 @@ from gainscope.fusion.optimize import SEARCHES
 __all__ = ["fuse_cmd"]
 
 
-def _check(method: str, norm: str | None, weights: list[float] | None, runs: int, rrf_k: float | None,
-           optimize: str | None, train: str | None, judgments: str | None) -> None:
-    """The flag combinations that cannot work, said with the flags' names."""
+def _check(method: str, weights: list[float] | None, optimize: str | None, train: str | None,
+           judgments: str | None) -> None:
+    """The --optimize combinations that cannot work (the fusion itself checks --norm, --weights and --rrf-k)."""
     m = METHODS[method]
-    if norm is not None and norm != "none" and m.uses == "ranks":
-        raise click.UsageError(f"--method {method} reads only ranks, which --norm {norm} does not change; leave "
-                               "--norm out, or use a score-based method (combsum, wsum, ...)")
-    if weights is not None and not m.weighted:
-        raise click.UsageError(f"--method {method} takes no --weights; the weighted methods are wsum and rrf")
-    if weights is not None and len(weights) != runs:
-        raise click.UsageError(f"--weights gives {len(weights)} weight(s) for {runs} runs; give one per run, in order")
-    if rrf_k is not None and method != "rrf":
-        raise click.UsageError(f"--rrf-k is RRF's constant; --method {method} does not use it")
     if optimize is not None:
         if not m.weighted:
             raise click.UsageError(f"--optimize tunes --weights, which --method {method} does not take; use "
@@ -94,7 +85,7 @@ def fuse_cmd(runs: tuple[str, ...], method: str, norm: str | None, weights_text:
     if len(runs) < 2:
         raise click.UsageError("fuse needs at least two runs")
     weights = number_list(weights_text, "--weights", "0.3,0.7")
-    _check(method, norm, weights, len(runs), rrf_k, optimize, train_queries, judgments)
+    _check(method, weights, optimize, train_queries, judgments)
     if optimize is not None and train_queries is not None and judgments is not None:  # all three, by _check
         judg, run_options = read_judgments_and_run_options(judgments, kwargs)
         loaded = [read_run(r, **run_options) for r in runs]

@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from gainscope.core.run import Run
-from gainscope.errors import InputError, PolicyError, QueryCoverageWarning, format_ids
+from gainscope.errors import InputError, PolicyError, QueryCoverageWarning, format_ids, option
 from gainscope.fusion.methods import METHODS, Candidates, FusionMethod
 from gainscope.fusion.normalization import NORMALIZATIONS, Normalization
 
@@ -84,16 +84,18 @@ def fusion(method: str, *, runs: int, norm: str | None = None, weights: Sequence
     else:
         n = NORMALIZATIONS[_named("normalisation", norm, NORMALIZATIONS, _NORM_ALIASES)]
         if m.uses == "ranks" and n.name != "none":
-            raise PolicyError(f"{m.name} reads only ranks, which a normalisation does not change; fuse it with "
-                              f"norm='none' (or no norm), or use a score-based method (combsum, wsum, ...) with "
-                              f"norm={n.name!r}")
+            raise PolicyError(f"{m.name} reads only ranks, which {option('norm', n.name)} does not change; leave the "
+                              f"normalisation out, or use a score-based method ({option('method', ('combsum', 'wsum'))}"
+                              ", ...)")
     if weights is not None:
         if not m.weighted:
             weighted = ", ".join(x.name for x in METHODS.values() if x.weighted)
-            raise PolicyError(f"{m.name} takes no weights; the weighted methods are {weighted}")
+            raise PolicyError(f"{m.name} takes no {option('weights', ..., cli='--weights')}; the weighted methods are "
+                              f"{weighted}")
         ws = tuple(weights)
         if len(ws) != runs:
-            raise PolicyError(f"{len(ws)} weight(s) for {runs} runs; give one weight per run, in the order of the runs")
+            raise PolicyError(f"{len(ws)} weight(s) for {runs} runs in {option('weights', ..., cli='--weights')}; give "
+                              "one weight per run, in the order of the runs")
         for w in ws:
             if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0:
                 raise PolicyError(f"a weight must be a finite number >= 0; got {w!r}")
@@ -103,9 +105,9 @@ def fusion(method: str, *, runs: int, norm: str | None = None, weights: Sequence
     k = DEFAULT_RRF_K
     if rrf_k is not None:
         if m.name != "rrf":
-            raise PolicyError(f"rrf_k is RRF's constant; {m.name} does not use it")
+            raise PolicyError(f"{option('rrf_k', ..., cli='--rrf-k')} is RRF's constant; {m.name} does not use it")
         if isinstance(rrf_k, bool) or not isinstance(rrf_k, int | float) or not math.isfinite(rrf_k) or rrf_k < 0:
-            raise PolicyError(f"rrf_k must be a finite number >= 0; got {rrf_k!r}")
+            raise PolicyError(f"{option('rrf_k', ..., cli='--rrf-k')} must be a finite number >= 0; got {rrf_k!r}")
         k = float(rrf_k)
     return Fusion(m, n, weights, k)
 

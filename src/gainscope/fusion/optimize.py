@@ -41,6 +41,7 @@ from gainscope.errors import (
     PolicyError,
     QueryCoverageWarning,
     format_ids,
+    option,
 )
 from gainscope.fusion.fuse import Fusion, candidates, fused_run, fusion
 from gainscope.fusion.methods import METHODS, Candidates
@@ -100,14 +101,15 @@ def weight_grid(runs: int, step: float) -> Iterator[tuple[float, ...]]:
     """Every weighting of ``runs`` runs whose weights are multiples of ``step`` summing to 1, in lexicographic
     order of the multiples (``weight_grid(2, 0.5)``: (0, 1), (0.5, 0.5), (1, 0))."""
     if isinstance(step, bool) or not isinstance(step, int | float) or not 0 < step <= 1:
-        raise PolicyError(f"the grid step must be a number in (0, 1]; got {step!r}")
+        raise PolicyError(f"{option('step', ..., cli='--step')} must be a number in (0, 1]; got {step!r}")
     parts = round(1 / step)
     if abs(parts * step - 1) > 1e-9:
-        raise PolicyError(f"the grid step must divide 1 (0.5, 0.25, 0.1, 0.05, ...); got {step!r}")
+        raise PolicyError(f"{option('step', ..., cli='--step')} must divide 1 (0.5, 0.25, 0.1, 0.05, ...); got "
+                          f"{step!r}")
     size = math.comb(parts + runs - 1, runs - 1)
     if size > MAX_GRID:
-        raise PolicyError(f"a grid of step {step:g} over {runs} runs has {size} weightings (more than {MAX_GRID}); "
-                          "use a larger step or the random search")
+        raise PolicyError(f"a grid of {option('step', step)} over {runs} runs has {size} weightings (more than "
+                          f"{MAX_GRID}); use a larger step or {option('search', 'random')}")
     for cut in itertools.combinations(range(parts + runs - 1), runs - 1):  # stars and bars
         bounds = (-1, *cut, parts + runs - 1)
         yield tuple((bounds[i + 1] - bounds[i] - 1) / parts for i in range(runs))
@@ -115,9 +117,9 @@ def weight_grid(runs: int, step: float) -> Iterator[tuple[float, ...]]:
 
 def _random_weights(runs: int, trials: int, seed: int) -> list[tuple[float, ...]]:
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise PolicyError(f"the number of trials must be an integer >= 1; got {trials!r}")
+        raise PolicyError(f"{option('trials', ..., cli='--trials')} must be an integer >= 1; got {trials!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise PolicyError(f"the seed must be an integer >= 0; got {seed!r}")
+        raise PolicyError(f"{option('seed', ..., cli='--seed')} must be an integer >= 0; got {seed!r}")
     rng = np.random.default_rng(seed)
     out = [tuple(round(1 / runs, 4) for _ in range(runs))]
     for w in rng.dirichlet(np.ones(runs), size=trials - 1):
@@ -219,7 +221,7 @@ def optimize_weights(judgments: Judgments | Any, runs: Sequence[Run | Any], metr
         raise MetricError(f"the weights are tuned for one metric; got {len(mets)}: {', '.join(map(str, mets))}")
     met = mets[0]
     if search not in SEARCHES:
-        raise PolicyError(f"unknown search {search!r}; the searches are: {', '.join(SEARCHES)}")
+        raise PolicyError(f"unknown {option('search', search)}; the searches are: {', '.join(SEARCHES)}")
     j = read_judgments(judgments)
     loaded = [r if isinstance(r, Run) else read_run(r) for r in runs]
     if len(loaded) < 2:
@@ -227,7 +229,8 @@ def optimize_weights(judgments: Judgments | Any, runs: Sequence[Run | Any], metr
     spec = fusion(method, runs=len(loaded), norm=norm, rrf_k=rrf_k)
     if not spec.method.weighted:
         weighted = ", ".join(m.name for m in METHODS.values() if m.weighted)
-        raise PolicyError(f"{spec.method.name} takes no weights to tune; the weighted methods are {weighted}")
+        raise PolicyError(f"{spec.method.name} takes no {option('weights', ..., cli='--weights')} to tune; the "
+                          f"weighted methods are {weighted}")
     grid = list(weight_grid(len(loaded), step)) if search == "grid" else _random_weights(len(loaded), trials, seed)
     train, heldout = _split(j, train_queries)
     c = candidates(loaded, spec.norm, needs_scores=spec.method.uses == "scores")

@@ -45,7 +45,7 @@ import numpy as np
 
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
-from gainscope.errors import InputError, PolicyError
+from gainscope.errors import InputError, PolicyError, option
 from gainscope.judges.pool import Rankings, rankings
 
 __all__ = ["STRATEGIES", "Selection", "adaptive_order", "check_budget", "known_labels", "next_pairs",
@@ -148,7 +148,7 @@ def adaptive_order(strategy: str, pool: Rankings, known: Known, budget: int) -> 
     """Up to ``budget`` unjudged pairs of ``pool`` chosen by ``strategy`` (``depth``, ``mtf`` or ``maxmean``)
     from the ``known`` labels (see the module docstring; ``known`` is not changed)."""
     if strategy not in _ADAPTIVE:
-        raise PolicyError(f"unknown strategy {strategy!r}; the strategies are: {', '.join(STRATEGIES)}")
+        raise PolicyError(f"unknown {option('strategy', strategy)}; the strategies are: {', '.join(STRATEGIES)}")
     labels: Known = [dict(k) for k in known]
     chooser = _ADAPTIVE[strategy](pool, labels)
     heap = []
@@ -170,7 +170,8 @@ def adaptive_order(strategy: str, pool: Rankings, known: Known, budget: int) -> 
 def check_budget(budget: int) -> None:
     """A budget is a whole number of pairs >= 1."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise PolicyError(f"the budget must be an integer >= 1 (pairs to judge); got {budget!r}")
+        raise PolicyError(f"{option('budget', ..., cli='--budget')} must be an integer >= 1 (pairs to judge); got "
+                          f"{budget!r}")
 
 
 
@@ -228,7 +229,7 @@ def next_pairs(runs: Sequence[Run | Any], judgments: Judgments | Any | None = No
 
     check_budget(budget)
     if strategy not in STRATEGIES:
-        raise PolicyError(f"unknown strategy {strategy!r}; the strategies are: {', '.join(STRATEGIES)}")
+        raise PolicyError(f"unknown {option('strategy', strategy)}; the strategies are: {', '.join(STRATEGIES)}")
     loaded = [r if isinstance(r, Run) else read_run(r) for r in runs]
     if not loaded:
         raise InputError("give at least one run to pool")

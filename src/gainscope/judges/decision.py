@@ -42,7 +42,7 @@ from gainscope.bounds import metric_depth, top_grade
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import InputError
+from gainscope.errors import InputError, option
 from gainscope.metrics.base import Metric
 
 __all__ = ["CHUNK", "Priorities", "decision_priorities", "metrics_depth"]
@@ -153,7 +153,7 @@ def decision_priorities(judgments: Judgments | None, runs: Sequence[Run], pairs:
     names = [r.name for r in runs]
     base = 0 if baseline is None else (names.index(baseline) if baseline in names else -1)
     if base < 0:
-        raise InputError(f"the baseline {baseline!r} is not among the runs: {', '.join(names)}")
+        raise InputError(f"{option('baseline', baseline)} is not among the runs: {', '.join(names)}")
     pol = policies or Policies()
     judged = judgments.query_ids() if judgments is not None and len(judgments) else []
     queries = sorted(set(judged) | {q for q, _ in pairs}, key=lambda s: s.encode("utf-8", "surrogatepass"))
