@@ -8,13 +8,15 @@ largest judged grade, at least the relevance level and 1), and evaluates the run
 pipeline -- no second implementation of any metric. One extra evaluation per run and per distinct ``k`` among the
 metrics. Queries nobody judged stay out, as today.
 
-The two values are two completions of the unjudged labels. They *bound* every other completion only for a metric
-that cannot go down when a document within its depth becomes more relevant: then no labelling of the unjudged
-documents gives a value outside ``[today, completed]``. That holds for
+The two values are two completions of the unjudged labels. They *bound* every other labelling of the unjudged
+documents the run retrieved (any grade from 0 to the top for each, deeper ones included) only for a metric that
+cannot go down when a retrieved document becomes more relevant: then no such labelling gives a value outside
+``[today, completed]``. That holds for
 
-* P@k, Success@k, RR(@k), RelP@k, R(@k) (recall: one more relevant document in the first k adds 1 to both
-  ``a`` and ``R`` in ``a / R``, and ``a <= R``), CG@k, DCG@k, ERR(@k), RBP (when their gains rise with the grade),
-  the set measures SetP, SetR, SetRelP, SetAP, SetF, and the counts NumRel, NumRelRet, NumRet, NumQ,
+* P@k, Success@k, RR(@k), CG@k, DCG@k, ERR(@k), RBP with binary gains (``rel`` set), when their gains rise
+  with the grade: only the first k count, and more relevance there only adds;
+* SetR (recall over the whole ranking: a relevant retrieved document adds 1 to both ``a`` and ``R`` in ``a / R``,
+  with ``a <= R``), SetP, SetRelP, SetAP, SetF, and the counts NumRel, NumRelRet, NumRet, NumQ,
   NumNonrelJudgedRet;
 
 and it does *not* hold for
@@ -23,11 +25,17 @@ and it does *not* hold for
   the normaliser (the ideal DCG, R), so the value can fall. With one relevant document judged at rank 1
   (nDCG@10 = AP = 1), the document at rank 10 turning relevant gives nDCG@10 = 0.79 and AP = 0.6, while every
   unjudged document relevant gives 1 again: the true value can lie outside both completions;
+* R@k and RelP@k: a relevant document retrieved below k raises R but not the count above k;
+* RBP with graded gains: they are divided by the query's largest judged grade, which a completed document can
+  raise;
 * Bpref, GMBpref, infAP, binG: today's value skips unjudged documents rather than counting them not relevant,
   and R grows;
 * RBPResid, G, utility and Quepid's scorers (avgRating100, editDistanceFromBest, QuepidV1, blogNDCG): not
   analysed, so not claimed;
 * Judged and Unj measure coverage itself; the completion judges everything, so they are reported as they are.
+
+Documents no run retrieved are outside every bound: if relevant ones exist unjudged, recall-like values (R, SetR,
+NumRel) are lower than any completion of the ranking shows.
 
 ``Bounds.claims`` says, per metric, which case applies and why; a metric whose gain map does not rise with the
 grade loses its claim. The interval ``[low, high]`` is the minimum and maximum of the two completions in every
@@ -62,15 +70,13 @@ _BOUNDED = {
     "P": "only the relevant documents in the first k count, over a fixed k",
     "Success": "a relevant document can only make it 1",
     "RR": "a relevant document can only move the first relevant one up",
-    "RelP": "one more relevant document in the first k adds 1 to the numerator, and at most 1 to min(k, R)",
-    "R": "one more relevant document in the first k adds 1 to both a and R in a / R, with a <= R",
     "CG": "a sum of gains of the first k",
     "DCG": "a sum of discounted gains of the first k",
     "ERR": "a more relevant document raises its own stopping chance by more than it lowers the later ones' share",
-    "RBP": "a sum of discounted gains, with no normaliser",
+    "RBP": "with binary gains, a sum of discounted gains and no normaliser",
     "SetP": "relevant retrieved over a fixed number retrieved",
-    "SetR": "one more relevant retrieved document adds 1 to both parts of relevant retrieved / R",
-    "SetRelP": "as SetP and SetR",
+    "SetR": "a relevant retrieved document adds 1 to both parts of relevant retrieved / R",
+    "SetRelP": "relevant retrieved over min(retrieved, R): the count rises at least as fast as the divisor",
     "SetAP": "a product of SetP and SetR, both rising",
     "SetF": "a harmonic mean of SetP and SetR, both rising",
     "NumRel": "a count that grows", "NumRelRet": "a count that grows", "NumRet": "does not change",
@@ -78,6 +84,8 @@ _BOUNDED = {
 }
 _NOT_BOUNDED = {
     "nDCG": "the ideal DCG grows with every relevant document, so the value can fall",
+    "RelP": "a relevant document retrieved below k raises min(k, R) but not the count above k",
+    "R": "a relevant document retrieved below k raises R but not the count above k",
     "ndcg_rel": "an nDCG: the ideal grows with every relevant document",
     "Rndcg": "an nDCG: the ideal grows with every relevant document",
     "AP": "R grows with every relevant document, so the value can fall",
@@ -146,6 +154,9 @@ def claim(metric: Metric, grades: Iterable[float] = (), top: float = 1.0) -> Cla
     name = type(metric).name
     if name in COVERAGE:
         return Claim(str(metric), False, "measures coverage itself; the completion judges every document")
+    if name == "RBP" and getattr(metric, "rel", None) is None:
+        return Claim(str(metric), False, "graded gains are divided by the query's largest judged grade, which a "
+                                         "completed document can raise")
     if name in _BOUNDED:
         if not _gain_rises(metric, grades, top):
             return Claim(str(metric), False, "its gain map does not rise with the grade, so a higher grade can "
@@ -160,7 +171,8 @@ class Bounds:
 
     ``today`` and ``completed`` are ``queries x metrics`` (NaN where a value is left out by the ``undefined``
     policy), ``judged`` the judged share of the first ``k`` documents of each metric (``Judged@k``; the whole
-    ranking for a metric without a cutoff); ``claims`` say where ``[low, high]`` is a bound.
+    ranking for a metric without a cutoff; NaN for a query with nothing retrieved); ``claims`` say where
+    ``[low, high]`` is a bound.
     """
 
     run_name: str
@@ -274,6 +286,7 @@ def bounds_runs(judgments: Judgments | Any, runs: Sequence[Run | Any], metrics: 
                 jr_full, _ = _judged(PreparedJudgments.of(full, pol.negative_grades), r, pol)
                 values = compute(jr_full, [mets[c] for c in cols], warn=False).values
                 share = compute(jr, [_judged_metric(depth, longest)], warn=False).values[:, 0]
+                share[jr.missing | (jr.num_ret == 0)] = np.nan  # nothing retrieved: no share to speak of
                 for k, c in enumerate(cols):
                     completed[:, c] = values[:, k]
                     judged[:, c] = share
@@ -294,7 +307,7 @@ class DifferenceBound:
     documents completed on their own (a document both runs retrieved may count relevant for one and not for the
     other, which only widens the range). ``bounded`` is the metric's claim: where it holds, no labelling of the
     unjudged documents moves the difference outside ``[low, high]``. ``judged_run`` and ``judged_baseline`` are
-    their mean judged shares within the metric's depth.
+    their mean judged shares within the metric's depth (over the paired queries that retrieved something).
     """
 
     metric: str
@@ -348,6 +361,7 @@ def difference_bounds(bounds: Sequence[Bounds], baseline: str | None = None) -> 
                 metric=metric, run=b.run_name, baseline=base.run_name, queries=n,
                 delta=mean(b.today[mine, j] - base.today[theirs, j]),
                 low=mean(b.low[mine, j] - base.high[theirs, j]), high=mean(b.high[mine, j] - base.low[theirs, j]),
-                bounded=b.claims[j].bounded, why=b.claims[j].why, judged_run=mean(b.judged[mine, j]),
-                judged_baseline=mean(base.judged[theirs, j])))
+                bounded=b.claims[j].bounded, why=b.claims[j].why,
+                judged_run=aggregate_values(b.judged[mine, j], "mean"),
+                judged_baseline=aggregate_values(base.judged[theirs, j], "mean")))
     return out

@@ -379,9 +379,15 @@ def bounds_of_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], k
     from gainscope.bounds import bounds_runs
     from gainscope.io import read_run
 
+    one_stdin(judgments, *runs)
     check_names(names, runs)
     conventions = conventions if conventions is not None else conventions_from(kwargs)
     metrics = conventions.resolve(metrics)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
-    loaded = [read_run(r, name=names[i] if names else None, **run_options) for i, r in enumerate(runs)]
-    return bounds_runs(judg, loaded, metrics, policies=conventions.policies, profile_use=conventions.use)
+    out = []
+    for i, run in enumerate(runs):
+        with about_run(runs, i):
+            loaded = read_run(run, name=names[i] if names else None, **run_options)
+            out.extend(bounds_runs(judg, [loaded], metrics, policies=conventions.policies,
+                                   profile_use=conventions.use))
+    return out

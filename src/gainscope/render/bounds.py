@@ -15,10 +15,13 @@ from gainscope.bounds import Bounds, DifferenceBound
 from gainscope.render.results import _markdown
 from gainscope.render.text import fmt_number, text_table
 
-__all__ = ["BOUNDS_FORMATS", "render_bounds", "render_difference_bounds"]
+__all__ = ["BOUNDS_FORMATS", "COMPARE_BOUNDS_FORMATS", "render_bounds", "render_comparison_with_bounds",
+           "render_difference_bounds", "render_results_with_bounds"]
 
 #: the formats that have a bounds rendering
 BOUNDS_FORMATS = ("table", "markdown", "csv", "json")
+#: the comparison formats a bounds section can be added to
+COMPARE_BOUNDS_FORMATS = ("table", "markdown", "json")
 
 
 def _title(top: float) -> str:
@@ -39,9 +42,8 @@ def _claims_legend(claims: dict[str, tuple[bool, str]]) -> tuple[dict[str, str],
             reasons[why] = len(reasons) + 1
             notes.append(f"({reasons[why]}) {why}")
         marks[metric] = f"no ({reasons[why]})"
-    legend = ["bound yes: no labelling of the unjudged documents gives a value outside the two; bound no: the two "
-              "are two completions, and the value can lie outside them:"] if notes else \
-        ["bound yes: no labelling of the unjudged documents gives a value outside the two"]
+    yes = "bound yes: no labelling of the unjudged retrieved documents gives a value outside the two"
+    legend = [yes + "; bound no: the two are two completions, and the value can lie outside them:"] if notes else [yes]
     return marks, legend + [f"  {n}" for n in notes]
 
 
@@ -139,3 +141,32 @@ def render_difference_bounds(rows: Sequence[DifferenceBound], fmt: str) -> str:
 
 def _signed(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:+.4f}"
+
+
+def render_results_with_bounds(bounds: Sequence[Bounds], fmt: str, *, per_query: bool = False) -> str:
+    """``evaluate --bounds``: the results (today's values) then the bounds section; JSON gives each run's object a
+    ``bounds`` key; CSV is the bounds table alone (its ``today`` column holds the results)."""
+    from gainscope.render.results import render_results
+
+    results = [b.results for b in bounds]
+    if fmt == "csv":
+        return render_bounds(bounds, fmt, per_query=per_query)
+    if fmt == "json":
+        payload = json.loads(render_results(results, "json", per_query=per_query))
+        runs = payload if isinstance(payload, list) else [payload]
+        for run, b in zip(runs, bounds, strict=True):
+            run["bounds"] = _payload(b, per_query)["metrics"]
+        return json.dumps(payload, indent=2) + "\n"
+    return render_results(results, fmt, per_query=per_query) + "\n" + render_bounds(bounds, fmt, per_query=per_query)
+
+
+def render_comparison_with_bounds(comparison: Any, rows: Sequence[DifferenceBound], fmt: str) -> str:
+    """``compare --bounds``: the comparison then what the unjudged documents could change; JSON adds a ``bounds``
+    list to the comparison's object."""
+    from gainscope.render.compare import render_comparison
+
+    if fmt == "json":
+        payload = json.loads(render_comparison(comparison, "json"))
+        payload["bounds"] = json.loads(render_difference_bounds(rows, "json") or "[]")
+        return json.dumps(payload, indent=2) + "\n"
+    return render_comparison(comparison, fmt) + "\n" + render_difference_bounds(rows, fmt)
