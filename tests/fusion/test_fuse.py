@@ -153,6 +153,15 @@ def test_a_query_with_equal_scores_normalises_to_zero_as_ranx() -> None:
     assert c.values[:, 0].tolist() == [0.0, 0.0]  # (2 - 2) / max(0, 1e-9)
 
 
+def test_max_normalisation_of_non_positive_scores_is_warned() -> None:
+    runs = [Run.from_dict({"q": {"x": -2.0, "y": -1.0}}, name="neg"), Run.from_dict({"q": {"x": 1.0}}, name="b")]
+    with pytest.warns(InputWarning, match=r"^run 'neg': the best score of 1 \(run, query\) pair\(s\) is 0 or negative "
+                                          r"\(query 'q': -1.0\), so norm='max' divides by 1e-9 there, as ranx does; "
+                                          r"use norm='minmax' for such scores$"):
+        c = candidates(runs, NORMALIZATIONS["max"])
+    assert sorted(c.values[:, 0].tolist()) == pytest.approx([-2e9, -1e9])  # order kept, magnitudes huge
+
+
 def test_combsum_with_borda_normalisation_counts_every_run_for_every_candidate() -> None:
     fused = _scores(fuse(_runs(), "combsum", norm="borda"))
     # d2 = 0.75 + 1; d1 = 1 + 0.375; d4 = 0.25 + 0.75; d3 = 0.5 + 0.375

@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from gainscope.core.run import Run
-from gainscope.errors import InputError, PolicyError, QueryCoverageWarning, format_ids, option
+from gainscope.errors import InputError, InputWarning, PolicyError, QueryCoverageWarning, format_ids, option
 from gainscope.fusion.methods import METHODS, Candidates, FusionMethod
 from gainscope.fusion.normalization import NORMALIZATIONS, Normalization
 
@@ -152,6 +152,8 @@ def candidates(runs: Sequence[Run], norm: Normalization, *, needs_scores: bool =
     _warn_partial(rows, len(runs))
     rows = (rows.with_columns(pl.len().over("run", "query_id").cast(pl.Float64).alias("n"))
             .join(pairs.select("query_id", "doc_id", "pair", "q", "c"), on=["query_id", "doc_id"]))
+    if norm.name == "max":
+        _warn_max_norm(rows, runs)
     rows = rows.with_columns(norm.value().alias("value"))
     npairs, nruns = pairs.height, len(runs)
     query_ids = tuple(pairs["query_id"].unique(maintain_order=True).to_list())
@@ -181,6 +183,18 @@ def _warn_partial(rows: pl.DataFrame, runs: int) -> None:
         warnings.warn(QueryCoverageWarning(
             f"{len(partial)} quer{'y is' if len(partial) == 1 else 'ies are'} ranked by only some of the {runs} "
             f"runs and fused from those: {format_ids(partial)}"), stacklevel=4)
+
+
+def _warn_max_norm(rows: pl.DataFrame, runs: Sequence[Run]) -> None:
+    """``s / max s`` is no normalisation where the best score is 0 or negative (divided by 1e-9, as ranx)."""
+    bad = (rows.group_by("run", "query_id").agg(pl.col("score").max().alias("top"))
+           .filter(pl.col("top") <= 0).sort("run", "query_id"))
+    if bad.height:
+        first = bad.row(0, named=True)
+        warnings.warn(InputWarning(
+            f"run {runs[first['run']].name!r}: the best score of {bad.height} (run, query) pair(s) is 0 or negative "
+            f"(query {first['query_id']!r}: {first['top']}), so {option('norm', 'max')} divides by 1e-9 there, as "
+            f"ranx does; use {option('norm', 'minmax')} for such scores"), stacklevel=4)
 
 
 def fused_run(c: Candidates, scores: np.ndarray, *, name: str, notes: Sequence[str] = ()) -> Run:
