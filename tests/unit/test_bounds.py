@@ -66,6 +66,15 @@ def test_negative_grades_are_completed_and_queries_nobody_judged_stay_out() -> N
     assert b.today[0, 0] == 0.5 and b.completed[0, 0] == 1.0  # a, pooled but unjudged, completed
 
 
+def test_a_tie_group_across_the_depth_is_completed_whole_under_averaged_ties() -> None:
+    qrels = Judgments.from_dict({"q": {"a": 1}})
+    run = Run.from_dict({"q": {"a": 1.0, "b": 1.0, "c": 0.5}}, name="r")
+    (b,) = bounds_runs(qrels, [run], ["P@1"], ties="average")
+    # a and b tie for rank 1: P@1 averages their gains, (1 + 0) / 2; b completed: (1 + 1) / 2; c is not in the first
+    # group, so it stays out
+    assert (b.today[0, 0], b.completed[0, 0]) == (0.5, 1.0)
+
+
 def test_today_is_what_evaluate_gives() -> None:
     qrels, runs = _random_case(11)
     mets = ["nDCG@5", "AP", "P@3", "RR", "ERR@5", "Bpref"]
