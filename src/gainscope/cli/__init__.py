@@ -11,10 +11,12 @@ from gainscope.cli.case import case_group
 from gainscope.cli.compare import compare_cmd
 from gainscope.cli.evaluate import evaluate_cmd
 from gainscope.cli.explain import explain_cmd
+from gainscope.cli.fuse import fuse_cmd
 from gainscope.cli.gate import gate_cmd
 from gainscope.cli.judge import judge_cmd, store_group
 from gainscope.cli.metrics import metrics_cmd
 from gainscope.cli.plot import plot_cmd
+from gainscope.cli.pool import pool_cmd
 from gainscope.cli.report import report_cmd
 from gainscope.cli.temporal import temporal_group
 from gainscope.cli.validate import validate_cmd
@@ -38,10 +40,12 @@ cli.add_command(case_group)
 cli.add_command(compare_cmd)
 cli.add_command(evaluate_cmd)
 cli.add_command(explain_cmd)
+cli.add_command(fuse_cmd)
 cli.add_command(gate_cmd)
 cli.add_command(judge_cmd)
 cli.add_command(metrics_cmd)
 cli.add_command(plot_cmd)
+cli.add_command(pool_cmd)
 cli.add_command(report_cmd)
 cli.add_command(store_group)
 cli.add_command(temporal_group)

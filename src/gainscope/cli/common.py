@@ -35,8 +35,9 @@ from gainscope.errors import (
     spell,
 )
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "conventions_from", "emit", "guarded",
-           "policy_options", "profile_option", "reader_options", "split_metrics", "with_options"]
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "bounds_of_files", "conventions_from", "emit",
+           "guarded", "number_list", "policy_options", "profile_option", "reader_options", "run_options_from",
+           "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -106,6 +107,17 @@ def emit(text: str, output: Path | None) -> None:
         write_file(output, text)
     else:
         click.echo(text, nl=False)
+
+
+def number_list(text: str | None, flag: str, example: str) -> list[float] | None:
+    """Numbers separated by commas or spaces given to ``flag`` (None when the flag is not given)."""
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.replace(",", " ").split()]
+    except ValueError:
+        raise click.BadParameter(f"expected numbers separated by commas, such as {example}; got {text!r}",
+                                 param_hint=flag) from None
 
 
 def split_metrics(values: tuple[str, ...]) -> list[str]:
@@ -293,18 +305,24 @@ def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -
     return j, [read_run(r, **options) for r in runs]
 
 
+def run_options_from(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Pop the run reading options from ``kwargs`` (``--run-format``, ``--on-duplicate``, ``--nan-score``,
+    ``--normalize-ids``, ``--encoding``, ``--allow-empty``, ``--extra-columns``) into
+    :func:`~gainscope.io.read_run` keyword arguments."""
+    return {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
+            "nan_score": nan_score_of(kwargs.pop("nan_score")), "normalize_ids": kwargs.pop("normalize_ids"),
+            "encoding": kwargs.pop("encoding"), "allow_empty": kwargs.pop("allow_empty"),
+            "extra_columns": kwargs.pop("extra_columns")}
+
+
 def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Read the judgments with the reader options popped from ``kwargs``; return the run reading options."""
     from gainscope.io import read_judgments
 
-    nan_score = nan_score_of(kwargs.pop("nan_score"))
-    norm, encoding, allow_empty = kwargs.pop("normalize_ids"), kwargs.pop("encoding"), kwargs.pop("allow_empty")
+    options = run_options_from(kwargs)
     j = read_judgments(judgments, format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
-                       float_grades=kwargs.pop("float_grades"), normalize_ids=norm, encoding=encoding,
-                       allow_empty=allow_empty)
-    options = {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
-               "nan_score": nan_score, "normalize_ids": norm, "encoding": encoding, "allow_empty": allow_empty,
-               "extra_columns": kwargs.pop("extra_columns")}
+                       float_grades=kwargs.pop("float_grades"), normalize_ids=options["normalize_ids"],
+                       encoding=options["encoding"], allow_empty=options["allow_empty"])
     return j, options
 
 
@@ -352,3 +370,24 @@ def one_stdin(*inputs: str) -> None:
     """Refuse more than one input given as ``-`` (standard input can be read once)."""
     if sum(i == "-" for i in inputs) > 1:
         raise click.UsageError("only one input can be read from standard input (-); give the others as files")
+
+
+def bounds_of_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kwargs: dict[str, Any], *,
+                    names: tuple[str, ...] = (), conventions: Conventions | None = None) -> list[Any]:
+    """As :func:`evaluate_files`, with what the unjudged documents could change: one
+    :class:`~gainscope.bounds.Bounds` per run, whose ``results`` are what :func:`evaluate_files` gives."""
+    from gainscope.bounds import bounds_runs
+    from gainscope.io import read_run
+
+    one_stdin(judgments, *runs)
+    check_names(names, runs)
+    conventions = conventions if conventions is not None else conventions_from(kwargs)
+    metrics = conventions.resolve(metrics)
+    judg, run_options = read_judgments_and_run_options(judgments, kwargs)
+    out = []
+    for i, run in enumerate(runs):
+        with about_run(runs, i):
+            loaded = read_run(run, name=names[i] if names else None, **run_options)
+            out.extend(bounds_runs(judg, [loaded], metrics, policies=conventions.policies,
+                                   profile_use=conventions.use))
+    return out

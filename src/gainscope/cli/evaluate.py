@@ -10,6 +10,7 @@ import click
 
 from gainscope.cli.common import (
     about_run,
+    bounds_of_files,
     check_names,
     conventions_from,
     emit,
@@ -39,6 +40,10 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
               help="Write to this file instead of standard output.")
 @click.option("--name", "run_names", multiple=True,
               help="Name the runs, one --name per run in order (default: each run's tag).")
+@click.option("--bounds", is_flag=True,
+              help="Also each metric with the unjudged retrieved documents within its depth taken as relevant at the "
+                   "top grade, the judged share beside it, and whether the two values bound every labelling "
+                   "(gainscope.bounds). Formats: table, markdown, csv, json.")
 @click.option("-N", "--num-docs", type=click.IntRange(min=0), default=0,
               help="Documents in the collection, for utility's last term (trec_eval -N).")
 @click.option("--trec-eval-version", type=click.Choice(["10", "9"]), default="10", show_default=True,
@@ -49,8 +54,8 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 @reader_options
 @guarded
 def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], per_query: bool, fmt: str,
-                 output: Path | None, run_names: tuple[str, ...], num_docs: int, trec_eval_version: str,
-                 **kwargs: Any) -> None:
+                 output: Path | None, run_names: tuple[str, ...], bounds: bool, num_docs: int,
+                 trec_eval_version: str, **kwargs: Any) -> None:
     """Evaluate RUN(s) against JUDGMENTS.
 
     Conventions default to trec_eval's (ties by doc id descending, missing queries score 0 as with -c,
@@ -81,6 +86,9 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
             mets.append(it.metric)
     for m in mets:
         m.check_policies(policies)
+    if bounds:
+        emit(_with_bounds(judgments, runs, mets, kwargs, conventions, fmt, per_query, run_names), output)
+        return
     from gainscope.io.scan import judged_run_of
 
     one_stdin(judgments, *runs)
@@ -109,3 +117,18 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
             for line in conventions_lines(all_results):
                 click.echo(f"# {line}", err=True)
     emit(text, output)
+
+
+def _with_bounds(judgments: str, runs: tuple[str, ...], mets: list[Any], kwargs: dict[str, Any], conventions: Any,
+                 fmt: str, per_query: bool, names: tuple[str, ...]) -> str:
+    """``--bounds``: the results and what the unjudged documents could change (see :mod:`gainscope.bounds`)."""
+    from gainscope.render.bounds import BOUNDS_FORMATS, render_results_with_bounds
+    from gainscope.render.results import conventions_lines
+
+    if fmt not in BOUNDS_FORMATS:
+        raise click.UsageError(f"--bounds adds to the {', '.join(BOUNDS_FORMATS)} formats; not --format {fmt}")
+    found = bounds_of_files(judgments, runs, mets, kwargs, names=names, conventions=conventions)
+    if fmt == "csv":
+        for line in conventions_lines([b.results for b in found]):
+            click.echo(f"# {line}", err=True)
+    return render_results_with_bounds(found, fmt, per_query=per_query)

@@ -6,6 +6,8 @@
 * TSV: ``id <TAB> text`` per line (MS MARCO's ``queries.tsv`` and ``collection.tsv``); a third column, if any, is
   the title of a document.
 * A BEIR folder: ``queries.jsonl`` and ``corpus.jsonl`` inside it.
+* A list of query ids (a training split): :func:`read_query_ids` takes the first column of each line, so a
+  plain list, a queries TSV or a qrels file works; a JSONL file is read as queries.
 
 Corpora can be large: :func:`read_documents` keeps only the documents asked for (``only=``) while streaming.
 Every problem names the file and line: a line that is not JSON, an object without an id or text, an id given
@@ -19,10 +21,10 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gainscope.errors import FileAccessError, FormatError
+from gainscope.errors import FileAccessError, FormatError, InputError
 from gainscope.io.text import regular_file_size
 
-__all__ = ["Document", "Query", "read_documents", "read_queries"]
+__all__ = ["Document", "Query", "read_documents", "read_queries", "read_query_ids"]
 
 _ID_KEYS = {"query": ("query_id", "qid", "_id", "id"), "doc": ("doc_id", "docid", "_id", "id", "pid")}
 _TEXT_KEYS = ("text", "query", "contents", "body", "passage")
@@ -104,6 +106,24 @@ def read_queries(path: str | Path) -> dict[str, Query]:
             raise FormatError(f"query {qid!r} is given twice with different text", path=str(src), line=number)
         out[qid] = q
     return out
+
+
+def read_query_ids(path: str | Path) -> list[str]:
+    """Query ids, in file order, each once: the first whitespace-separated column of every line (blank lines and
+    ``#`` comment lines skipped), or the ids of a JSONL queries file."""
+    p = Path(path)
+    if p.suffix.lower() == ".jsonl" or p.is_dir():
+        return list(read_queries(p))
+    regular_file_size(str(p), str(p))
+    out: dict[str, None] = {}
+    with p.open(encoding="utf-8-sig") as f:
+        for line in f:
+            body = line.split()
+            if body and not body[0].startswith("#"):
+                out.setdefault(body[0], None)
+    if not out:
+        raise InputError(f"{p}: no query id in the file; write one query id per line")
+    return list(out)
 
 
 def read_documents(path: str | Path, *, only: Collection[str] | None = None) -> dict[str, Document]:
