@@ -16,6 +16,12 @@
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   └── BudgetExceededError                the call or cost budget is spent
+    ├── EngineError                            a search engine could not answer (gainscope.search)
+    │   ├── EngineRequestError                 .status, .attempts: a request failed after every retry
+    │   ├── EngineResponseError                .raw: an answer that cannot be read as a ranking
+    │   └── EngineStoppedError                 the run stopped: the engine refuses every request or is down
+    ├── EngineConfigError (InputError)         an engine declaration, template or knob that cannot be used
+    ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -31,13 +37,18 @@ Catch ``GainscopeError`` to handle anything gainscope reports about your data or
         print(exc)          # "run.txt:17: expected 6 columns ..."
 
 The command line turns ``InputError`` into exit code 3, ``MetricError``/``PolicyError`` into exit code 2 and
-``JudgeError`` into exit code 4.
+``JudgeError``, ``EngineError`` and ``StoreError`` into exit code 4.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BudgetExceededError",
+    "EngineConfigError",
+    "EngineError",
+    "EngineRequestError",
+    "EngineResponseError",
+    "EngineStoppedError",
     "FormatError",
     "GainscopeError",
     "GainscopeWarning",
@@ -53,6 +64,7 @@ __all__ = [
     "MissingDependencyError",
     "PolicyError",
     "QueryCoverageWarning",
+    "StoreError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
@@ -143,6 +155,54 @@ class JudgeAnswerError(JudgeError):
 
 class BudgetExceededError(JudgeError):
     """The budget of calls or cost is spent; nothing more is sent."""
+
+
+class EngineError(GainscopeError):
+    """A search engine could not answer a query (the server, its answer, or the run was stopped)."""
+
+
+class EngineRequestError(EngineError):
+    """A request to a search engine failed after every retry; ``status`` is the last HTTP status (None for a
+    timeout, a dropped connection or a Python engine's exception), ``attempts`` the requests sent, ``retryable``
+    whether another attempt could succeed, ``retry_after`` the seconds the server asked to wait, ``fatal`` whether
+    every other request would fail the same way (401, 403, 404, ...)."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, retryable: bool = False,
+                 retry_after: float | None = None, fatal: bool = False) -> None:
+        self.status = status
+        self.attempts = attempts
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.fatal = fatal
+        super().__init__(message)
+
+
+class EngineResponseError(EngineError):
+    """An engine's answer that cannot be read as a ranking (not JSON, a mapping that finds no hits or no id,
+    the same id twice, too large); ``raw`` is the start of the answer."""
+
+    def __init__(self, message: str, *, raw: str = "") -> None:
+        self.raw = raw
+        super().__init__(message)
+
+
+class EngineStoppedError(EngineError):
+    """A run stopped before its end because the engine refuses every request or does not answer; what was
+    recorded before stays recorded."""
+
+
+class EngineConfigError(InputError):
+    """An engine declaration (TOML), template, mapping or knob that cannot be used; checked before the first
+    request."""
+
+
+class StoreError(GainscopeError, OSError):
+    """A store (an SQLite file: judgments, search snapshots) cannot be opened, read or written: not a store, damaged,
+    read-only, a full disk. ``path`` is the store's file; the message says what happened and what to do."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.path = path
+        super().__init__(message)
 
 
 class MissingDependencyError(GainscopeError, ImportError):

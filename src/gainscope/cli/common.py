@@ -16,7 +16,16 @@ from typing import Any, TypeVar
 
 import click
 
-from gainscope.errors import GainscopeError, InputError, JudgeError, MetricError, MissingDependencyError, PolicyError
+from gainscope.errors import (
+    EngineError,
+    GainscopeError,
+    InputError,
+    JudgeError,
+    MetricError,
+    MissingDependencyError,
+    PolicyError,
+    StoreError,
+)
 
 __all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "emit", "guarded", "policy_options", "reader_options",
            "split_metrics", "with_options"]
@@ -31,7 +40,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MetricError, PolicyError)):
         return EXIT_USAGE
-    if isinstance(exc, (MissingDependencyError, JudgeError)):
+    if isinstance(exc, (MissingDependencyError, JudgeError, EngineError, StoreError)):
         return EXIT_IO
     if isinstance(exc, InputError):
         return EXIT_INPUT
