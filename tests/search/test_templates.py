@@ -63,8 +63,8 @@ def test_placeholder_kinds_and_spaces_inside_braces() -> None:
                                "title_boost, k1, fuzzy)"),
     ('{"q": "{{query}}', "engine 'shop': body has a JSON string that is never closed (an odd number of '\"'); it "
                          "must be a JSON document with placeholders"),
-    ('{"q": "\\{{query}}"}', "engine 'shop': body has a backslash right before {{query}} ('{\"q\": \"\\\\{{query}}\"}'); "
-                             "the value is escaped for you, so remove the backslash"),
+    ('{"q": "\\{{query}}"}', "engine 'shop': body has a backslash right before {{query}} "
+                             "('{\"q\": \"\\\\{{query}}\"}'); the value is escaped for you, so remove the backslash"),
     ('{"k": "{{env.SECRET}}"}', "engine 'shop': body uses {{env.SECRET}}; environment variables (credentials) may be "
                                 "used only in headers and params, so that they are never written into a snapshot's "
                                 "URL or body"),

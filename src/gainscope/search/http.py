@@ -245,6 +245,8 @@ class HttpEngine(EngineBase):
         def render(template: Template) -> str:
             try:
                 return template.render(lambda p: value(p, template.where))
+            except EngineConfigError:
+                raise
             except ValueError as exc:
                 raise EngineConfigError(f"engine {self.name!r}, query {query.id!r}: {template.where} cannot be "
                                         f"rendered: {exc}") from None
