@@ -18,6 +18,7 @@ from gainscope.cli.metrics import metrics_cmd
 from gainscope.cli.plot import plot_cmd
 from gainscope.cli.report import report_cmd
 from gainscope.cli.search import search_cmd
+from gainscope.cli.serve_engine import serve_engine_cmd
 from gainscope.cli.temporal import temporal_group
 from gainscope.cli.validate import validate_cmd
 
@@ -47,6 +48,7 @@ cli.add_command(metrics_cmd)
 cli.add_command(plot_cmd)
 cli.add_command(report_cmd)
 cli.add_command(search_cmd)
+cli.add_command(serve_engine_cmd)
 cli.add_command(store_group)
 cli.add_command(temporal_group)
 cli.add_command(validate_cmd)
