@@ -10,6 +10,7 @@ from gainscope.cli.agreement import agreement_cmd
 from gainscope.cli.case import case_group
 from gainscope.cli.compare import compare_cmd
 from gainscope.cli.evaluate import evaluate_cmd
+from gainscope.cli.experiment import experiment_cmd
 from gainscope.cli.explain import explain_cmd
 from gainscope.cli.gate import gate_cmd
 from gainscope.cli.index import index_cmd
@@ -40,6 +41,7 @@ cli.add_command(agreement_cmd)
 cli.add_command(case_group)
 cli.add_command(compare_cmd)
 cli.add_command(evaluate_cmd)
+cli.add_command(experiment_cmd)
 cli.add_command(explain_cmd)
 cli.add_command(gate_cmd)
 cli.add_command(index_cmd)
