@@ -174,30 +174,38 @@ def _http_engine(name: str, kind: str, table: Mapping[str, Any], knobs: Mapping[
                       max_response_mb=table.get("max_response_mb", DEFAULT_MAX_RESPONSE_MB), verify=verify)
 
 
-def load_engine(spec: str | Path, *, display: list[str] | None = None) -> Engine:
+def load_engine(spec: str | Path, *, display: list[str] | None = None,
+                overrides: Mapping[str, Any] | None = None) -> Engine:
     """The engine ``spec`` names: ``FILE.toml:NAME``, ``FILE.toml`` (one engine), an index folder, or
-    ``module:function``."""
+    ``module:function``. ``overrides`` replace keys of a TOML declaration (a case's try: ``url``, ``params``,
+    ``body``, ...); other engines take none."""
     text = str(spec)
     path = Path(text)
+    file, sep, name = text.rpartition(":")
+    toml = None
+    if sep and file.lower().endswith(".toml"):
+        toml = file
+    elif text.lower().endswith(".toml"):
+        toml, name = text, ""
+    if overrides and toml is None:
+        raise EngineConfigError(f"engine {text!r} is not declared in TOML, so {', '.join(sorted(overrides))} cannot "
+                                "be changed; a try sets knobs only for it")
     if path.is_dir():
         from gainscope.search.embedded import EmbeddedEngine
 
         return EmbeddedEngine(path, display=display)
-    file, sep, name = text.rpartition(":")
-    if sep and file.lower().endswith(".toml"):
-        engines = read_engines(file)
+    if toml is not None:
+        if not Path(toml).exists():
+            raise InputError(f"{toml}: no such file")
+        engines = read_engines(toml)
+        if not name:
+            if len(engines) != 1:
+                raise EngineConfigError(f"{toml} declares {len(engines)} engines ({', '.join(engines)}); pick one: "
+                                        f"{toml}:NAME")
+            name = next(iter(engines))
         if name not in engines:
-            raise EngineConfigError(f"{file} declares no engine {name!r}{close_match(name, list(engines))}")
-        return engine_from_table(name, engines[name], base=file)
-    if text.lower().endswith(".toml"):
-        if not path.exists():
-            raise InputError(f"{text}: no such file")
-        engines = read_engines(text)
-        if len(engines) != 1:
-            raise EngineConfigError(f"{text} declares {len(engines)} engines ({', '.join(engines)}); pick one: "
-                                    f"{text}:NAME")
-        name = next(iter(engines))
-        return engine_from_table(name, engines[name], base=text)
+            raise EngineConfigError(f"{toml} declares no engine {name!r}{close_match(name, list(engines))}")
+        return engine_from_table(name, {**engines[name], **(overrides or {})}, base=toml)
     if sep and file and name and "/" not in file:
         from gainscope.plugins import load_object
         from gainscope.search.python import PythonEngine

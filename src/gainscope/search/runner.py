@@ -5,7 +5,9 @@
 1. every query's request is rendered first (:meth:`Engine.prepare`), so a template that does not render, a missing
    option or a missing credential stops the run before anything is sent;
 2. the snapshot is found by name in the store (created when new; default name ``ENGINE@HASH8``, the first 8 hex
-   digits of the configuration hash) -- a snapshot of that name taken with another configuration is an error --
+   digits of the configuration hash) -- a snapshot of that name taken with another configuration is an error;
+   a snapshot holds every query sent with its configuration, so two query files sent with one configuration into
+   one store share it (give them names to keep them apart) --
    and the queries already recorded in it are not sent again (``rerun_failed`` sends those recorded as failed
    again). So a run killed at any moment resumes where it stopped;
 3. the other queries are sent with at most ``concurrency`` requests in flight and, with ``qps``, at most ``qps``
@@ -157,10 +159,10 @@ def _check_queries(queries: Sequence[SearchQuery]) -> None:
 
 
 def _snapshot(store: SnapshotStore, engine: Engine, knobs: Mapping[str, Any], top: int, name: str | None,
-              note: str | None, source: str | None) -> Snapshot:
+              note: str | None, source: str | None, label: str | None) -> Snapshot:
     configuration = {**engine.configuration(knobs), "top": top}
     digest = configuration_hash(configuration)
-    name = name or default_snapshot_name(engine.name, digest)
+    name = name or default_snapshot_name(label or engine.name, digest)
     found = store.find(name)
     if found is None:
         return store.create(name=name, engine=engine.name, kind=engine.kind, configuration=configuration,
@@ -188,14 +190,15 @@ def _differences(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "
 async def run_queries(engine: Engine, queries: Sequence[SearchQuery], store: SnapshotStore, *,
                       knobs: Mapping[str, Any] | None = None, name: str | None = None, note: str | None = None,
                       source: str | None = None, settings: RunSettings | None = None,
-                      progress: Callable[[Progress], None] | None = None) -> RunOutcome:
+                      progress: Callable[[Progress], None] | None = None, label: str | None = None) -> RunOutcome:
     """Send ``queries`` to ``engine`` with ``knobs`` (overriding its defaults) into the snapshot ``name`` of
-    ``store`` (see the module docstring)."""
+    ``store`` (see the module docstring; the default name is ``LABEL@HASH8``, ``label`` defaulting to the
+    engine's name)."""
     settings = settings or RunSettings()
     _check_queries(queries)
     values = resolve_knobs(engine.name, engine.knobs, knobs)
     prepared = [engine.prepare(q, values, settings.top) for q in queries]  # every template renders, or nothing is sent
-    snapshot = _snapshot(store, engine, values, settings.top, name, note, source)
+    snapshot = _snapshot(store, engine, values, settings.top, name, note, source, label)
     recorded = store.statuses(snapshot)
     todo = [(i, p) for i, p in enumerate(prepared) if recorded.get(p.query.id) != "ok"
             and (recorded.get(p.query.id) != "failed" or settings.rerun_failed)]
