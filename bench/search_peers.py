@@ -151,10 +151,12 @@ def gainscope_index(corpus: Path, out: Path) -> int:
 
 def gainscope_query(index_dir: Path, queries: list[tuple[str, str]], top: int) -> Iterator[tuple[str, list]]:
     from gainscope.search.embedded import EmbeddedEngine
+    from gainscope.search.engine import SearchQuery
 
-    engine = EmbeddedEngine(index_dir)
-    for qid, text in queries:
-        response = engine.search(text, {}, top)
+    engine = EmbeddedEngine(index_dir, display=[])  # ids and scores, as the peers return
+    knobs = engine.resolve({})
+    for qid, text in queries:  # what the runner's attempt runs for each query (here without a worker thread)
+        response = engine.run(engine.prepare(SearchQuery(qid, text), knobs, top))
         yield qid, [(hit.id, hit.score) for hit in response.hits]
 
 

@@ -198,3 +198,13 @@ def test_a_folder_that_is_not_an_index(tmp_path: Path) -> None:
         EmbeddedEngine(tmp_path)
     assert str(caught.value) == (f"{tmp_path} is not a gainscope index (no gainscope-index.json); build one with: "
                                  f"gainscope index CORPUS --index {tmp_path}")
+
+
+def test_a_hit_is_a_document_holding_a_query_term_even_with_score_zero(tmp_path: Path) -> None:
+    # atire's idf is ln(N / df): 0 for a term in every document, so every score is 0, yet all three match
+    rows = [{"_id": f"x{i}", "text": f"common word{i}"} for i in range(3)]
+    info = build_index(write_jsonl(tmp_path / "c.jsonl", rows), tmp_path / "idx", method="atire")
+    response = EmbeddedEngine(info.path).search("common", top=10)
+    assert [(h.id, h.score) for h in response.hits] == [("x0", 0.0), ("x1", 0.0), ("x2", 0.0)]
+    assert response.total == 3
+    assert [h.id for h in EmbeddedEngine(info.path).search("word1 nothing", top=10).hits] == ["x1"]

@@ -27,9 +27,9 @@ folder (``bm25/``) when it is writable.
 Analysis: text is lower-cased and cut into tokens of two or more word characters (bm25s's default pattern
 ``(?u)\\b\\w\\w+\\b``), optionally without English stop words (``stopwords="en"``, bm25s's list); no stemming.
 
-Results: the documents with a score above 0 (at least one query term in a field with a boost above 0) are the
-hits, ``total`` is their number, and the top ``top`` are returned by score descending, ties by index order
-(the corpus order). The folder::
+Results: the documents that hold at least one query term in a field with a boost above 0 are the hits (their
+score may be 0, e.g. for a term in every document under ``atire``'s idf), ``total`` is their number, and the top
+``top`` are returned by score descending, ties by index order (the corpus order). The folder::
 
     gainscope-index.json     what was indexed, how (fields, boosts, k1, b, method, analyzer) and a content hash
     docs.sqlite              the documents' ids and stored fields (every field of the corpus record)
@@ -203,21 +203,24 @@ def _model_key(method: str, k1: float, b: float) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ building
+class _Vocabulary(dict[str, int]):
+    """Token -> id; a token not seen before gets the next id when looked up."""
+
+    def __missing__(self, token: str) -> int:
+        index = self[token] = len(self)
+        return index
+
+
 class _FieldTokens:
     """A field's token ids while indexing: a vocabulary and flat arrays of ids and offsets."""
 
     def __init__(self) -> None:
-        self.vocab: dict[str, int] = {}
+        self.vocab = _Vocabulary()
         self.ids = array("i")
         self.offsets = array("q", [0])
 
     def add(self, tokens: list[str]) -> None:
-        vocab = self.vocab
-        for token in tokens:
-            index = vocab.get(token)
-            if index is None:
-                index = vocab[token] = len(vocab)
-            self.ids.append(index)
+        self.ids.extend(map(self.vocab.__getitem__, tokens))
         self.offsets.append(len(self.ids))
 
 
@@ -274,7 +277,7 @@ def _build(bm25s: Any, corpus: str | Path, work: Path, fields: Any, id_field: st
     for name, store in tokens.items():
         np.save(work / "tokens" / f"{_safe(name)}.ids.npy", np.frombuffer(store.ids, dtype=np.int32))
         np.save(work / "tokens" / f"{_safe(name)}.offsets.npy", np.frombuffer(store.offsets, dtype=np.int64))
-        (work / "tokens" / f"{_safe(name)}.vocab.json").write_text(json.dumps(store.vocab, ensure_ascii=False),
+        (work / "tokens" / f"{_safe(name)}.vocab.json").write_text(json.dumps(dict(store.vocab), ensure_ascii=False),
                                                                     encoding="utf-8")
     info = IndexInfo(work, count, dict(wanted), k1, b, method, stopwords, id_field, source, digest,
                      tuple(stored), str(getattr(bm25s, "__version__", "")))
@@ -443,6 +446,7 @@ class EmbeddedEngine(EngineBase):
         models = self._models_for(k1, b)
         ids = self._doc_ids()
         scores: Any = None
+        matched: Any = None
         for field, boost in boosts.items():
             if boost <= 0:
                 continue
@@ -450,12 +454,18 @@ class EmbeddedEngine(EngineBase):
             known = [vocab[t] for t in tokens if t in vocab]
             if not known:
                 continue
-            part = models[field].get_scores_from_ids(known)
-            scores = part * np.float32(boost) if scores is None else scores + part * np.float32(boost)
+            model = models[field]
+            part = model.get_scores_from_ids(known) * np.float32(boost)
+            scores = part if scores is None else scores + part
+            indptr, indices = model.scores["indptr"], model.scores["indices"]
+            if matched is None:
+                matched = np.zeros(scores.shape[0], dtype=bool)
+            for t in set(known):
+                matched[indices[indptr[t]:indptr[t + 1]]] = True
         hits: list[Hit] = []
         total = 0
         if scores is not None:
-            matched = np.flatnonzero(scores > 0)
+            matched = np.flatnonzero(matched)  # the documents holding a query term in a boosted field, index order
             total = int(matched.size)
             values = scores[matched]
             top = prepared.top
@@ -466,9 +476,10 @@ class EmbeddedEngine(EngineBase):
                 matched = np.concatenate([above, ties])
                 values = scores[matched]
             order = np.lexsort((matched, -values))
-            chosen = matched[order]
-            fields = self._stored(chosen.tolist()) if self.display else {}
-            hits = [Hit(ids[n], float(scores[n]), fields.get(n, {})) for n in chosen.tolist()]
+            chosen = matched[order].tolist()
+            fields = self._stored(chosen) if self.display else {}
+            hits = [Hit(ids[n], score, fields.get(n, {})) for n, score in zip(chosen, values[order].tolist(),
+                                                                              strict=True)]
         return SearchResponse(tuple(hits), total, time.perf_counter() - started, None, prepared.request)
 
     def _models_for(self, k1: float, b: float) -> dict[str, Any]:

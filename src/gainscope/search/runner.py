@@ -13,8 +13,10 @@
 3. the other queries are sent with at most ``concurrency`` requests in flight and, with ``qps``, at most ``qps``
    requests in any second (retries included: they are requests too); each query is retried as
    :class:`~gainscope.search.engine.RetryPolicy` says (429, 5xx, timeouts and dropped connections, with backoff and
-   jitter, honouring ``Retry-After``; a 429 or ``Retry-After`` also pauses every other request). A slot is held
-   only while a request is in flight, never during a backoff, so other queries use it meanwhile;
+   jitter, never sooner than ``Retry-After``). A ``Retry-After`` also holds every other request for that long (the
+   server asked); a 429 without one holds them for the query's backoff only when there is no ``qps`` cap (with a
+   cap the load is bounded already, and the rejected query alone waits). A slot is held only while a request is
+   in flight, never during a backoff, so other queries use it meanwhile;
 4. each query is recorded when it ends: ``ok`` with its hits (zero hits included), or ``failed`` with its error --
    never as an empty list;
 5. the run stops early, leaving the remaining queries unsent and unrecorded, when the engine refuses in a way
@@ -227,23 +229,23 @@ async def _send_all(engine: Engine, snapshot: Snapshot, store: SnapshotStore, to
                     settings: RunSettings, state: Progress, stopped: list[EngineStoppedError],
                     progress: Callable[[Progress], None] | None) -> None:
     slots = asyncio.Semaphore(settings.concurrency)
-    gate = Gate(requests=settings.qps, length=1.0, sleep=asyncio.sleep, clock=time.monotonic) \
-        if settings.qps else None
+    gate = Gate(requests=settings.qps, length=1.0, sleep=asyncio.sleep, clock=time.monotonic)
     rng = random.Random(settings.seed)
     pending = iter(todo)
     in_a_row = [0]
 
     async def send(p: Prepared) -> SearchResponse:
         async with slots:
-            if gate is not None:
-                await gate.enter()
+            await gate.enter()
             if stopped:
                 raise _Stop
             state.requests += 1
             return await engine.attempt(p)
 
     def on_retry(error: EngineRequestError, delay: float) -> None:
-        if gate is not None and (error.status == 429 or error.retry_after is not None):
+        if error.retry_after is not None:  # the server said how long: nobody sends before that
+            gate.cool_down(error.retry_after)
+        elif error.status == 429 and settings.qps is None:  # no rate cap to bound the load: everybody waits
             gate.cool_down(delay)
 
     def stop(reason: str) -> None:
