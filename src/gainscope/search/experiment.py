@@ -326,10 +326,16 @@ async def run_experiment(plan: ExperimentPlan, store: SnapshotStore, *,
                           "failed queries): what was recorded is kept")
     notes: list[str] = []
     runs = []
+    reordered = []
     for config, outcome in zip(configs, outcomes, strict=True):
         run, run_notes = results_to_run(outcome.results, name=config.name)
         runs.append(run)
-        notes += [f"{config.name}: {n}" for n in run_notes]
+        if run_notes:
+            reordered.append(f"{config.name} ({run_notes[0].split(' quer')[0]})")
+    if reordered:
+        notes.append("scores that tie, are missing or do not decrease in some queries of " + ", ".join(reordered)
+                     + ": trec_eval would order ties by doc id, not as the engine did, so these runs are scored in "
+                     "the engine's order (scores n - rank + 1); the engine's scores are in the snapshots")
     comparison = compare(plan.judgments, runs, list(plan.metrics), baseline=baseline, names=names,
                          settings=plan.compare_settings)
     base_outcome = outcomes[names.index(baseline)]
