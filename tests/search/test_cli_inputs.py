@@ -86,3 +86,19 @@ def test_bad_queries_files(films_index: Path, tmp_path: Path) -> None:
     (tmp_path / "opts.jsonl").write_text('{"id": "a", "text": "x", "options": [1]}\n')
     code, _, err = invoke("search", "--engine", films_index, "--queries", tmp_path / "opts.jsonl")
     assert code == 3 and err == f"error: {tmp_path / 'opts.jsonl'}:1: 'options' must be a JSON object; got [1]\n"
+
+
+def test_the_progress_bar_shows_rate_and_failures_on_a_terminal(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from gainscope.cli.search import progress_printer
+    from gainscope.search.runner import Progress
+
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False)
+    assert progress_printer("shop") is None  # not a terminal: no bar
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    show = progress_printer("shop")
+    state = Progress(total=10, reused=0, done=5, failed=1, started=0.0)
+    monkeypatch.setattr("gainscope.search.runner.time.perf_counter", lambda: 2.0)  # 5 queries in 2 s
+    show(state)
+    err = capsys.readouterr().err
+    assert err == "\rshop [############            ] 5/10 · 2.5 q/s · failed 1 · 0m02s left "
