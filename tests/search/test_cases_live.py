@@ -149,3 +149,13 @@ def test_with_ratings_scores_a_snapshot_with_todays_ratings(tmp_path: Path) -> N
     (tmp_path / "today.json").write_text(json.dumps(data))
     rescored = with_ratings(old, read_case(tmp_path / "today.json"))
     assert dict(rescored.queries[0].ratings) == {"d4": 3} and rescored.queries[0].results == ("d4",)
+
+
+def test_two_cases_with_different_scorers_are_tested_with_the_first_ones(tmp_path: Path) -> None:
+    a = films_case(tmp_path)
+    b = tmp_path / "b.json"
+    b.write_text(a.read_text().replace('"nDCG@10"', '"P@10"'))
+    result = CliRunner().invoke(cli, ["case", "compare", str(a), str(b), "--resamples", "50"])
+    assert result.exit_code == 0
+    assert ("note: the cases name different scorers; the tests compare both scored with A's (nDCG@10); give "
+            "--scorer to choose one") in result.stderr

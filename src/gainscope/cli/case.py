@@ -153,6 +153,9 @@ def compare_cmd(cases: tuple[str, ...], snapshots: tuple[str, ...], ratings_file
         from gainscope.render.compare import render_comparison as render_tests
 
         click.echo(render_comparison(cmp, fmt), nl=False)
+        if getattr(scorer_b, "name", None) != getattr(scorer, "name", None):
+            click.echo(f"note: the cases name different scorers; the tests compare both scored with A's "
+                       f"({scorer.name}); give --scorer to choose one", err=True)
         click.echo("significance of the per-query differences (B against A):")
         click.echo(render_tests(tests.comparison, "table"), nl=False)
         return
