@@ -11,9 +11,11 @@ empty list; only a result ``ok`` with no hits means the engine found nothing.
 Results are written as each query ends (one transaction each), so a run killed at any moment keeps everything
 recorded before, and a rerun into the same snapshot sends only what is missing (and, on request, what failed).
 
-Storage: SQLite (WAL) by default (:meth:`SnapshotStore.open`). The SQL is plain enough for PostgreSQL too (TEXT,
-BIGINT, DOUBLE PRECISION, text ids made by the caller, ``INSERT ... ON CONFLICT ... DO UPDATE``); the class takes
-any DB-API connection and its parameter style, so a workspace in PostgreSQL can hold the same tables.
+Storage: SQLite (WAL) by default (:meth:`SnapshotStore.open`). Every statement is plain enough for PostgreSQL too
+(TEXT, BIGINT, DOUBLE PRECISION, text ids made by the caller, ``INSERT ... ON CONFLICT ... DO UPDATE``) and goes
+through a DB-API cursor with explicit commits, so a workspace in PostgreSQL can hold the same tables:
+``SnapshotStore(connection, path=..., paramstyle="format")`` then :meth:`~SnapshotStore.create_schema` (only
+:meth:`~SnapshotStore.open`'s checks of an SQLite file, and the translation of sqlite3 errors, are SQLite's).
 """
 
 from __future__ import annotations
@@ -154,16 +156,43 @@ class SnapshotStore:
             return
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        with db:
-            for statement in SCHEMA:
-                db.execute(statement)
-            if not tables:
-                db.executemany("INSERT INTO gainscope_store (key, value) VALUES (?, ?)",
-                               [("kind", KIND), ("schema", SCHEMA_VERSION)])
+        self.create_schema()
 
     # ---------------------------------------------------------------------------------------- plumbing
     def _sql(self, statement: str) -> str:
         return statement if self._mark == "?" else statement.replace("?", self._mark)
+
+    def _query(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
+        """The rows of a SELECT (the statement written with ``?`` marks)."""
+        with self._guard():
+            cursor = self._db.cursor()
+            try:
+                cursor.execute(self._sql(statement), tuple(params))
+                return list(cursor.fetchall())
+            finally:
+                cursor.close()
+
+    def _write(self, *statements: tuple[str, Sequence[Any]]) -> None:
+        """Run ``statements`` in one transaction: committed together, or rolled back."""
+        with self._guard():
+            cursor = self._db.cursor()
+            try:
+                for statement, params in statements:
+                    cursor.execute(self._sql(statement), tuple(params))
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
+            finally:
+                cursor.close()
+
+    def create_schema(self) -> None:
+        """Create the tables when they do not exist (portable SQL: SQLite and PostgreSQL), and mark the database
+        as a snapshot store."""
+        self._write(*((statement, ()) for statement in SCHEMA))
+        if not self._query("SELECT value FROM gainscope_store WHERE key = ?", ("kind",)):
+            self._write(("INSERT INTO gainscope_store (key, value) VALUES (?, ?)", ("kind", KIND)),
+                        ("INSERT INTO gainscope_store (key, value) VALUES (?, ?)", ("schema", SCHEMA_VERSION)))
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -186,16 +215,13 @@ class SnapshotStore:
     # ---------------------------------------------------------------------------------------- snapshots
     def snapshots(self) -> list[Snapshot]:
         """Every snapshot, oldest first."""
-        with self._guard():
-            rows = self._db.execute(f"SELECT {_SNAPSHOT_COLUMNS} FROM snapshots ORDER BY created, name").fetchall()
+        rows = self._query(f"SELECT {_SNAPSHOT_COLUMNS} FROM snapshots ORDER BY created, name")
         return [_snapshot(row) for row in rows]
 
     def find(self, name: str) -> Snapshot | None:
         """The snapshot named ``name``, or None."""
-        with self._guard():
-            row = self._db.execute(self._sql(f"SELECT {_SNAPSHOT_COLUMNS} FROM snapshots WHERE name = ?"),
-                                   (name,)).fetchone()
-        return None if row is None else _snapshot(row)
+        rows = self._query(f"SELECT {_SNAPSHOT_COLUMNS} FROM snapshots WHERE name = ?", (name,))
+        return _snapshot(rows[0]) if rows else None
 
     def get(self, name: str) -> Snapshot:
         """The snapshot named ``name``; an error listing the store's snapshots when there is none."""
@@ -215,19 +241,16 @@ class SnapshotStore:
         """A new, empty snapshot."""
         snapshot = Snapshot(uuid.uuid4().hex, name, engine, kind, dict(configuration), configuration_hash,
                             dict(knobs), top, utc_now(), note, source)
-        with self._guard(), self._db:
-            self._db.execute(self._sql(f"INSERT INTO snapshots ({_SNAPSHOT_COLUMNS}) VALUES "
-                                       "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-                             (snapshot.id, name, engine, kind, _json(configuration), configuration_hash,
-                              _json(knobs), top, snapshot.created, note, source))
+        self._write((f"INSERT INTO snapshots ({_SNAPSHOT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     (snapshot.id, name, engine, kind, _json(configuration), configuration_hash, _json(knobs), top,
+                      snapshot.created, note, source)))
         return snapshot
 
     def delete(self, name: str) -> None:
         """Remove a snapshot and its results."""
         snapshot = self.get(name)
-        with self._guard(), self._db:
-            self._db.execute(self._sql("DELETE FROM snapshot_results WHERE snapshot_id = ?"), (snapshot.id,))
-            self._db.execute(self._sql("DELETE FROM snapshots WHERE id = ?"), (snapshot.id,))
+        self._write(("DELETE FROM snapshot_results WHERE snapshot_id = ?", (snapshot.id,)),
+                    ("DELETE FROM snapshots WHERE id = ?", (snapshot.id,)))
 
     # ---------------------------------------------------------------------------------------- results
     def record(self, snapshot: Snapshot, result: QueryResult) -> None:
@@ -238,25 +261,20 @@ class SnapshotStore:
                   result.attempts, result.http_status, result.error)
         columns = "snapshot_id, " + _RESULT_COLUMNS
         update = ", ".join(f"{c} = excluded.{c}" for c in _RESULT_COLUMNS.split(", ")[1:])
-        with self._guard(), self._db:
-            self._db.execute(self._sql(f"INSERT INTO snapshot_results ({columns}) VALUES "
-                                       f"({', '.join('?' * len(values))}) ON CONFLICT (snapshot_id, query_id) "
-                                       f"DO UPDATE SET {update}"), values)
+        self._write((f"INSERT INTO snapshot_results ({columns}) VALUES ({', '.join('?' * len(values))}) "
+                     f"ON CONFLICT (snapshot_id, query_id) DO UPDATE SET {update}", values))
 
     def statuses(self, snapshot: Snapshot) -> dict[str, str]:
         """``{query id: "ok" | "failed"}`` of what is recorded."""
-        with self._guard():
-            rows = self._db.execute(self._sql("SELECT query_id, status FROM snapshot_results WHERE snapshot_id = ?"),
-                                    (snapshot.id,)).fetchall()
-        return dict(rows)
+        rows = self._query("SELECT query_id, status FROM snapshot_results WHERE snapshot_id = ?", (snapshot.id,))
+        return {row[0]: row[1] for row in rows}
 
     def results(self, snapshot: Snapshot, *, responses: bool = True) -> list[QueryResult]:
         """The recorded results in the order of the queries file (``responses=False`` leaves the raw responses and
         requests out, which is faster for large snapshots)."""
         columns = _RESULT_COLUMNS if responses else _RESULT_COLUMNS.replace("request, response", "NULL, NULL")
-        with self._guard():
-            rows = self._db.execute(self._sql(f"SELECT {columns} FROM snapshot_results WHERE snapshot_id = ? "
-                                              "ORDER BY position, query_id"), (snapshot.id,)).fetchall()
+        rows = self._query(f"SELECT {columns} FROM snapshot_results WHERE snapshot_id = ? ORDER BY position, query_id",
+                           (snapshot.id,))
         return [_result(row) for row in rows]
 
 
