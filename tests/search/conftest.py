@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 FILMS = [
     {"_id": "d1", "title": "Star Wars", "text": "A space opera about a galaxy far away"},
@@ -13,6 +14,16 @@ FILMS = [
     {"_id": "d3", "title": "The Godfather", "text": "A crime family saga"},
     {"_id": "d4", "title": "Wars of the Roses", "text": "English history and wars"},
 ]
+
+
+def invoke(*args: object) -> tuple[int, str, str]:
+    """Run the gainscope command line in-process: (exit code, standard output, standard error)."""
+    from gainscope.cli import cli
+
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

@@ -15,14 +15,8 @@ from gainscope.cases.live import case_engine, with_ratings
 from gainscope.cli import cli
 from gainscope.errors import EngineConfigError, InputError
 
+from .conftest import invoke
 from .server import FakeSearchServer, Recorded, Reply
-
-
-def invoke(*args: object) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def films_case(folder: Path, **extra: object) -> Path:

@@ -8,18 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from gainscope.cli import cli
-
-from .conftest import write_jsonl
-
-
-def invoke(*args: object) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+from .conftest import invoke, write_jsonl
 
 
 def test_a_python_engine_from_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,18 +8,8 @@ import random
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from gainscope.cli import cli
-
-from .conftest import write_jsonl
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+from .conftest import invoke, write_jsonl
 
 
 @pytest.fixture(scope="module")

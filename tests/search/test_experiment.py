@@ -9,24 +9,15 @@ import random
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import gainscope
-from gainscope.cli import cli
 from gainscope.compare import CompareSettings
 from gainscope.errors import EngineConfigError, EngineError
 from gainscope.search import SearchQuery, SnapshotStore, replay, results_to_run
 from gainscope.search.experiment import Configuration, ExperimentPlan, grid, run_experiment
 from gainscope.search.python import PythonEngine
 
-from .conftest import write_jsonl
-
-
-def invoke(*args: object) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+from .conftest import invoke, write_jsonl
 
 
 @pytest.fixture(scope="module")

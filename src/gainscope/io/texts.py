@@ -80,8 +80,9 @@ def text_source(path: str | Path, kind: str) -> Path:
     return _source(Path(path), kind)
 
 
-def _records(path: Path, kind: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
-    """``(line, id, text, extras)`` per record."""
+def raw_records(path: Path, kind: str) -> Iterator[tuple[int, list[str] | dict[str, Any]]]:
+    """``(line, record)`` per non-blank line: the columns of a TSV file (``.tsv``/``.txt``; at least an id and a
+    text), else the JSON object of a JSON Lines file; errors name the file and line."""
     tsv = path.suffix.lower() in (".tsv", ".txt")
     with path.open(encoding="utf-8-sig") as f:
         for number, line in enumerate(f, start=1):
@@ -92,22 +93,30 @@ def _records(path: Path, kind: str) -> Iterator[tuple[int, str, str, dict[str, A
                 if len(parts) < 2:
                     raise FormatError(f"expected 'id<TAB>text'; got {len(parts)} column(s)", path=str(path),
                                       line=number, text=line.rstrip())
-                yield number, parts[0], parts[1], {"title": parts[2]} if len(parts) > 2 else {}
-                continue
-            obj = json_object(line, number, path, kind)
-            ident = next((obj[k] for k in _ID_KEYS[kind] if k in obj), None)
-            text = next((obj[k] for k in _TEXT_KEYS if k in obj), None)
-            if ident is None or text is None or not isinstance(text, str):
-                want = f"an id ({', '.join(_ID_KEYS[kind])}) and a text ({', '.join(_TEXT_KEYS)})"
-                raise FormatError(f"a {kind} needs {want}; keys: {', '.join(obj) or 'none'}", path=str(path),
+                yield number, parts
+            else:
+                yield number, json_object(line, number, path, kind)
+
+
+def _records(path: Path, kind: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """``(line, id, text, extras)`` per record."""
+    for number, obj in raw_records(path, kind):
+        if isinstance(obj, list):
+            yield number, obj[0], obj[1], {"title": obj[2]} if len(obj) > 2 else {}
+            continue
+        ident = next((obj[k] for k in _ID_KEYS[kind] if k in obj), None)
+        text = next((obj[k] for k in _TEXT_KEYS if k in obj), None)
+        if ident is None or text is None or not isinstance(text, str):
+            want = f"an id ({', '.join(_ID_KEYS[kind])}) and a text ({', '.join(_TEXT_KEYS)})"
+            raise FormatError(f"a {kind} needs {want}; keys: {', '.join(obj) or 'none'}", path=str(path),
+                              line=number)
+        extras: dict[str, Any] = {k: str(obj[k]) for k in ("title", "narrative") if isinstance(obj.get(k), str)}
+        if kind == "query" and obj.get("options") is not None:
+            if not isinstance(obj["options"], dict):
+                raise FormatError(f"'options' must be a JSON object; got {obj['options']!r}", path=str(path),
                                   line=number)
-            extras: dict[str, Any] = {k: str(obj[k]) for k in ("title", "narrative") if isinstance(obj.get(k), str)}
-            if kind == "query" and obj.get("options") is not None:
-                if not isinstance(obj["options"], dict):
-                    raise FormatError(f"'options' must be a JSON object; got {obj['options']!r}", path=str(path),
-                                      line=number)
-                extras["options"] = obj["options"]
-            yield number, str(ident), text, extras
+            extras["options"] = obj["options"]
+        yield number, str(ident), text, extras
 
 
 def read_queries(path: str | Path) -> dict[str, Query]:

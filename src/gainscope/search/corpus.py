@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gainscope.errors import FormatError, InconsistentInputError
-from gainscope.io.texts import json_object, text_source
+from gainscope.io.texts import raw_records, text_source
 
 __all__ = ["ID_KEYS", "CorpusRecord", "field_text", "read_corpus"]
 
@@ -52,35 +52,26 @@ def read_corpus(path: str | Path, *, id_field: str | None = None) -> Iterator[Co
     """The documents of ``path``, streamed (see the module docstring)."""
     src = text_source(path, "doc")
     seen: dict[str, int] = {}
-    tsv = src.suffix.lower() in (".tsv", ".txt")
-    with src.open(encoding="utf-8-sig") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            if tsv:
-                parts = line.rstrip("\n\r").split("\t")
-                if len(parts) < 2:
-                    raise FormatError(f"expected 'id<TAB>text'; got {len(parts)} column(s)", path=str(src),
-                                      line=number, text=line.rstrip()[:200])
-                ident: Any = parts[0]
-                fields: dict[str, Any] = {"text": parts[1], **({"title": parts[2]} if len(parts) > 2 else {})}
-            else:
-                obj = json_object(line, number, src, "document")
-                key = id_field if id_field is not None else next((k for k in ID_KEYS if k in obj), None)
-                if key is None or key not in obj:
-                    wanted = repr(id_field) if id_field is not None else f"one of {', '.join(ID_KEYS)}"
-                    raise FormatError(f"a document needs an id ({wanted}); keys: {', '.join(obj) or 'none'}"
-                                      + ("" if id_field else "; name the id field with --id-field"),
-                                      path=str(src), line=number)
-                ident = obj[key]
-                fields = {k: v for k, v in obj.items() if k != key}
-            if isinstance(ident, bool) or not isinstance(ident, str | int) or (isinstance(ident, str) and
-                                                                                not ident.strip()):
-                raise FormatError(f"a document id must be a non-empty string or an integer; got {ident!r}",
+    for number, record in raw_records(src, "document"):
+        if isinstance(record, list):
+            ident: Any = record[0]
+            fields: dict[str, Any] = {"text": record[1], **({"title": record[2]} if len(record) > 2 else {})}
+        else:
+            key = id_field if id_field is not None else next((k for k in ID_KEYS if k in record), None)
+            if key is None or key not in record:
+                wanted = repr(id_field) if id_field is not None else f"one of {', '.join(ID_KEYS)}"
+                raise FormatError(f"a document needs an id ({wanted}); keys: {', '.join(record) or 'none'}"
+                                  + ("" if id_field else "; name the id field with --id-field"),
                                   path=str(src), line=number)
-            ident = str(ident)
-            if ident in seen:
-                raise InconsistentInputError(f"{src}:{number}: document id {ident!r} is given again (first on line "
-                                             f"{seen[ident]}); each document once")
-            seen[ident] = number
-            yield CorpusRecord(number, ident, fields)
+            ident = record[key]
+            fields = {k: v for k, v in record.items() if k != key}
+        if isinstance(ident, bool) or not isinstance(ident, str | int) or (isinstance(ident, str) and
+                                                                            not ident.strip()):
+            raise FormatError(f"a document id must be a non-empty string or an integer; got {ident!r}",
+                              path=str(src), line=number)
+        ident = str(ident)
+        if ident in seen:
+            raise InconsistentInputError(f"{src}:{number}: document id {ident!r} is given again (first on line "
+                                         f"{seen[ident]}); each document once")
+        seen[ident] = number
+        yield CorpusRecord(number, ident, fields)
