@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -63,24 +65,31 @@ def engines(args: argparse.Namespace) -> list[str]:
     docs = sum(1 for _ in corpus.open())
     nq = sum(1 for _ in queries.open())
     rows, runs = [], {}
+    measured: dict[str, tuple[list[dict[str, float]], list[dict[str, float]]]] = {e: ([], []) for e in args.engines}
     with tempfile.TemporaryDirectory() as tmp:
-        for engine in args.engines:
-            index_runs, query_runs = [], []
-            for i in range(args.repeat):
+        for i in range(args.repeat):  # the engines in turn, round after round, so that a drift of the machine's
+            for engine in args.engines:  # speed falls on all of them alike
                 folder = Path(tmp) / f"{engine}{i}"
+                index_runs, query_runs = measured[engine]
                 index_runs.append(_job(engine, "index", corpus, folder))
                 run = Path(tmp) / f"{engine}.run"
                 query_runs.append(_job(engine, "query", folder, queries, run))
+                shutil.rmtree(folder)
                 print(f"{engine} #{i + 1}: index {index_runs[-1]['seconds']:.2f} s, queries "
                       f"{query_runs[-1]['seconds']:.2f} s", file=sys.stderr, flush=True)
+        for engine in args.engines:
+            index_runs, query_runs = measured[engine]
             runs[engine] = _top10(Path(tmp) / f"{engine}.run")
             med = statistics.median
             rows.append((engine, med(r["per_second"] for r in index_runs), med(r["peak_mb"] for r in index_runs),
                          med(r["index_mb"] for r in index_runs), med(r["per_second"] for r in query_runs),
                          med(r["load_seconds"] for r in query_runs), med(r["peak_mb"] for r in query_runs)))
+    busy = os.getloadavg()[0]
     lines = [f"### Embedded engine and peers: {docs:,} documents, {nq:,} queries (top 100)", "",
-             f"Medians of {args.repeat} fresh processes each. Index: read the JSONL corpus, index title and text, write "
-             "to disk. Query: one thread, top 100, after loading the index (load time apart).", "",
+             f"Load average at the end: {busy:.1f} on {os.cpu_count()} cores (other work shared the machine).", "",
+             f"Medians of {args.repeat} fresh processes each, the engines in turn. Index: read the JSONL corpus, "
+             "index title and text, write to disk. Query: one thread, top 100, after loading the index (load time "
+             "apart).", "",
              "| engine | index docs/s | index peak MB | index size MB | queries/s | load s | query peak MB | "
              "top-10 overlap with gainscope |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     ours = runs.get("gainscope", {})
@@ -92,7 +101,7 @@ def engines(args: argparse.Namespace) -> list[str]:
             overlap = f"{statistics.mean(shared):.3f}" if shared else "-"
         lines.append(f"| {engine} | {ips:,.0f} | {ipeak:.0f} | {isize:.0f} | {qps:,.0f} | {load:.2f} | {qpeak:.0f} | "
                      f"{overlap} |")
-    return lines + [""]
+    return [*lines, ""]
 
 
 async def _http(qps: float, n: int, faults: str, concurrency: int, seed: int) -> dict[str, float]:
@@ -130,10 +139,10 @@ async def _http(qps: float, n: int, faults: str, concurrency: int, seed: int) ->
 
 def http(args: argparse.Namespace) -> list[str]:
     lines = [f"### HTTP path with {args.faults} injected", "",
-             f"{args.http_queries:,} queries through the runner to the fake engine (tests/search/server.py, its own "
-             f"process) on 127.0.0.1, --concurrency {args.concurrency}, up to 10 attempts per query (backoff 0.25 s base, full "
-             "jitter). Rate = requests the server received / wall time (retries are requests, so they count "
-             "against --qps).", "",
+             f"{args.http_queries:,} queries through the runner to the fake engine (tests/search/server.py, its "
+             f"own process) on 127.0.0.1, --concurrency {args.concurrency}, up to 10 attempts per query (backoff "
+             "0.25 s base, full jitter). Rate = requests the server received / wall time (retries are requests, "
+             "so they count against --qps).", "",
              "| --qps | wall s | requests | faults injected | rate (req/s) | rate / --qps | answered | failed | "
              "lost |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for qps in args.qps:
@@ -141,7 +150,7 @@ def http(args: argparse.Namespace) -> list[str]:
         print(f"http qps {qps}: {r}", file=sys.stderr, flush=True)
         lines.append(f"| {qps:g} | {r['seconds']:.1f} | {r['requests']:,} | {r['faults']:,} | {r['rate']:.1f} | "
                      f"{r['rate'] / qps:.3f} | {r['ok']:,} | {r['failed']} | {r['lost']} |")
-    return lines + [""]
+    return [*lines, ""]
 
 
 def main() -> None:
