@@ -32,6 +32,7 @@ score may be 0, e.g. for a term in every document under ``atire``'s idf), ``tota
 ``top`` are returned by score descending, ties by index order (the corpus order). The folder::
 
     gainscope-index.json     what was indexed, how (fields, boosts, k1, b, method, analyzer) and a content hash
+                             (SHA-256 of every document's id and stored fields, in corpus order)
     docs.sqlite              the documents' ids and stored fields (every field of the corpus record)
     tokens/<field>.*         the token ids of each field (to score another k1, b)
     bm25/<method>-k1=..-b=../<field>/   bm25s's score matrices
@@ -310,13 +311,13 @@ def _read_documents(db: sqlite3.Connection, corpus: str | Path, wanted: dict[str
                                  "fields with --fields")
         if not tokens:
             tokens = {name: _FieldTokens() for name in wanted}
-        digest.update(json.dumps([record.id, *(record.fields.get(f) for f in wanted)], ensure_ascii=False,
-                                 default=str).encode("utf-8"))
         for name, store in tokens.items():
             text = field_text(record.fields.get(name), path=source, line=record.line, name=name)
             store.add(tokenize(text, stop))
         stored.update(dict.fromkeys(record.fields))
-        batch.append((count, record.id, json.dumps(record.fields, ensure_ascii=False, default=str)))
+        kept = json.dumps(record.fields, ensure_ascii=False, default=str)
+        digest.update(json.dumps(record.id).encode("utf-8") + b"\x00" + kept.encode("utf-8") + b"\x00")
+        batch.append((count, record.id, kept))
         count += 1
         if len(batch) >= 10_000:
             db.executemany("INSERT INTO docs VALUES (?, ?, ?)", batch)
