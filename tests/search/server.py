@@ -13,7 +13,7 @@ answer, ``hold`` (a ``threading.Event``) holds the request until it is set (or t
 
 serves, from the command line, an answer with ``--hits`` hits for every query (ids derived from the query text)
 with the faults injected at random, printing its URL on the first line of standard output; ``GET /_stats`` returns
-the counts of requests and of replies by kind.
+the counts of requests and of replies by kind, and the arrival times of the requests (``time.monotonic``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class Recorded:
     params: list[tuple[str, str]]
     headers: dict[str, str]
     body: bytes
+    arrived: float = field(default_factory=time.monotonic)
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -107,7 +108,8 @@ class FakeSearchServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 if parts.path == "/_stats":
-                    self._send(Reply(200, {"requests": len(server.requests), "replies": dict(server.replies)}))
+                    self._send(Reply(200, {"requests": len(server.requests), "replies": dict(server.replies),
+                                           "arrivals": [r.arrived for r in server.requests]}))
                     return
                 request = Recorded(self.command, parts.path, parse_qsl(parts.query, keep_blank_values=True),
                                    {k: v for k, v in self.headers.items()}, body)
