@@ -251,3 +251,18 @@ def test_runs_keep_the_engine_scores_when_they_decrease_and_the_engine_order_oth
     assert rows(run)[2:4] == [("q2", "a", 1.0, 1), ("q2", "z", 1.0, 2)]
     assert notes[0].endswith("the run keeps the engine's scores (scores='engine'), so trec_eval orders their ties "
                              "by doc id, not as the engine did")
+
+
+@pytest.mark.parametrize(("status", "retry_after", "qps", "pause"), [
+    (429, 2.0, 10.0, 2.0),    # the server said how long: everybody waits, cap or not
+    (503, 2.0, None, 2.0),
+    (429, None, None, 0.3),   # a 429 and no cap bounding the load: everybody waits this query's backoff
+    (429, None, 10.0, None),  # a 429 under a --qps cap: only the rejected query waits
+    (500, None, None, None),  # other failures: only that query waits
+])
+def test_who_waits_after_a_failure(status: int, retry_after: float | None, qps: float | None,
+                                   pause: float | None) -> None:
+    from gainscope.search.runner import cooldown
+
+    error = EngineRequestError("x", status=status, retryable=True, retry_after=retry_after)
+    assert cooldown(error, 0.3, qps) == pause

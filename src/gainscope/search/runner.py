@@ -62,7 +62,7 @@ from gainscope.search.engine import (
 )
 from gainscope.search.store import QueryResult, Snapshot, SnapshotStore, utc_now
 
-__all__ = ["Progress", "RunOutcome", "RunSettings", "default_snapshot_name", "replay", "results_to_run",
+__all__ = ["Progress", "RunOutcome", "RunSettings", "cooldown", "default_snapshot_name", "replay", "results_to_run",
            "run_queries", "run_tag", "search_queries"]
 
 
@@ -221,6 +221,17 @@ async def run_queries(engine: Engine, queries: Sequence[SearchQuery], store: Sna
                       unsent)
 
 
+def cooldown(error: EngineRequestError, delay: float, qps: float | None) -> float | None:
+    """How long every other request waits after ``error``, which its query retries after ``delay``: the server's
+    ``Retry-After`` when it gave one (it asked everybody); for a 429 without one, ``delay`` when no ``qps`` cap
+    bounds the load; otherwise None (the rejected query alone waits)."""
+    if error.retry_after is not None:
+        return error.retry_after
+    if error.status == 429 and qps is None:
+        return delay
+    return None
+
+
 class _Stop(Exception):
     """The run stopped before this attempt was sent."""
 
@@ -243,10 +254,9 @@ async def _send_all(engine: Engine, snapshot: Snapshot, store: SnapshotStore, to
             return await engine.attempt(p)
 
     def on_retry(error: EngineRequestError, delay: float) -> None:
-        if error.retry_after is not None:  # the server said how long: nobody sends before that
-            gate.cool_down(error.retry_after)
-        elif error.status == 429 and settings.qps is None:  # no rate cap to bound the load: everybody waits
-            gate.cool_down(delay)
+        pause = cooldown(error, delay, settings.qps)
+        if pause is not None:
+            gate.cool_down(pause)
 
     def stop(reason: str) -> None:
         if not stopped:
