@@ -18,6 +18,11 @@
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   └── BudgetExceededError                the call or cost budget is spent
+    ├── EngineError                            a search engine could not answer (gainscope.search)
+    │   ├── EngineRequestError                 .status, .attempts: a request failed after every retry
+    │   ├── EngineResponseError                .raw: an answer that cannot be read as a ranking
+    │   └── EngineStoppedError                 the run stopped: the engine refuses every request or is down
+    ├── EngineConfigError (InputError)         an engine declaration, template or knob that cannot be used
     ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
@@ -37,10 +42,11 @@ Exit codes of the command line, the one rule (``gainscope.cli.common`` applies i
 
 * 0 ok; 1 a gate failed;
 * 2 usage: a bad option, an unknown metric or policy (``MetricError``, ``PolicyError``);
-* 3 invalid input data: a file that was read but whose content cannot be used (``InputError``);
+* 3 invalid input data: a file that was read but whose content cannot be used (``InputError``, an engine
+  declaration that cannot be used: ``EngineConfigError``);
 * 4 I/O or external failure: a file that cannot be opened, read or written, a missing input file included
-  (``FileAccessError`` and any ``OSError``), a judge or a judge store that failed (``JudgeError``,
-  ``StoreError``), a missing optional dependency (``MissingDependencyError``).
+  (``FileAccessError`` and any ``OSError``), a judge, a search engine or a store that failed (``JudgeError``,
+  ``EngineError``, ``StoreError``), a missing optional dependency (``MissingDependencyError``).
 
 Messages that name an option to fix a problem write it with :func:`option`, so that the same message reads
 ``on_duplicate='first'`` in Python and ``--on-duplicate first`` on the command line: ``str()`` of an error
@@ -56,6 +62,11 @@ from collections.abc import Iterable, Iterator
 
 __all__ = [
     "BudgetExceededError",
+    "EngineConfigError",
+    "EngineError",
+    "EngineRequestError",
+    "EngineResponseError",
+    "EngineStoppedError",
     "FileAccessError",
     "FormatError",
     "GainscopeError",
@@ -179,6 +190,45 @@ class JudgeAnswerError(JudgeError):
 
 class BudgetExceededError(JudgeError):
     """The budget of calls or cost is spent; nothing more is sent."""
+
+
+class EngineError(GainscopeError):
+    """A search engine could not answer a query (the server, its answer, or the run was stopped)."""
+
+
+class EngineRequestError(EngineError):
+    """A request to a search engine failed after every retry; ``status`` is the last HTTP status (None for a
+    timeout, a dropped connection or a Python engine's exception), ``attempts`` the requests sent, ``retryable``
+    whether another attempt could succeed, ``retry_after`` the seconds the server asked to wait, ``fatal`` whether
+    every other request would fail the same way (401, 403, 404, ...)."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, retryable: bool = False,
+                 retry_after: float | None = None, fatal: bool = False) -> None:
+        self.status = status
+        self.attempts = attempts
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.fatal = fatal
+        super().__init__(message)
+
+
+class EngineResponseError(EngineError):
+    """An engine's answer that cannot be read as a ranking (not JSON, a mapping that finds no hits or no id,
+    the same id twice, too large); ``raw`` is the start of the answer."""
+
+    def __init__(self, message: str, *, raw: str = "") -> None:
+        self.raw = raw
+        super().__init__(message)
+
+
+class EngineStoppedError(EngineError):
+    """A run stopped before its end because the engine refuses every request or does not answer; what was
+    recorded before stays recorded."""
+
+
+class EngineConfigError(InputError):
+    """An engine declaration (TOML), template, mapping or knob that cannot be used; checked before the first
+    request."""
 
 
 class StoreError(GainscopeError, OSError):

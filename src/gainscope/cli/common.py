@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import click
 
 from gainscope.errors import (
+    EngineError,
     FileAccessError,
     GainscopeError,
     InputError,
@@ -49,7 +50,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MetricError, PolicyError)):
         return EXIT_USAGE
-    if isinstance(exc, (MissingDependencyError, JudgeError, StoreError, FileAccessError, OSError)):
+    if isinstance(exc, (MissingDependencyError, JudgeError, EngineError, StoreError, FileAccessError, OSError)):
         return EXIT_IO
     if isinstance(exc, InputError):
         return EXIT_INPUT

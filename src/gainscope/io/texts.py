@@ -1,6 +1,6 @@
 """Query and document texts, for the LLM judges: JSONL, TSV, or a BEIR folder.
 
-* JSONL, one object per line: queries ``{"query_id", "text", "title"?, "narrative"?}``, documents
+* JSONL, one object per line: queries ``{"query_id", "text", "title"?, "narrative"?, "options"?}``, documents
   ``{"doc_id", "text", "title"?}``. BEIR's ``_id`` and the common ``id`` / ``qid`` / ``docid`` are accepted as the
   id, ``query`` / ``contents`` / ``body`` as the text.
 * TSV: ``id <TAB> text`` per line (MS MARCO's ``queries.tsv`` and ``collection.tsv``); a third column, if any, is
@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gainscope.errors import FileAccessError, FormatError, InputError
 from gainscope.io.text import regular_file_size
@@ -38,6 +39,8 @@ class Query:
     text: str
     title: str = ""
     narrative: str = ""
+    #: per-query options (a JSONL line's ``options`` object), for search templates' ``{{opt.x}}``
+    options: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,28 @@ def _source(path: Path, kind: str) -> Path:
     return path
 
 
-def _records(path: Path, kind: str) -> Iterator[tuple[int, str, str, dict[str, str]]]:
-    """``(line, id, text, extras)`` per record."""
+def json_object(line: str, number: int, path: Path, kind: str) -> dict[str, Any]:
+    """The JSON object on line ``number`` of ``path``; a FormatError naming the file and line when it is not one."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"not a JSON object ({exc.msg}); each line holds one {kind}", path=str(path),
+                          line=number, text=line.rstrip()[:200]) from None
+    if not isinstance(obj, dict):
+        raise FormatError(f"expected a JSON object per line; got {type(obj).__name__}", path=str(path),
+                          line=number)
+    return obj
+
+
+def text_source(path: str | Path, kind: str) -> Path:
+    """The file to read for ``kind`` (``"query"`` or ``"doc"``): ``path`` itself, or ``queries.jsonl`` /
+    ``corpus.jsonl`` inside a BEIR folder; an InputError when it does not exist."""
+    return _source(Path(path), kind)
+
+
+def raw_records(path: Path, kind: str) -> Iterator[tuple[int, list[str] | dict[str, Any]]]:
+    """``(line, record)`` per non-blank line: the columns of a TSV file (``.tsv``/``.txt``; at least an id and a
+    text), else the JSON object of a JSON Lines file; errors name the file and line."""
     tsv = path.suffix.lower() in (".tsv", ".txt")
     with path.open(encoding="utf-8-sig") as f:
         for number, line in enumerate(f, start=1):
@@ -75,25 +98,30 @@ def _records(path: Path, kind: str) -> Iterator[tuple[int, str, str, dict[str, s
                 if len(parts) < 2:
                     raise FormatError(f"expected 'id<TAB>text'; got {len(parts)} column(s)", path=str(path),
                                       line=number, text=line.rstrip())
-                extras = {"title": parts[2]} if len(parts) > 2 else {}
-                yield number, parts[0], parts[1], extras
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise FormatError(f"not a JSON object ({exc.msg}); each line holds one {kind}", path=str(path),
-                                  line=number, text=line.rstrip()[:200]) from None
-            if not isinstance(obj, dict):
-                raise FormatError(f"expected a JSON object per line; got {type(obj).__name__}", path=str(path),
+                yield number, parts
+            else:
+                yield number, json_object(line, number, path, kind)
+
+
+def _records(path: Path, kind: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """``(line, id, text, extras)`` per record."""
+    for number, obj in raw_records(path, kind):
+        if isinstance(obj, list):
+            yield number, obj[0], obj[1], {"title": obj[2]} if len(obj) > 2 else {}
+            continue
+        ident = next((obj[k] for k in _ID_KEYS[kind] if k in obj), None)
+        text = next((obj[k] for k in _TEXT_KEYS if k in obj), None)
+        if ident is None or text is None or not isinstance(text, str):
+            want = f"an id ({', '.join(_ID_KEYS[kind])}) and a text ({', '.join(_TEXT_KEYS)})"
+            raise FormatError(f"a {kind} needs {want}; keys: {', '.join(obj) or 'none'}", path=str(path),
+                              line=number)
+        extras: dict[str, Any] = {k: str(obj[k]) for k in ("title", "narrative") if isinstance(obj.get(k), str)}
+        if kind == "query" and obj.get("options") is not None:
+            if not isinstance(obj["options"], dict):
+                raise FormatError(f"'options' must be a JSON object; got {obj['options']!r}", path=str(path),
                                   line=number)
-            ident = next((obj[k] for k in _ID_KEYS[kind] if k in obj), None)
-            text = next((obj[k] for k in _TEXT_KEYS if k in obj), None)
-            if ident is None or text is None or not isinstance(text, str):
-                want = f"an id ({', '.join(_ID_KEYS[kind])}) and a text ({', '.join(_TEXT_KEYS)})"
-                raise FormatError(f"a {kind} needs {want}; keys: {', '.join(obj) or 'none'}", path=str(path),
-                                  line=number)
-            extras = {k: str(obj[k]) for k in ("title", "narrative") if isinstance(obj.get(k), str)}
-            yield number, str(ident), text, extras
+            extras["options"] = obj["options"]
+        yield number, str(ident), text, extras
 
 
 def read_queries(path: str | Path) -> dict[str, Query]:
@@ -101,7 +129,7 @@ def read_queries(path: str | Path) -> dict[str, Query]:
     src = _source(Path(path), "query")
     out: dict[str, Query] = {}
     for number, qid, text, extras in _records(src, "query"):
-        q = Query(qid, text, extras.get("title", ""), extras.get("narrative", ""))
+        q = Query(qid, text, extras.get("title", ""), extras.get("narrative", ""), extras.get("options", {}))
         if qid in out and out[qid] != q:
             raise FormatError(f"query {qid!r} is given twice with different text", path=str(src), line=number)
         out[qid] = q
