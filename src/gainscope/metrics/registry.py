@@ -8,6 +8,7 @@ group.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from typing import TypeVar
 
 from gainscope.errors import GainscopeError, UnknownMetricError
@@ -34,19 +35,18 @@ def register(cls: M) -> M:
     return cls
 
 
-def lookup(name: str) -> type[Metric]:
-    """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise."""
+def lookup(name: str, *, also: Iterable[str] = ()) -> type[Metric]:
+    """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise. ``also``
+    are more names the caller knows (a profile's: ``NDCG_CUT``, ``v1``), offered as close matches too. A name
+    that differs from a known one only in case gets that one alone (``ap``: ``AP``; ``ndcg_cut``: ``NDCG_CUT``)."""
     _load_builtin()
     if name in _REGISTRY:
         return _REGISTRY[name]
     if name in _ALIASES:
         return _REGISTRY[_ALIASES[name]]
-    candidates = list(_REGISTRY) + list(_ALIASES)
-    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-    if not close:
-        lowered = {c.lower(): c for c in candidates}
-        if name.lower() in lowered:
-            close = [lowered[name.lower()]]
+    candidates = list(_REGISTRY) + list(_ALIASES) + [n for n in also if n not in _REGISTRY and n not in _ALIASES]
+    same = [c for c in candidates if c.lower() == name.lower()]
+    close = same[:1] or difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise UnknownMetricError(f"unknown metric {name!r}.{hint} Run `gainscope metrics` to list every metric.")
 
