@@ -394,7 +394,8 @@ def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies
     if missing:
         what = {"zero": f"scored 0 ({option('missing_queries', 'zero', cli='-c')}, as trec_eval -c)",
                 "skip": f"left out ({option('missing_queries', 'skip', cli='--skip-missing')})",
-                "empty": "scored as empty rankings (missing_queries='empty')"}[policies.missing_queries]
+                "empty": f"scored as {'an empty ranking' if len(missing) == 1 else 'empty rankings'} "
+                         f"({option('missing_queries', 'empty', cli='--profile quepid')})"}[policies.missing_queries]
         warnings.warn(QueryCoverageWarning(
             f"{len(missing)} judged quer{'y has' if len(missing) == 1 else 'ies have'} no ranking and "
             f"{'is' if len(missing) == 1 else 'are'} {what}: {format_ids(list(missing))}"), stacklevel=3)

@@ -122,6 +122,9 @@ def test_missing_queries_empty_scores_each_metric_on_an_empty_ranking():
     with pytest.warns(QueryCoverageWarning, match="scored 0"):
         zero = evaluate_dicts(qrels, run, ["AP"], undefined="skip")
     assert zero.per_query("AP") == {"q1": 1.0, "q2": 0.0, "q3": 0.0}
+    with pytest.warns(QueryCoverageWarning, match=r"1 judged query has no ranking and is scored as an empty "
+                                                  r"ranking \(missing_queries='empty'\): q2$"):
+        evaluate_dicts({"q1": {"a": 1}, "q2": {"b": 0}}, run, ["P@1"], missing_queries="empty")
     assert Policies(missing_queries="empty").describe()[1] == (
         "missing queries", "empty: judged queries without a ranking are empty rankings, scored by each metric "
         "(Quepid)")
