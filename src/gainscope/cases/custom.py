@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from gainscope.cases.errors import ScorerError
+from gainscope.cases.evaluation import runtime_distance
 from gainscope.cases.scale import RatingScale
-from gainscope.cases.scorers import BuiltinScorer, Scorer, ScorerResult, builtin_scorer, runtime_distance
+from gainscope.cases.scorers import BuiltinScorer, Scorer, ScorerResult, builtin_scorer
 from gainscope.cases.view import QueryView
 from gainscope.errors import InputError
 from gainscope.plugins import load_object

@@ -12,7 +12,10 @@ declared metrics and every number is made in :mod:`gainscope.metrics`.
   ``missing_queries="empty"``: Quepid runs its scorer there too);
 * **policies**: the quepid profile's, with ``max_grade`` the top of the rating scale (Quepid's ``max``, which
   ERR and avgRating100 divide by) and ``undefined="skip"``: an undefined value stays NaN in the Results, and
-  the case view (:mod:`gainscope.cases.scoring`) decides what it counts for.
+  the case view (:mod:`gainscope.cases.scoring`) decides what it counts for;
+* **edit distance**: ``edit_distance=`` (``--edit-distance``) is ``quepid`` (Quepid's shipped distance, also
+  spelled ``quepid-legacy`` as the JavaScript runtime names it) or ``levenshtein``: :func:`distance_of` gives
+  the metrics' ``distance`` parameter, :func:`runtime_distance` the runtime's name.
 
 Query ids are the query texts. A rating must be >= 0: gainscope's metrics read a negative grade as "pooled but
 unjudged", never as a rating, so a negative rating is an error here (a JavaScript scorer reads it as Quepid does).
@@ -29,20 +32,42 @@ from gainscope.core.judged_run import JudgedRun, build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import InputError, QueryCoverageWarning
+from gainscope.errors import InputError, InvalidParameterError, QueryCoverageWarning
 from gainscope.metrics.base import Metric
+from gainscope.metrics.edit_distance import EDIT_DISTANCES
 from gainscope.metrics.profiles import ProfileUse, get_profile, profiled_policies
 
 if TYPE_CHECKING:
     from gainscope.cases.view import QueryView
     from gainscope.results import Results
 
-__all__ = ["PLACEHOLDER", "PROFILE", "case_inputs", "evaluate_judged", "evaluate_views", "judged_views",
-           "quepid_policies"]
+__all__ = ["DEFAULT_EDIT_DISTANCE", "PLACEHOLDER", "PROFILE", "case_inputs", "distance_of", "evaluate_judged",
+           "evaluate_views", "judged_views", "quepid_policies", "runtime_distance"]
 
 PROFILE = "quepid"
 #: the doc id of the pooled-but-unjudged line of a query without ratings (another id when a result has it)
 PLACEHOLDER = "(no rating)"
+
+#: ``editDistanceFromBest``'s distance: the metrics' ``distance`` for each spelling of ``edit_distance=`` (the
+#: JavaScript runtime names Quepid's ``quepid-legacy``), and the runtime's default
+_DISTANCES = {"quepid-legacy": "quepid", "quepid": "quepid", "levenshtein": "levenshtein"}
+DEFAULT_EDIT_DISTANCE = "quepid-legacy"
+
+
+def distance_of(edit_distance: str) -> str:
+    """The ``distance`` parameter of the metrics for an ``edit_distance`` (``quepid``, its older spelling
+    ``quepid-legacy``, or ``levenshtein``); InvalidParameterError otherwise."""
+    if edit_distance not in _DISTANCES:
+        raise InvalidParameterError(f"edit_distance must be one of quepid, levenshtein (quepid-legacy is the older "
+                                    f"spelling of quepid); got {edit_distance!r}")
+    return _DISTANCES[edit_distance]
+
+
+def runtime_distance(edit_distance: str) -> str:
+    """The JavaScript runtime's name (``quepid-legacy``, ``levenshtein``) of an ``edit_distance`` or a metric's
+    ``distance``."""
+    distance = distance_of(edit_distance)
+    return next(name for name in EDIT_DISTANCES if _DISTANCES[name] == distance)
 
 
 def _placeholder(results: Sequence[str]) -> str:

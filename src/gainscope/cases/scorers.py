@@ -52,12 +52,11 @@ from dataclasses import InitVar, dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
-from gainscope.cases.evaluation import PROFILE, evaluate_views
+from gainscope.cases.evaluation import DEFAULT_EDIT_DISTANCE, PROFILE, distance_of, evaluate_views, runtime_distance
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.view import QueryView
 from gainscope.errors import InputError, InvalidParameterError, MetricError, option
 from gainscope.metrics.base import Metric, format_value
-from gainscope.metrics.edit_distance import EDIT_DISTANCES
 from gainscope.metrics.names import metric_parts
 from gainscope.metrics.profiles import get_profile
 from gainscope.metrics.resolve import resolve_metrics, resolve_metrics_noting
@@ -74,8 +73,6 @@ __all__ = [
     "ScorerResult",
     "builtin_scorer",
     "default_score",
-    "distance_of",
-    "runtime_distance",
 ]
 
 
@@ -168,27 +165,6 @@ BUILTINS: dict[str, BuiltinDefinition] = {d.name: d for d in (
     BuiltinDefinition("blogNDCG", "1-10", "0-100", "the 2018 blog's NDCG: linear gain, ideal from the best k, x 100",
                       undefined_note="blogNDCG is undefined when the ideal DCG is 0 (the script's 0 / 0: NaN)"),
 )}
-
-#: the JavaScript runtime's names of the two edit distances, and the metric parameter's
-_DISTANCES = {"quepid-legacy": "quepid", "quepid": "quepid", "levenshtein": "levenshtein"}
-DEFAULT_EDIT_DISTANCE = "quepid-legacy"
-
-
-def distance_of(edit_distance: str) -> str:
-    """The ``distance`` parameter of the metrics for an ``edit_distance`` (``quepid``, its older spelling
-    ``quepid-legacy``, or ``levenshtein``); InvalidParameterError otherwise."""
-    if edit_distance not in _DISTANCES:
-        raise InvalidParameterError(f"edit_distance must be one of quepid, levenshtein (quepid-legacy is the older "
-                                    f"spelling of quepid); got {edit_distance!r}")
-    return _DISTANCES[edit_distance]
-
-
-def runtime_distance(edit_distance: str) -> str:
-    """The JavaScript runtime's name (``quepid-legacy``, ``levenshtein``) of an ``edit_distance`` or a metric's
-    ``distance``."""
-    distance = distance_of(edit_distance)
-    return next(name for name in EDIT_DISTANCES if _DISTANCES[name] == distance)
-
 
 def _distance(metric: Metric) -> str | None:
     """The metric's ``distance`` parameter (editDistanceFromBest, QuepidV1), None when it has none."""

@@ -154,7 +154,7 @@ class QueryView:
         """The edit distance between the returned ratings and the best ratings: the metric
         ``editDistanceFromBest(distance=variant)@count`` (``variant``: ``quepid``, Quepid's shipped distance,
         also spelled ``quepid-legacy``; or ``levenshtein``)."""
-        from gainscope.cases.scorers import distance_of
+        from gainscope.cases.evaluation import distance_of
 
         value = self._value(EditDistanceFromBest(cutoff=count, distance=distance_of(variant)))
         assert value is not None  # a distance is always defined
