@@ -90,6 +90,11 @@ def test_errors_and_exit_codes(tmp_path: Path) -> None:
     # the error of evaluate -m: one grammar
     assert code == 2 and err == ("error: unknown metric 'nDGC'. Did you mean 'nDCG'? Run `gainscope metrics` to list "
                                  "every metric.\n")
+    lower = tmp_path / "lower.json"  # a case file in the old case-insensitive grammar: evaluate's error, located
+    lower.write_text('{"scorer": "ap@10", "queries": [{"query": "q", "ratings": {"d": 1}, "results": ["d"]}]}')
+    code, _, err = invoke("score", str(lower))
+    assert code == 3 and err == (f"error: {lower}: the case's scorer 'ap@10': unknown metric 'ap'. Did you mean 'AP'? "
+                                 "Run `gainscope metrics` to list every metric.\n")
     bad = tmp_path / "bad.json"
     bad.write_text('{"queries": [\n  {"query": "q", "ratings": {"d": "3"}, "results": ["d"]}\n]}\n')
     code, _, err = invoke("score", str(bad), "--scorer", "AP@10")

@@ -33,9 +33,9 @@ from typing import Any
 from gainscope.cases.errors import ScorerError
 from gainscope.cases.evaluation import runtime_distance
 from gainscope.cases.scale import RatingScale
-from gainscope.cases.scorers import BuiltinScorer, Scorer, ScorerResult, builtin_scorer
+from gainscope.cases.scorers import Scorer, ScorerResult, builtin_scorer
 from gainscope.cases.view import QueryView
-from gainscope.errors import InputError
+from gainscope.errors import InputError, MetricError
 from gainscope.plugins import load_object
 
 __all__ = ["PythonScorer", "python_scorer", "resolve_scorer"]
@@ -149,5 +149,9 @@ def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: b
             raise InputError(f"scorer {text!r}: a case file may name built-in or JavaScript scorers only; give "
                              f"Python scorers (module:function) on the command line or in Python")
         return _from_module(text)
-    scorer: BuiltinScorer = builtin_scorer(text, edit_distance=edit_distance)
-    return scorer
+    if base is None:
+        return builtin_scorer(text, edit_distance=edit_distance)
+    try:
+        return builtin_scorer(text, edit_distance=edit_distance)
+    except MetricError as exc:  # a case file's scorer: the file is the input to fix
+        raise InputError(f"{base}: the case's scorer {text!r}: {exc}") from exc
