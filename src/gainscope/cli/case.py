@@ -313,7 +313,9 @@ def _print_evaluate_command(case: Any, qrels: Path, run: Path, scorer_spec: str 
         click.echo("note: the case names no scorer: give --scorer NAME to get the gainscope evaluate command line "
                    "that gives case score's numbers", err=True)
         return
-    scorer = resolve_scorer(spec, base=case.source, allow_python=scorer_spec is not None, edit_distance=edit_distance)
+    from_case = scorer_spec is None
+    scorer = resolve_scorer(spec, base=case.source if from_case else None, allow_python=not from_case,
+                            edit_distance=edit_distance)
     if not isinstance(scorer, BuiltinScorer):
         click.echo(f"note: {scorer.name} is not a built-in scorer (a metric), so gainscope evaluate cannot compute "
                    "it", err=True)
