@@ -462,3 +462,14 @@ def test_any_metric_scores_a_case_on_a_scale_fitted_to_the_ratings() -> None:
     assert ("scale: 0-3, max 3 (from the ratings: the case names no scale, and R@2 has no default scale)"
             in result.conventions)
     assert "R@2 is gainscope's R@2 under the quepid profile" in result.conventions
+
+
+def test_a_case_where_nothing_was_returned_is_scored_with_allow_unrated() -> None:
+    # no run at all: every query an empty list. AP: 'a' 0 / 1 = 0, 'b' (nothing rated) 0 / 0 undefined;
+    # default: avgRating100 is null on both (zsr)
+    case = Case((CaseQuery("a", {"d": 1}, ()), CaseQuery("b", {}, ())), GRADED)
+    ap = score_case(case, builtin_scorer("AP@10"), allow_unrated=True)
+    assert [(q.status, q.value) for q in ap.queries] == [("scored", 0.0), ("undefined", None)]
+    v1 = score_case(case, builtin_scorer("default@10"), allow_unrated=True)
+    assert [q.status for q in v1.queries] == ["zsr", "zsr"] and v1.score is None
+    assert builtin_scorer("AP@10").score_all([]) == []

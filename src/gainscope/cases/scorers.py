@@ -337,6 +337,8 @@ class BuiltinScorer:
         return self.result_of(float(q.evaluate([self.metric]).values[0, 0]))
 
     def score_all(self, views: Sequence[QueryView]) -> list[ScorerResult]:
+        if not views:
+            return []
         if len(views) == 1:
             return [self.score(views[0])]
         if len({v.query for v in views}) < len(views) or not _one_scale(views):
