@@ -128,43 +128,42 @@ class Scorer(Protocol):
 # ---------------------------------------------------------------------------------------------- built-ins
 @dataclass(frozen=True)
 class BuiltinDefinition:
-    """One of Quepid's built-in scorers: its name under the quepid profile, Quepid's default scale for it, the
-    range of its values, and what Quepid's script gives where the metric is undefined (``undefined_score``,
-    None: no number, or ``null`` for a metric that declares ``undefined_is_null``)."""
+    """One of Quepid's built-in scorers: its name under the quepid profile, Quepid's default scale for it, what
+    it is, and what Quepid's script gives where the metric is undefined (``undefined_score``; None: no number,
+    or ``null`` for a metric that declares ``undefined_is_null``), said in ``undefined_note``. The range of its
+    values is the metric's ``bounds``."""
 
     name: str
     scale: str
-    value_range: str
     summary: str
     undefined_score: float | None = None
     undefined_note: str | None = None
-    aliases: tuple[str, ...] = ()
     takes_edit_distance: bool = False
 
 
 BUILTINS: dict[str, BuiltinDefinition] = {d.name: d for d in (
-    BuiltinDefinition("CG", "graded", ">= 0", "cumulative gain"),
-    BuiltinDefinition("DCG", "graded", ">= 0", "discounted cumulative gain, gain 2^r - 1"),
-    BuiltinDefinition("nDCG", "graded", "0-1", "nDCG, ideal from every rated document (uncut)", 0.0,
+    BuiltinDefinition("CG", "graded", "cumulative gain"),
+    BuiltinDefinition("DCG", "graded", "discounted cumulative gain, gain 2^r - 1"),
+    BuiltinDefinition("nDCG", "graded", "nDCG, ideal from every rated document, uncut", 0.0,
                       "where nDCG is undefined (ideal DCG 0), Quepid's script gives 0: scored 0"),
-    BuiltinDefinition("NDCG_CUT", "graded", "0-1", "nDCG, ideal from the top k rated", 0.0,
+    BuiltinDefinition("NDCG_CUT", "graded", "nDCG, ideal from the top k rated", 0.0,
                       "where NDCG_CUT is undefined (ideal DCG 0), Quepid's script gives 0: scored 0"),
-    BuiltinDefinition("P", "binary", "0-1", "precision over the documents returned within k", 0.0,
+    BuiltinDefinition("P", "binary", "precision over the documents returned within k", 0.0,
                       "where P is undefined (nothing returned), Quepid's script gives 0: scored 0"),
-    BuiltinDefinition("AP", "binary", "0-1", "average precision",
+    BuiltinDefinition("AP", "binary", "average precision",
                       undefined_note="AP is undefined when no rated document is relevant (Quepid's NaN)"),
-    BuiltinDefinition("RR", "binary", "0-1", "reciprocal rank of the first relevant"),
-    BuiltinDefinition("ERR", "graded", "0-1", "expected reciprocal rank"),
-    BuiltinDefinition("avgRating100", "1-10", "0-100", "mean rating of the rated top k on 0-100, rounded down",
+    BuiltinDefinition("RR", "binary", "reciprocal rank of the first relevant"),
+    BuiltinDefinition("ERR", "graded", "expected reciprocal rank"),
+    BuiltinDefinition("avgRating100", "1-10", "mean rating of the rated top k on 0-100, rounded down",
                       undefined_note="no score (null) when no document within k is rated or the mean is 0"),
-    BuiltinDefinition("editDistanceFromBest", "1-10", ">= 0", "edit distance of the returned ratings from the best",
+    BuiltinDefinition("editDistanceFromBest", "1-10", "edit distance of the returned ratings from the best",
                       takes_edit_distance=True),
-    BuiltinDefinition("default", "1-10", "0-100", "Quepid's default scorer (v1): avgRating100 - editDistanceFromBest",
-                      undefined_note="no score (null) when avgRating100 is null", aliases=("v1",),
-                      takes_edit_distance=True),
-    BuiltinDefinition("blogNDCG", "1-10", "0-100", "the 2018 blog's NDCG: linear gain, ideal from the best k, x 100",
+    BuiltinDefinition("default", "1-10", "Quepid's default scorer, v1: avgRating100 - editDistanceFromBest",
+                      undefined_note="no score (null) when avgRating100 is null", takes_edit_distance=True),
+    BuiltinDefinition("blogNDCG", "1-10", "the 2018 blog's NDCG: linear gain, ideal from the best k, x 100",
                       undefined_note="blogNDCG is undefined when the ideal DCG is 0 (the script's 0 / 0: NaN)"),
 )}
+
 
 def _distance(metric: Metric) -> str | None:
     """The metric's ``distance`` parameter (editDistanceFromBest, QuepidV1), None when it has none."""
