@@ -84,8 +84,8 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
     bootstrap interval and, with several systems, paired differences with the baseline and corrected p-values.
     A failed LLM grade never counts as 0: that query has no value, is named, and the exit code is 4.
     """
+    from gainscope.render.temporal import render_evaluation
     from gainscope.temporal.batch import evaluate_records, read_records
-    from gainscope.temporal.render import render_evaluation
 
     if show_focus_times and fmt == "csv":
         raise click.UsageError("--show-focus-times shows focus times in table, markdown or JSON output, not CSV")

@@ -1,4 +1,4 @@
-"""A temporal :class:`~gainscope.temporal.batch.Evaluation` as a text table, markdown, JSON or CSV.
+"""A temporal batch's :class:`~gainscope.temporal.batch.Evaluation` as a text table, markdown, JSON or CSV.
 
 The summary is :mod:`gainscope.render.compare`'s table (each system's mean and bootstrap interval; with several
 systems, the paired comparison with the baseline), followed by the temporal conventions (mode, undefined values,
@@ -14,14 +14,16 @@ import csv
 import io
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gainscope.errors import PolicyError
 from gainscope.render.compare import render_comparison
 from gainscope.render.results import _markdown
 from gainscope.render.text import fmt_number, text_table
-from gainscope.temporal.batch import Evaluation
-from gainscope.temporal.extraction import Extraction
+
+if TYPE_CHECKING:  # the adapter's types only: renderers import no adapter
+    from gainscope.temporal.batch import Evaluation
+    from gainscope.temporal.extraction import Extraction
 
 __all__ = ["TEMPORAL_FORMATS", "render_evaluation"]
 
