@@ -59,7 +59,7 @@ import json
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -506,7 +506,6 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
             notes.append(f"{name}: {system}/{q}: no value, the judge could not grade {', '.join(d for d, _ in fs)}")
     comparison = compare_values(names, [SystemValues(s, results[s].query_ids, results[s].values) for s in systems],
                                 baseline=baseline, settings=settings, policies=policies)
-    comparison = replace(comparison, results=tuple(results[s] for s in comparison.runs))
     conventions = [(name, m.convention(s.k)) for name, m, s in zip(names, metrics, specs, strict=True)]
     conventions += [(f"{name} (core)", m.describe_core(s.k)) for name, m, s in zip(names, metrics, specs, strict=True)]
     return Evaluation(results, chosen, reasons, failures, comparison, undefined, tuple(notes), tuple(conventions),

@@ -30,8 +30,9 @@ __all__ = ["TemporalMAP", "TemporalMRR", "TemporalNDCG", "TemporalPrecision", "T
 
 @dataclass(frozen=True)
 class TemporalNDCG(TemporalMetric):
-    """Temporal nDCG@k (seed 001): ``DCG@k / IDCG@k`` with ``DCG@k = sum_{i<=k} gain(g_i) / log2(i + 1)``; the
-    core's ``nDCG(gain, ideal)@k``.
+    """Temporal nDCG@k (seed 001): ``DCG@k / IDCG@k``, the discounted gains of the top k over those of the ideal
+    ranking; the core's ``nDCG(gain, ideal)@k`` (its formula and discount:
+    :class:`~gainscope.metrics.families.graded.NDCG`).
 
     ``gain``: ``"linear"`` -- ``gain(g) = g``, the seed's formula (default) -- or ``"exponential"`` --
     ``gain(g) = 2^g - 1``, what TempoEval's code computes (its docs show the linear form); or a ``{grade: gain}``
