@@ -100,54 +100,46 @@ class _YearsMetric(TemporalMetric):
         return self.derive(inputs, self.check_inputs(inputs))
 
 
-def _query_years(inputs: Mapping[str, Any]) -> FocusTime:
-    return as_focus_time(inputs["qft"], "qft")
-
-
 _NO_QFT = "the query has no focus time (an empty QFT)"
 
 
 @dataclass(frozen=True)
-class TemporalYearPrecision(_YearsMetric):
+class _QueryYears(_YearsMetric):
+    """Year precision and recall: the years of ``U`` judged by the years of ``QFT`` (undefined without QFT)."""
+
+    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
+        "focus_time": (frozenset({"qft", "dfts"}), frozenset())}
+
+    def describe_core(self, k: int) -> str:
+        return f"{self.core(k)} of the years of the top {k} documents, judged by the query's years"
+
+    def derive(self, inputs: Mapping[str, Any], k: int) -> Prepared:
+        q, u = as_focus_time(inputs["qft"], "qft"), _union(inputs["dfts"], k)
+        return Prepared(_derived(sorted(u.years), q.years)) if q else Prepared(None, (), _NO_QFT)
+
+
+@dataclass(frozen=True)
+class TemporalYearPrecision(_QueryYears):
     """``|U ∩ QFT| / |U|``: the share of the years the top k cover that the query asks about; the core's
     ``SetP`` over the years of ``U`` judged by the years of ``QFT``. Undefined when ``U`` or ``QFT`` is empty
     (TempoEval: 0.0)."""
 
-    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
-        "focus_time": (frozenset({"qft", "dfts"}), frozenset())}
     measure: ClassVar[type[SetP | SetR]] = SetP
 
     def convention(self, k: int) -> str:
         return f"U = the years of the top {k} documents' focus times; |U ∩ QFT| / |U|"
 
-    def describe_core(self, k: int) -> str:
-        return f"{self.core(k)} of the years of the top {k} documents, judged by the query's years"
-
     def reason(self, k: int) -> str:
         return f"the top {k} documents have no focus time"
 
-    def derive(self, inputs: Mapping[str, Any], k: int) -> Prepared:
-        q, u = _query_years(inputs), _union(inputs["dfts"], k)
-        return Prepared(_derived(sorted(u.years), q.years)) if q else Prepared(None, (), _NO_QFT)
-
 
 @dataclass(frozen=True)
-class TemporalYearRecall(_YearsMetric):
+class TemporalYearRecall(_QueryYears):
     """``|U ∩ QFT| / |QFT|``: the share of the query's years the top k cover; the core's ``SetR`` over the years
     of ``U`` judged by the years of ``QFT``. Undefined when ``QFT`` is empty (TempoEval: 0.0)."""
 
-    INPUTS: ClassVar[Mapping[Mode, tuple[frozenset[str], frozenset[str]]]] = {
-        "focus_time": (frozenset({"qft", "dfts"}), frozenset())}
-
     def convention(self, k: int) -> str:
         return f"U = the years of the top {k} documents' focus times; |U ∩ QFT| / |QFT|"
-
-    def describe_core(self, k: int) -> str:
-        return f"{self.core(k)} of the years of the top {k} documents, judged by the query's years"
-
-    def derive(self, inputs: Mapping[str, Any], k: int) -> Prepared:
-        q, u = _query_years(inputs), _union(inputs["dfts"], k)
-        return Prepared(_derived(sorted(u.years), q.years)) if q else Prepared(None, (), _NO_QFT)
 
 
 @dataclass(frozen=True)
