@@ -491,10 +491,7 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
     for system in systems:
         for (q, name) in reasons[system]:
             undefined_queries.setdefault(name, []).append(f"{system}/{q}" if len(systems) > 1 else q)
-    for name in names:
-        qs = undefined_queries.get(name)
-        if not qs:
-            continue
+    for name, qs in undefined_queries.items():
         what = "scored 0" if undefined == "zero" else "left out of the mean"
         if undefined == "zero":
             warnings.warn(f"{name} is undefined for {len(qs)} quer{'y' if len(qs) == 1 else 'ies'}, {what}: "
@@ -529,10 +526,10 @@ def _results(systems: tuple[str, ...], query_ids: dict[str, tuple[str, ...]],
         values = np.full((len(qids), len(metrics)), np.nan)
         failed = np.zeros(values.shape, dtype=bool)
         reasons[system], failures[system] = {}, {}
-        for j, (m, name, core, k) in enumerate(zip(metrics, names, cores, ks, strict=True)):
-            column = [row[j] for row in rows]
-            values[:, j] = evaluate_prepared(column, core, m.level())
-            for i, p in enumerate(column):
+        for j, (m, core) in enumerate(zip(metrics, cores, strict=True)):
+            values[:, j] = evaluate_prepared([row[j] for row in rows], core, m.level())
+        for i, row in enumerate(rows):  # line by line, as the notes and warnings list them
+            for j, (p, m, name, k) in enumerate(zip(row, metrics, names, ks, strict=True)):
                 if p.failures:
                     failures[system][(qids[i], name)] = p.failures
                     failed[i, j] = True

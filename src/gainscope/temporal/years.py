@@ -62,8 +62,7 @@ async def _periods_covered(metric: TemporalMetric, inputs: Mapping[str, Any], k:
     failures = tuple((f"{d.doc_id} ({qq.text.rsplit(': ', 1)[-1]})", why)
                      for (qq, d), (_, why) in zip(pairs, results, strict=True) if why)
     if failures:
-        return Prepared(None, grades, f"the judge could not grade {len(failures)} (document, {what}) pair(s)",
-                        failures)
+        return Prepared(None, (), f"the judge could not grade {len(failures)} (document, {what}) pair(s)", failures)
     rel = metric.relevance_grade
     ids = [f"{what}{i + 1}" for i in range(len(periods))]
     covered = [ids[i] for i in range(len(periods)) if any(g >= rel for g in grades[i * len(docs):(i + 1) * len(docs)])]
