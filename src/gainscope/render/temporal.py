@@ -67,13 +67,6 @@ def _focus_times_json(ev: Evaluation) -> dict[str, Any]:
     return out
 
 
-def _markdown_left(header: list[str], rows: list[list[str]]) -> str:
-    def row(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([row(header), "|" + "|".join([":---"] * len(header)) + "|", *(row(r) for r in rows)])
-
-
 def _focus_times_text(ev: Evaluation, md: bool) -> str:
     blocks = []
     for system, lines in ev.focus_times.items():
@@ -88,7 +81,7 @@ def _focus_times_text(ev: Evaluation, md: bool) -> str:
                 rows.append(["", d.doc_id, str(d.focus_time), how])
         header = ["query", "of", "focus time", "how"]
         title = f"### focus times, {system}" if md else f"focus times, system {system}"
-        blocks.append(title + "\n" + (_markdown_left(header, rows) if md else text_table(header, rows, align="llll")))
+        blocks.append(title + "\n" + (_markdown(header, rows) if md else text_table(header, rows, align="llll")))
     return "\n\n".join(blocks)
 
 
