@@ -71,7 +71,7 @@ def test_gold_mode_is_tempoeval(tmp_path: Path, k: int) -> None:
         gold = {d: rng.randrange(1, 4) for d in gold_list} if rng.random() < 0.5 else gold_list
         cases[f"q{c:02d}"] = {"retrieved_ids": rng.sample(ids, rng.randrange(1, 10)), "gold_ids": gold, "k": k}
     lines = [{"query_id": q, "retrieved_ids": x["retrieved_ids"], "gold": x["gold_ids"]} for q, x in cases.items()]
-    # TempoEval has no gold-mode MAP; precision in gold mode is its own: nDCG, recall and MRR are compared
+    # TempoEval has no gold mode for precision and MAP: nDCG, recall and MRR are compared
     ev = evaluate_records(read_records(write(tmp_path, lines)), [f"{n}@{k}" for n in NAMES], undefined="skip",
                           profile="tempoeval")
     names = list(ev.metrics)
