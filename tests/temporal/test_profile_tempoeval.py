@@ -5,6 +5,7 @@ over the documents retrieved; in gold mode nDCG with the ideal from every gold g
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -113,5 +114,10 @@ def test_the_profile_is_echoed_and_overrides_noted(tmp_path: Path) -> None:
     assert "note TemporalNDCG(ideal=retrieved)@2: gain=linear (the tempoeval profile: exponential)" in lines
     assert "TemporalNDCG(gain=exponential, ideal=retrieved)@2 (core) nDCG(gain=exponential, ideal=retrieved)@2 of " \
            "the first 2 documents and the judged pool" in lines
+    code, out, err = invoke("evaluate", path, "-m", "TemporalNDCG@2", "--profile", "tempoeval", "-f", "json",
+                            "--resamples", "20")
+    profile = json.loads(out)["profile"]
+    assert code == 0 and profile["name"] == "tempoeval" and profile["variants"]["focus_time"] == {
+        "nDCG": {"ideal": "retrieved"}}
     code, _, err = invoke("evaluate", path, "--profile", "quepid")
     assert code == 2 and "the temporal metrics take the trec_eval and tempoeval profiles, not 'quepid'" in err

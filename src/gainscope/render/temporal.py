@@ -117,6 +117,8 @@ def render_evaluation(ev: Evaluation, fmt: str, *, per_query: bool = False, focu
                                     for (q, m), fs in f.items()] for s, f in ev.failures.items()},
                    "conventions": conventions,
                    "notes": [v for k, v in ev.conventions() if k == "note"]}
+        if ev.profile is not None:
+            payload["profile"] = ev.profile.as_dict()
         if focus_times:
             payload["focus_times"] = _focus_times_json(ev)
         if per_query:
