@@ -67,7 +67,14 @@ import numpy as np
 
 from gainscope.core.judged_run import Coverage
 from gainscope.core.policies import Policies
-from gainscope.errors import FormatError, InputError, PolicyError, UndefinedMetricWarning, format_ids
+from gainscope.errors import (
+    FileAccessError,
+    FormatError,
+    InputError,
+    PolicyError,
+    UndefinedMetricWarning,
+    format_ids,
+)
 from gainscope.io.texts import Document, Query
 from gainscope.metrics.profiles import Profile, ProfileUse
 from gainscope.results import Results
@@ -169,7 +176,7 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
     """The records of a JSONL file (see the module docstring); every problem names the file and line."""
     p = Path(path)
     if not p.exists():
-        raise InputError(f"{p}: no such file")
+        raise FileAccessError(f"{p}: no such file", path=str(p))
     default_ref = checked_reference(reference_date, "--reference-date")  # type: ignore[arg-type]
     out: list[Record] = []
     seen: set[tuple[str, str]] = set()
