@@ -44,6 +44,9 @@ def test_report_holds_comparison_figures_per_query_tables_and_conventions() -> N
     assert html == render_report(c, curves=results, figures=figures,
                                  sources=["qrels.txt", "bm25.run", "hybrid.run"])  # deterministic
     assert not re.search(r'(?:src|href)\s*=\s*"(?!data:|#)', html)  # nothing external
+    # a strict policy: the figures' styling is in the one hashed style block, nothing is 'unsafe-inline'
+    assert "unsafe-inline" not in html and not re.search(r"<[^>]*\sstyle\s*=", html)
+    assert html.count("<style>") == 1 and html.count("<script>") == 1 and ".gs-s1 {" in html
 
 
 def test_report_without_plots_and_in_png() -> None:
