@@ -26,10 +26,15 @@ import io
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
-
+from gainscope.deferred import deferred_module
 from gainscope.errors import FormatError, InputError, PolicyError, UnknownFormatError
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = [
     "BOM",

@@ -34,12 +34,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
-
-import polars as pl
+from typing import TYPE_CHECKING, TypeVar
 
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
+from gainscope.deferred import deferred_module
 from gainscope.errors import FormatError, PolicyError
 from gainscope.io.frames import (
     ALIASES,
@@ -52,6 +51,11 @@ from gainscope.io.frames import (
     finish_run,
 )
 from gainscope.io.text import BOM, TextFile
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = [
     "FAST_MIN_BYTES",

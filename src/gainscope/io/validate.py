@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import polars as pl
-
+from gainscope.deferred import deferred_module
 from gainscope.errors import GainscopeError, InputError, PolicyError
 from gainscope.io.detect import check_kind, detect_text_format, guess_kind
 from gainscope.io.frames import (
@@ -40,6 +40,11 @@ from gainscope.io.jsonl import load_json_table
 from gainscope.io.tabular import load_tabular_table
 from gainscope.io.text import TextFile
 from gainscope.io.trec import LAYOUTS, LineProblem, LineStats, careful_table
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["Issue", "validate_files"]
 

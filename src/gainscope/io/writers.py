@@ -27,13 +27,17 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
+from gainscope.deferred import deferred_module
 from gainscope.errors import InputError, UnknownFormatError
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["WRITE_FORMATS", "write_judgments", "write_run"]
 

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from gainscope.core.run import Run
+from gainscope.deferred import deferred_module
 from gainscope.errors import FormatError, PolicyError
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["pool_runs", "read_pairs"]
 
