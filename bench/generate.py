@@ -16,9 +16,11 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import polars as pl
+if TYPE_CHECKING:  # imported where data is made: bench/run.py imports SIZES and must stay small (its children's
+    import numpy as np  # peak memory, as the kernel counts it, starts from the parent's size)
+    import polars as pl
 
 SIZES = {"S": (1_000, 100), "M": (10_000, 1_000), "L": (100_000, 1_000)}
 JUDGED = 50
@@ -27,6 +29,9 @@ BLOCK = 2_000  # queries generated and written per block (bounded memory for L)
 
 
 def _block(rng: np.random.Generator, q0: int, nq: int, nd: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    import numpy as np
+    import polars as pl
+
     n = nq * nd
     qidx = np.repeat(np.arange(q0, q0 + nq), nd)
     # distinct documents per query: a random offset plus a random stride keeps them unique without sorting
@@ -60,6 +65,9 @@ def _block(rng: np.random.Generator, q0: int, nq: int, nd: int) -> tuple[pl.Data
 
 def generate(size: str, out: Path, seed: int = 13) -> tuple[Path, Path]:
     """Write ``{size}.qrels`` and ``{size}.run`` into ``out``; returns their paths."""
+    import numpy as np
+    import polars as pl
+
     nq, nd = SIZES[size]
     out.mkdir(parents=True, exist_ok=True)
     qpath, rpath = out / f"{size}.qrels", out / f"{size}.run"
@@ -79,6 +87,9 @@ def second_run(size: str, out: Path, seed: int = 13) -> Path:
     """Write ``{size}.b.run``: the run ``{size}.run`` (generated first if missing) with every score moved by
     normal noise (sd 0.5, rounded to 3 decimals, seed ``seed``) and each query re-sorted by the new scores;
     the tag is ``bench-b``. Returns its path."""
+    import numpy as np
+    import polars as pl
+
     run = out / f"{size}.run"
     if not run.exists():
         generate(size, out, seed)
