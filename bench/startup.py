@@ -47,8 +47,9 @@ def side_by_side(commands: dict[str, list[str]], env: dict[str, str], rounds: in
 
 
 def importtime(cmd: list[str], env: dict[str, str], runs: int, top: int) -> list[str]:
-    """The ``top`` modules by cumulative import time (median over ``runs`` processes) of ``python -X importtime``."""
-    cumulative: dict[str, list[int]] = {}
+    """Where import time goes, from ``python -X importtime`` (median over ``runs`` processes): the self time of
+    every module summed by top-level package (they add up to the whole import time), and gainscope's own modules
+    by self time."""
     own: dict[str, list[int]] = {}
     for _ in range(runs):
         done = subprocess.run([sys.executable, "-X", "importtime", *cmd], capture_output=True, text=True, env=env,
@@ -56,17 +57,20 @@ def importtime(cmd: list[str], env: dict[str, str], runs: int, top: int) -> list
         for line in done.stderr.splitlines():
             if not line.startswith("import time:") or "self [us]" in line:
                 continue
-            self_us, cum_us, name = line.removeprefix("import time:").split("|")
-            key = name.rstrip()
-            own.setdefault(key, []).append(int(self_us))
-            cumulative.setdefault(key, []).append(int(cum_us))
-    med = {k: statistics.median(v) for k, v in cumulative.items()}
-    rows = sorted(med, key=lambda k: -med[k])[:top]
-    lines = ["| module (indent: imported by the line below it) | self ms | cumulative ms |", "|---|---:|---:|"]
-    for k in rows:
-        depth = (len(k) - len(k.lstrip())) // 2
-        lines.append(f"| {'&nbsp;' * 2 * depth}{k.strip()} | {statistics.median(own[k]) / 1000:.1f} | "
-                     f"{med[k] / 1000:.1f} |")
+            self_us, _, name = line.removeprefix("import time:").split("|")
+            own.setdefault(name.strip(), []).append(int(self_us))
+    per_module = {k: statistics.median(v) / 1000 for k, v in own.items()}
+    packages: dict[str, float] = {}
+    for name, ms in per_module.items():
+        packages[name.split(".")[0]] = packages.get(name.split(".")[0], 0.0) + ms
+    total = sum(packages.values())
+    lines = [f"All imports: {total:.0f} ms. By top-level package (self times summed):", "",
+             "| package | ms | share |", "|---|---:|---:|"]
+    for name in sorted(packages, key=lambda k: -packages[k])[:top]:
+        lines.append(f"| {name} | {packages[name]:.1f} | {packages[name] / total:.0%} |")
+    ours = sorted((k for k in per_module if k.split(".")[0] == "gainscope"), key=lambda k: -per_module[k])
+    lines += ["", "gainscope's own modules (self time):", "", "| module | ms |", "|---|---:|"]
+    lines += [f"| {k} | {per_module[k]:.1f} |" for k in ours[:top]]
     return lines
 
 
@@ -77,7 +81,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=21)
     ap.add_argument("--trec-eval", type=Path, default=None, help="a trec_eval binary to run side by side too")
     ap.add_argument("--pythonpath", type=Path, default=None, help="measure the gainscope of this source tree")
-    ap.add_argument("--importtime", type=int, default=20, metavar="TOP", help="rows of the import-time table")
+    ap.add_argument("--importtime", type=int, default=12, metavar="TOP", help="rows of the import-time tables")
     args = ap.parse_args()
     qrels, run = args.data / f"{args.size}.qrels", args.data / f"{args.size}.run"
     if not run.exists():
@@ -93,7 +97,7 @@ def main() -> None:
                                  "-m", "P.10", "-m", "recall.100", str(qrels), str(run)]
     out = [f"gainscope from {package}; {args.rounds} rounds on {args.size}; Python {sys.version.split()[0]}", "",
            *side_by_side(commands, env, args.rounds), "",
-           f"`python -X importtime` of `gainscope evaluate` on {args.size} (median of 5 processes):", "",
+           f"`python -X importtime` of `gainscope evaluate` on {args.size} (median of 5 processes).", "",
            *importtime(gainscope, env, 5, args.importtime)]
     print("\n".join(out))
 
