@@ -474,3 +474,12 @@ def test_bca_counts_a_resampled_mean_equal_to_the_mean_as_a_tie_whatever_the_sum
     means = np.array([math.fsum(x[row].tolist()) / n for row in drawn])
     expected = np.quantile(means, levels)
     assert stats.bootstrap_ci(x, resamples=resamples, seed=seed, method="bca") == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_draws_are_numpys_int64_draws() -> None:
+    # resample_sums draws int32 (half the memory); numpy draws int32 and int64 below 2^32 from the same 32-bit
+    # words, so the resamples are those of rng.integers(0, n, size) documented in the module
+    for n in (2, 3, 1000, 10_007, 2**31 - 1):
+        a = np.random.default_rng(n).integers(0, n, size=(3, 500))
+        b = np.random.default_rng(n).integers(0, n, size=(3, 500), dtype=np.int32)
+        assert np.array_equal(a, b)
