@@ -63,8 +63,8 @@ def main() -> None:
             size = f"{sizes[name].stat().st_size:,}" if name in sizes else ""
             lines.append(f"| {name} | {median(usages, 'wall'):.2f} | {median(usages, 'cpu'):.2f} | "
                          f"{max(u.rss_mb for u in usages):.0f} | {size} | "
-                         f"{paired_ratio(usages, seen['evaluate'], 'wall'):.2f} | "
-                         f"{paired_ratio(usages, seen['evaluate'], 'cpu'):.2f} |")
+                         f"{paired_ratio(usages, seen['evaluate'], 'wall'):.3f} | "
+                         f"{paired_ratio(usages, seen['evaluate'], 'cpu'):.3f} |")
     print("\n".join(lines))
 
 

@@ -41,8 +41,8 @@ def side_by_side(commands: dict[str, list[str]], env: dict[str, str], rounds: in
              "gainscope / command (CPU) |", "|---|---:|---:|---:|---:|---:|"]
     for name, usages in seen.items():
         lines.append(f"| {name} | {median(usages, 'wall'):.3f} | {median(usages, 'cpu'):.3f} | "
-                     f"{max(u.rss_mb for u in usages):.0f} | {paired_ratio(first, usages, 'wall'):.2f} | "
-                     f"{paired_ratio(first, usages, 'cpu'):.2f} |")
+                     f"{max(u.rss_mb for u in usages):.0f} | {paired_ratio(first, usages, 'wall'):.3f} | "
+                     f"{paired_ratio(first, usages, 'cpu'):.3f} |")
     return lines
 
 
