@@ -66,7 +66,7 @@ vector gets the same numbers alone or in a batch (up to the rounding of a matrix
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,25 +200,40 @@ def _weighted_sums(weights: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
             np.matmul(weights[r:r + step], x[:, c:c + width], out=out[r:r + step, c:c + width])
 
 
-def resample_sums(columns: ArrayLike, resamples: int, seed: int) -> np.ndarray:
-    """Bootstrap sums of every column at once: ``sums[r, j] = sum_i w[r, i] * columns[i, j]``, where ``w[r, i]`` is
-    how often value ``i`` is drawn in resample ``r`` (``n`` draws with replacement, ``n`` the number of rows). The
-    draws are ``default_rng(seed).integers(0, n, size=(rows, n))`` chunk by chunk, the resamples of
-    :func:`bootstrap_ci` and :func:`bootstrap_test`; shape ``(resamples, columns)``."""
-    x = _columns(columns)
+def _chunked_sums(x: np.ndarray, resamples: int, seed: int,
+                  draw: Callable[[np.random.Generator, int, int], np.ndarray]) -> np.ndarray:
+    """``weights @ x`` for ``resamples`` rows of weights, ``draw(rng, rows, n)`` giving each chunk's."""
     n = x.shape[0]
     rng = np.random.default_rng(seed)
     out = np.empty((resamples, x.shape[1]))
     done = 0
     for rows in _chunks(resamples, n):
-        # int32 draws are the int64 ones (numpy draws both as 32-bit words when n < 2^32), in half the memory
-        drawn = rng.integers(0, n, size=(rows, n), dtype=np.int32 if n < 2**31 else np.int64)
-        weights = np.empty((rows, n))
-        for r in range(rows):
-            weights[r] = np.bincount(drawn[r], minlength=n)
-        _weighted_sums(weights, x, out[done:done + rows])
+        _weighted_sums(draw(rng, rows, n), x, out[done:done + rows])
         done += rows
     return out
+
+
+def _draw_counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """How often each of n values is drawn in each of ``rows`` resamples of n draws with replacement."""
+    # int32 draws are the int64 ones (numpy draws both as 32-bit words when n < 2^32), in half the memory
+    drawn = rng.integers(0, n, size=(rows, n), dtype=np.int32 if n < 2**31 else np.int64)
+    weights = np.empty((rows, n))
+    for r in range(rows):
+        weights[r] = np.bincount(drawn[r], minlength=n)
+    return weights
+
+
+def _draw_flips(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """1 where a sign is flipped (-1), 0 where it is kept, for ``rows`` sign vectors of n signs."""
+    return rng.integers(0, 2, size=(rows, n), dtype=np.int8).astype(np.float64)
+
+
+def resample_sums(columns: ArrayLike, resamples: int, seed: int) -> np.ndarray:
+    """Bootstrap sums of every column at once: ``sums[r, j] = sum_i w[r, i] * columns[i, j]``, where ``w[r, i]`` is
+    how often value ``i`` is drawn in resample ``r`` (``n`` draws with replacement, ``n`` the number of rows). The
+    draws are ``default_rng(seed).integers(0, n, size=(rows, n))`` chunk by chunk, the resamples of
+    :func:`bootstrap_ci` and :func:`bootstrap_test`; shape ``(resamples, columns)``."""
+    return _chunked_sums(_columns(columns), resamples, seed, _draw_counts)
 
 
 def sign_flip_sums(columns: ArrayLike, resamples: int, seed: int) -> np.ndarray:
@@ -226,14 +241,7 @@ def sign_flip_sums(columns: ArrayLike, resamples: int, seed: int) -> np.ndarray:
     ``s = 1 - 2 * default_rng(seed).integers(0, 2, size=(rows, n), dtype=int8)``, chunk by chunk (those of
     :func:`randomization`); shape ``(resamples, columns)``."""
     x = _columns(columns)
-    n = x.shape[0]
-    rng = np.random.default_rng(seed)
-    out = np.empty((resamples, x.shape[1]))
-    done = 0
-    for rows in _chunks(resamples, n):
-        flipped = rng.integers(0, 2, size=(rows, n), dtype=np.int8)  # 1: the sign is -1
-        _weighted_sums(flipped.astype(np.float64), x, out[done:done + rows])
-        done += rows
+    out = _chunked_sums(x, resamples, seed, _draw_flips)
     out *= -2.0
     out += x.sum(axis=0)  # sum(s * x) = sum(x) - 2 sum(x over the flipped signs)
     return out
