@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def _lazy(name: str) -> Any:
     if name == "errors":
         return importlib.import_module("gainscope.errors")
     source = _SOURCES.get(name)
@@ -83,6 +83,10 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(source), name)
     globals()[name] = value  # found once; later lookups do not come here
     return value
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above, not a module that answers any name
+    __getattr__ = _lazy
 
 
 def __dir__() -> list[str]:
