@@ -436,11 +436,12 @@ def test_case_score_keeps_the_metrics_results() -> None:
     res = result.results
     assert isinstance(res, Results) and res.metric_names == ["AP@10"]
     assert res.profile is not None and res.profile.name == "quepid" and res.policies.max_grade == 3
-    assert res.query_ids == ("no hits", "star wars", "unrated")  # query texts, bytewise order
+    assert res.query_ids == ("star wars", "no hits", "unrated")  # query texts, in the case's order
     values = res.per_query("AP@10")
     assert values["star wars"] == 0.5 and values["no hits"] == 0.0 and math.isnan(values["unrated"])
-    # the query without ratings entered the judgments as pooled but unjudged, without changing a number
-    assert res.coverage.judged_queries == 3 and res.coverage.missing == ("no hits",)
+    assert res.undefined[:, 0].tolist() == [False, False, True]
+    # every query evaluated: 'no hits' with an empty ranking, 'unrated' with an empty judged pool
+    assert res.coverage.evaluated_queries == 3 and res.coverage.missing == ()
     assert score_case(CASE3, BuiltinScorer(BUILTINS["AP"], 10)).results is not None
     assert score_case(CASE3, python_scorer(lambda q: 1.0, scale="graded")).results is None  # a custom scorer
 

@@ -3,7 +3,7 @@
 * :mod:`~gainscope.cases.scorers`: Quepid's built-in scorers (CG, DCG, nDCG, NDCG_CUT, P, AP, RR, ERR,
   avgRating100, editDistanceFromBest, the default scorer, the 2018 blog's NDCG) as gainscope's metrics under
   the ``quepid`` profile, every one ``@k``; :mod:`~gainscope.cases.evaluation`: a case through the one
-  pipeline (judgments and a run);
+  pipeline (its results in order, its ratings as the judged pool);
 * :mod:`~gainscope.cases.scoring`: per-query scores and the case score, a view with Quepid's rules over the
   metric's Results (or a custom scorer's values), with every convention reported;
 * :mod:`~gainscope.cases.custom`: Python scorers, and :func:`resolve_scorer` for names, ``.js`` files and

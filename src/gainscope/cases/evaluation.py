@@ -1,15 +1,13 @@
-"""A case through the one evaluation pipeline: its queries become Judgments and a Run, evaluated under the
-``quepid`` profile (:mod:`gainscope.metrics.profiles`), so that Quepid's built-in scorers are gainscope's own
-declared metrics and every number is made in :mod:`gainscope.metrics`.
+"""A case through the one evaluation pipeline: its queries become rankings with their judged pools, evaluated
+under the ``quepid`` profile (:mod:`gainscope.metrics.profiles`) by the core's kernels, so that Quepid's built-in
+scorers are gainscope's own declared metrics and every number is made in :mod:`gainscope.metrics`.
 
-* **judgments**: every rating of a query, returned or not (Quepid's ``bestDocs`` come from all of them; the
-  profile's ``judged_grades="truncated"`` makes the judged pool ``parseInt(rating)`` as Quepid stores it, while
-  ranked documents keep their decimals). A query without any rating enters the judgments with one line
-  ``(query, PLACEHOLDER, -1)``: a negative grade is "pooled but unjudged" (trec_eval's convention), so the query
-  is evaluated -- Quepid runs its scorer on it -- with an empty judged pool and every returned document unrated;
-* **run**: each query's results in the order returned (ranks 1 to n, kept by the profile's ``ties="rank"``);
-  a query without results is absent from the run and scored as an empty ranking (the profile's
-  ``missing_queries="empty"``: Quepid runs its scorer there too);
+* **rankings**: each query's results in the order returned, with its judged pool: every rating of the query,
+  returned or not (Quepid's ``bestDocs`` come from all of them; the profile's ``judged_grades="truncated"``
+  makes the pool ``parseInt(rating)`` as Quepid stores it, while ranked documents keep their decimals). The
+  core builds the judged run of them (:func:`~gainscope.core.rankings.judged_run_of_rankings`, the path of every
+  adapter that holds its rankings in order): every query is evaluated, as Quepid runs its scorer on every query
+  -- a query without results with an empty ranking, a query without ratings with an empty judged pool;
 * **policies**: the quepid profile's, with ``max_grade`` the top of the rating scale (Quepid's ``max``, which
   ERR and avgRating100 divide by) and ``undefined="skip"``: an undefined value stays NaN in the Results, and
   the case view (:mod:`gainscope.cases.scoring`) decides what it counts for;
@@ -17,22 +15,23 @@ declared metrics and every number is made in :mod:`gainscope.metrics`.
   spelled ``quepid-legacy`` as the JavaScript runtime names it) or ``levenshtein``: :func:`distance_of` gives
   the metrics' ``distance`` parameter, :func:`runtime_distance` the runtime's name.
 
-Query ids are the query texts. A rating must be >= 0: gainscope's metrics read a negative grade as "pooled but
-unjudged", never as a rating, so a negative rating is an error here (a JavaScript scorer reads it as Quepid does).
+Query ids are the query texts, in the case's order. A rating must be >= 0: gainscope's metrics read a negative
+grade as "pooled but unjudged", never as a rating, so a negative rating is an error here (a JavaScript scorer
+reads it as Quepid does). ``gainscope evaluate --profile quepid`` on the case's TREC export gives the same numbers
+(a query without results is missing from a run file: the profile's ``missing_queries="empty"`` scores it as an
+empty ranking; a query without ratings is not in the qrels, so evaluate leaves it out).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gainscope.cases.scale import RatingScale
-from gainscope.core.judged_run import JudgedRun, build_judged_run
-from gainscope.core.judgments import Judgments
+from gainscope.core.judged_run import JudgedRun
 from gainscope.core.policies import Policies
-from gainscope.core.run import Run
-from gainscope.errors import InputError, InvalidParameterError, QueryCoverageWarning
+from gainscope.core.rankings import Ranking, judged_run_of_rankings
+from gainscope.errors import InputError, InvalidParameterError
 from gainscope.metrics.base import Metric
 from gainscope.metrics.edit_distance import EDIT_DISTANCES
 from gainscope.metrics.profiles import ProfileUse, get_profile, profiled_policies
@@ -41,12 +40,10 @@ if TYPE_CHECKING:
     from gainscope.cases.view import QueryView
     from gainscope.results import Results
 
-__all__ = ["DEFAULT_EDIT_DISTANCE", "PLACEHOLDER", "PROFILE", "case_inputs", "distance_of", "evaluate_judged",
-           "evaluate_views", "judged_views", "quepid_policies", "runtime_distance"]
+__all__ = ["DEFAULT_EDIT_DISTANCE", "PROFILE", "distance_of", "evaluate_judged", "evaluate_views", "judged_views",
+           "quepid_policies", "rankings", "runtime_distance"]
 
 PROFILE = "quepid"
-#: the doc id of the pooled-but-unjudged line of a query without ratings (another id when a result has it)
-PLACEHOLDER = "(no rating)"
 
 #: ``editDistanceFromBest``'s distance: the metrics' ``distance`` for each spelling of ``edit_distance=`` (the
 #: JavaScript runtime names Quepid's ``quepid-legacy``), and the runtime's default
@@ -70,44 +67,20 @@ def runtime_distance(edit_distance: str) -> str:
     return next(name for name in EDIT_DISTANCES if _DISTANCES[name] == distance)
 
 
-def _placeholder(results: Sequence[str]) -> str:
-    doc = PLACEHOLDER
-    while doc in results:
-        doc += "'"
-    return doc
-
-
-def case_inputs(views: Sequence[QueryView], source: str | None = None) -> tuple[Judgments, Run]:
-    """The judgments and the run of ``views`` (see the module docstring); InputError for a negative rating
-    (naming ``source``, the case file, when given)."""
-    qids: list[str] = []
-    docs: list[str] = []
-    grades: list[float] = []
-    run_q: list[str] = []
-    run_d: list[str] = []
-    ranks: list[int] = []
+def rankings(views: Sequence[QueryView], source: str | None = None) -> list[Ranking]:
+    """Each view's results in order with its ratings (see the module docstring); InputError for a negative
+    rating (naming ``source``, the case file, when given)."""
+    out = []
     for v in views:
         rated = v.all_ratings()
         for doc, rating in rated.items():
             if rating < 0:
                 raise InputError(f"{source + ': ' if source else ''}query {v.query!r}, document {doc!r}: rating "
-                                 f"{rating:g} is negative; the built-in "
-                                 "scorers are gainscope's metrics, which read a negative grade as pooled but "
-                                 "unjudged, never as a rating: give ratings >= 0 (shift the scale), or score with a "
-                                 "JavaScript scorer")
-            qids.append(v.query)
-            docs.append(doc)
-            grades.append(rating)
-        if not rated:
-            qids.append(v.query)
-            docs.append(_placeholder(v.doc_ids))
-            grades.append(-1)
-        run_q += [v.query] * len(v.doc_ids)
-        run_d += v.doc_ids
-        ranks += range(1, len(v.doc_ids) + 1)
-    floats = any(isinstance(g, float) and not g.is_integer() for g in grades)
-    judgments = Judgments.from_columns(qids, docs, [float(g) for g in grades] if floats else [int(g) for g in grades])
-    return judgments, Run.from_columns(run_q, run_d, ranks=ranks, name="case")
+                                 f"{rating:g} is negative; the built-in scorers are gainscope's metrics, which read a "
+                                 "negative grade as pooled but unjudged, never as a rating: give ratings >= 0 (shift "
+                                 "the scale), or score with a JavaScript scorer")
+        out.append(Ranking(v.query, v.doc_ids, rated))
+    return out
 
 
 def quepid_policies(scale: RatingScale) -> tuple[Policies, ProfileUse]:
@@ -121,15 +94,9 @@ def quepid_policies(scale: RatingScale) -> tuple[Policies, ProfileUse]:
 
 def judged_views(views: Sequence[QueryView], scale: RatingScale,
                  source: str | None = None) -> tuple[JudgedRun, ProfileUse]:
-    """The judged run of ``views`` under Quepid's conventions (the core's builder; the case view reports
-    zero-result queries itself, so the builder's warning about judged queries without a ranking is not
-    repeated)."""
-    judgments, run = case_inputs(views, source)
+    """The judged run of ``views`` under Quepid's conventions, and the record of the profile's use."""
     policies, use = quepid_policies(scale)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", QueryCoverageWarning)
-        jr = build_judged_run(judgments, run, policies, sparse=True)
-    return jr, use
+    return judged_run_of_rankings(rankings(views, source), policies, run_name="case"), use
 
 
 def evaluate_judged(jr: JudgedRun, metrics: Sequence[Metric], use: ProfileUse) -> Results:

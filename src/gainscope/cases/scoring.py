@@ -1,7 +1,8 @@
 """Scoring a case: one score per query, and the case score as Quepid computes it in the browser.
 
-This module is a view. A built-in scorer's numbers are made by the one pipeline: the case becomes judgments
-and a run, its metric is evaluated under the quepid profile (:mod:`gainscope.cases.evaluation`), and the
+This module is a view. A built-in scorer's numbers are made by the one pipeline: each query's results in order
+with its ratings as the judged pool, its metric evaluated under the quepid profile by the core's kernels
+(:mod:`gainscope.cases.evaluation`), and the
 :class:`~gainscope.results.Results` are kept in :attr:`CaseScore.results`; a custom scorer (JavaScript, a
 Python callable) gives one value per query instead. Either is read by the same rules, Quepid's:
 
