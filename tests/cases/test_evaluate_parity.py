@@ -87,13 +87,20 @@ def test_evaluate_on_the_export_gives_case_score_query_by_query(cli_runner, tmp_
         scored = {q["query"]: q for q in json.loads(out)["queries"]}
         assert set(per_query) == {ids[q] for q in rated}  # the query without ratings is not in the qrels
         assert "evaluate leaves out the 1 query without ratings (not in the qrels)" in notes
+        # --undefined skip shows which values are undefined (null in the JSON)
+        code, out, err = cli_runner(*command, "--format", "json", "--undefined", "skip")
+        assert code == 0, err
+        skipped = {q: values[metric] for q, values in json.loads(out)["per_query"].items()}
         for query in rated:
-            got, want = per_query[ids[query]], scored[query]
-            where = f"{scorer} on {query!r}: evaluate {got}, case score {want}"
+            got, want, bare = per_query[ids[query]], scored[query], skipped[ids[query]]
+            where = f"{scorer} on {query!r}: evaluate {got} ({bare} with --undefined skip), case score {want}"
             if want["score"] is None:  # no number (null, NaN): undefined in evaluate, printed as 0
-                assert want["status"] in ("zsr", "undefined") and got == 0.0, where
+                assert want["status"] in ("zsr", "undefined") and got == 0.0 and bare is None, where
             else:
                 assert got == pytest.approx(want["raw"], rel=1e-12, abs=1e-12), where
+                # undefined in evaluate only where Quepid's script gives 0 (nDCG, NDCG_CUT, P)
+                assert bare is not None or (want["raw"] == 0.0 and scorer.split("@")[0] in ("nDCG", "NDCG_CUT", "P")), \
+                    where
 
 
 def test_the_printed_command_carries_what_trec_files_cannot(cli_runner, tmp_path) -> None:
