@@ -135,9 +135,18 @@ class Context:
         """Per-document values ``make()``, as float64, cached under ``key``."""
         return self.cached(("values", key), lambda: np.asarray(make(), dtype=np.float64))
 
-    def within_segment_cumsum(self, values: np.ndarray) -> np.ndarray:
-        """Inclusive running sum of ``values`` restarted at each query, in rank order."""
-        return segmented_cumsum(np.asarray(values, dtype=np.float64), self.jr.offsets)
+    def within_segment_cumsum(self, values: np.ndarray, *, exclusive: bool = False) -> np.ndarray:
+        """Running sum of ``values`` restarted at each query, in rank order: inclusive (up to and with each
+        position), or ``exclusive`` (of the positions before it; 0 at a query's first position), which is
+        read off the inclusive sum one position back rather than subtracted, so no precision is lost."""
+        inclusive = segmented_cumsum(np.asarray(values, dtype=np.float64), self.jr.offsets)
+        if not exclusive:
+            return inclusive
+        out = np.zeros_like(inclusive)
+        out[1:] = inclusive[:-1]
+        offsets = self.jr.offsets
+        out[offsets[:-1][np.diff(offsets) > 0]] = 0.0
+        return out
 
     def within_segment_count(self, mask: np.ndarray) -> np.ndarray:
         """Inclusive running count of ``mask`` restarted at each query (exact integers)."""
