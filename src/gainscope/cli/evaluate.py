@@ -26,7 +26,8 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Metric(s): nDCG@10, 'P(rel=2)@5', AP, RR@10 ... or trec_eval names (ndcg_cut.10, P.5, map, "
-                   "official, all_trec). Repeat -m or separate with spaces. Default: nDCG@10 AP RR P@10 R@100 "
+                   "official, all_trec) and pytrec_eval's keys (ndcg_cut_10, P_5). Repeat -m or separate with "
+                   "spaces or commas (-m nDCG@10,AP). Default: nDCG@10 AP RR P@10 R@100 "
                    "(official with --format trec_eval).")
 @click.option("-q", "--per-query", is_flag=True, help="Show each query's values as well as the aggregates.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json", "jsonl", "trec_eval"]),

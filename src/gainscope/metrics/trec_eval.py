@@ -1,6 +1,8 @@
 """trec_eval's measure names, parameters, nicknames and output order, mapped onto gainscope metrics.
 
-``-m P.5,10`` becomes ``P@5`` and ``P@10`` printed as ``P_5`` and ``P_10``; ``-m official`` and
+``-m P.5,10`` becomes ``P@5`` and ``P@10`` printed as ``P_5`` and ``P_10``; a printed name is also accepted as
+a request for that one measure (``P_5``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``: pytrec_eval's result
+keys); ``-m official`` and
 ``-m all_trec`` expand to trec_eval 10's sets; parameters follow trec_eval's parsing (cutoffs are sorted,
 truncated to integers where trec_eval uses ``atol``, and must be positive and distinct). Output follows
 trec_eval's own measure order, whatever the order of the request.
@@ -262,29 +264,54 @@ def _split(spec: str) -> tuple[str, str | None]:
     return name, (rest if dot else None)
 
 
-def is_trec_name(text: str) -> bool:
-    """True when ``text`` is a trec_eval measure spec (``map``, ``P.5,10``, ``all_trec``, ...)."""
+def _as_spec(text: str) -> str | None:
+    """``text`` as a trec_eval ``-m`` spec: itself when it is one (``map``, ``P.5,10``, ``all_trec``), a
+    printed name of one measure turned back into its spec (``ndcg_cut_10`` -> ``ndcg_cut.10``,
+    ``iprec_at_recall_0.10`` -> ``iprec_at_recall.0.10``; pytrec_eval keys its results so), else None.
+
+    A printed name is ``FAMILY_PARAMETER`` for a family that takes parameters, read with the longest family
+    that fits (``map_cut_10`` is map_cut's) and a parameter that starts with a digit or a point."""
     if "(" in text or "@" in text:
-        return False
+        return None
     name, _ = _split(text)
-    return name in ORDER or name in NICKNAMES
+    if name in ORDER or name in NICKNAMES:
+        return text
+    for family in sorted(ORDER, key=len, reverse=True):
+        rest = text[len(family) + 1:]
+        if (text.startswith(family + "_") and rest[:1] in tuple("0123456789.")
+                and _build_family(family).params != "none"):
+            return f"{family}.{rest}"
+    return None
+
+
+def is_trec_name(text: str) -> bool:
+    """True when ``text`` is a trec_eval measure spec (``map``, ``P.5,10``, ``all_trec``, ...) or a printed
+    trec_eval name (``P_5``, ``ndcg_cut_10``: pytrec_eval's keys)."""
+    return _as_spec(text) is not None
 
 
 def trec_items(specs: Iterable[str], *, rounding: str = "nearest", num_docs: int = 0) -> list[TrecItem]:
     """Expand trec_eval ``-m`` specs into output items, in trec_eval's order.
 
     ``rounding`` is the recall-level rounding of ``iprec_at_recall`` and ``11pt_avg`` (``"legacy"`` for
-    trec_eval 9 / pytrec_eval); ``num_docs`` is trec_eval's ``-N`` (for ``utility``).
+    trec_eval 9 / pytrec_eval); ``num_docs`` is trec_eval's ``-N`` (for ``utility``). Printed names of one
+    cutoff each add up (``P_5 P_10`` is ``P.5,10``); a later spec of the same measure replaces an earlier one.
     """
     chosen: dict[str, str | None] = {}
-    for spec in specs:
-        name, text = _split(spec.strip())
+    for given in specs:
+        spec = given.strip()
+        as_spec = _as_spec(spec) or spec
+        name, text = _split(as_spec)
         if name in NICKNAMES:
             if text is not None:
                 raise InvalidParameterError(f"the trec_eval measure set {name!r} takes no parameters")
             for member in NICKNAMES[name]:
                 chosen.setdefault(member, None)
         elif name in ORDER:
+            before = chosen.get(name)
+            if (as_spec != spec and before and text is not None
+                    and _build_family(name).params in ("long_cutoffs", "double_cutoffs")):
+                text = before if text in before.split(",") else f"{before},{text}"
             chosen[name] = text
         else:
             raise UnknownMetricError(f"unknown trec_eval measure {name!r}; trec_eval measures: "
