@@ -32,7 +32,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -42,7 +41,7 @@ from gainscope.agents.evaluate import SUMMARY_METRICS, AgentReport, Conversation
 from gainscope.agents.metrics import ITERATION_COLUMNS
 from gainscope.agents.trace import Conversation
 from gainscope.errors import UnknownFormatError
-from gainscope.render.text import fmt_number, text_table
+from gainscope.render.text import CsvWriter, fmt_number, text_table
 
 __all__ = ["CSV_COLUMNS", "FORMATS", "render_explanations", "render_report"]
 
@@ -97,7 +96,7 @@ CSV_COLUMNS = ("scope", "conversation_id", "query_id", "i", "metric", "statistic
 
 def _csv(report: AgentReport, per_conversation: bool) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = CsvWriter(buffer)
 
     def number(x: float) -> str:
         return "" if math.isnan(x) else repr(float(x))

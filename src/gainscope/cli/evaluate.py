@@ -1,5 +1,6 @@
 """``gainscope evaluate JUDGMENTS RUN... -m METRIC ...``: score runs, as a table, markdown, CSV, JSON, JSONL
-or exactly trec_eval's text (``--format trec_eval``, with trec_eval's flags -q -c -l -M -J -N -m)."""
+or exactly trec_eval's text (``--format trec_eval``, with trec_eval's flags -q -c -l -M -J -N -m; with
+several runs a fourth column names each line's run)."""
 
 from __future__ import annotations
 
@@ -52,10 +53,18 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     from gainscope.core.judged_run import PreparedJudgments
     from gainscope.core.policies import Policies
     from gainscope.evaluation import compute, resolve_metrics
-    from gainscope.metrics.trec_eval import TrecItem, is_trec_name, relstrings, trec_items, trec_name_of
+    from gainscope.metrics.trec_eval import (
+        TrecItem,
+        is_trec_name,
+        relstrings,
+        trec_eval_overrides,
+        trec_items,
+        trec_name_of,
+    )
     from gainscope.render.results import conventions_lines, render_results
     from gainscope.render.trec_eval import render_trec_eval
 
+    complete = kwargs["complete"]  # trec_eval's -c as given: its num_rel summary depends on it
     policies = Policies.from_kwargs(**policies_from(kwargs))
     names = split_metrics(metrics) or (["official"] if fmt == "trec_eval" else list(DEFAULT_METRICS))
     rounding = "legacy" if trec_eval_version == "9" else "nearest"
@@ -87,9 +96,15 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
         if fmt == "trec_eval":
             rel_item = next((it for it in items if it.family == "relstring"), None)
             rs = relstrings(jr, rel_item.param) if rel_item is not None and per_query else None
-            chunks.append(render_trec_eval(items, res, per_query=per_query, relstrings=rs))
+            chunks.append((res, rs, trec_eval_overrides(items, jr, complete=complete)))
     if fmt == "trec_eval":
-        text = "".join(chunks)
+        # several runs: a fourth column with the run's name (its path when two runs share a name)
+        labels: list[str | None] = [None] * len(runs)
+        if len(runs) > 1:
+            names = [r.run_name for r in all_results]
+            labels = list(names) if len(set(names)) == len(names) else list(runs)
+        text = "".join(render_trec_eval(items, res, per_query=per_query, relstrings=rs, overrides=ov, run=label)
+                       for (res, rs, ov), label in zip(chunks, labels, strict=True))
         for line in conventions_lines(all_results):
             click.echo(f"# {line}", err=True)
     else:

@@ -34,6 +34,7 @@ def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...
     from gainscope.core.policies import Policies
     from gainscope.explain import explain, explanation_frame
     from gainscope.render.explain import render_explanation
+    from gainscope.render.text import csv_text
 
     policies = Policies.from_kwargs(**policies_from(kwargs))
     judg, (run_obj,) = read_inputs(judgments, (run,), kwargs)
@@ -44,7 +45,7 @@ def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...
             parts.append(render_explanation(e))
         elif fmt == "csv":
             frame = explanation_frame(e)
-            parts.append(frame.with_columns().write_csv())
+            parts.append(csv_text([frame.columns, *frame.iter_rows()]))
         else:
             frame = explanation_frame(e)
             parts.append(json.dumps({"metric": e.metric, "query_id": e.query_id, "value": e.value,

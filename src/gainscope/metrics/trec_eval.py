@@ -10,6 +10,12 @@ trec_eval's own measure order, whatever the order of the request.
 Two trec_eval items are not numbers: ``runid`` (the run's tag, summary only) and ``relstring`` (per query,
 the grades of the first documents as characters: a digit per judged grade, ``>`` above 9, ``-`` not in the
 judgments, ``.`` a negative grade).
+
+Where trec_eval prints something other than the value it means, :func:`trec_eval_overrides` says what, so
+that ``--format trec_eval`` prints it too while every other output keeps gainscope's value: ``-nan`` where
+its C code divides 0 by 0 (``iprec_at_recall`` and ``11pt_avg`` of a query left with nothing retrieved
+under ``-J``; ``Rndcg`` of a query with relevant documents but no positive gain), and under ``-c`` the
+``num_rel`` summary, which counts the positive grades of the whole judgments whatever ``-l``.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from gainscope.core.judged_run import JudgedRun
 from gainscope.errors import InvalidParameterError, MetricSyntaxError, UnknownMetricError
 from gainscope.metrics.base import GainMap, Metric
 from gainscope.metrics.families.average_precision import AP, GMAP, RR, BinG, Bpref, GMBpref, InfAP
-from gainscope.metrics.families.curves import ElevenPointAverage, IPrec
+from gainscope.metrics.families.curves import ElevenPointAverage, IPrec, relevant_needed
 from gainscope.metrics.families.graded import NDCG, RBP, G, NDCGRel, RBPResidual, Rndcg
 from gainscope.metrics.families.precision import (
     Precision,
@@ -47,8 +53,10 @@ from gainscope.metrics.families.sets import (
     SetRelP,
     Utility,
 )
+from gainscope.metrics.gains import gain_array
 
-__all__ = ["NICKNAMES", "TrecItem", "is_trec_name", "relstrings", "trec_items", "trec_metrics", "trec_name_of"]
+__all__ = ["NICKNAMES", "TrecItem", "TrecOverrides", "is_trec_name", "relstrings", "trec_eval_overrides",
+           "trec_items", "trec_metrics", "trec_name_of"]
 
 _ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _P_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -385,3 +393,57 @@ def relstrings(jr: JudgedRun, length: float) -> dict[str, str]:
             chars[r - 1] = "." if g < 0 else ">" if g > 9 else str(math.floor(g))
         out[q] = "".join(chars)
     return out
+
+
+@dataclass(frozen=True)
+class TrecOverrides:
+    """What trec_eval 10 prints instead of gainscope's values, by index into the items: ``nan[i]`` marks the
+    queries whose line reads ``-nan``, ``summary[i]`` replaces the summary value."""
+
+    nan: dict[int, np.ndarray]
+    summary: dict[int, float]
+
+
+def trec_eval_overrides(items: list[TrecItem], jr: JudgedRun, *, complete: bool) -> TrecOverrides:
+    """Where trec_eval's output differs from the values it means, for ``items`` evaluated on ``jr``;
+    ``complete`` is trec_eval's ``-c`` as given on the command line.
+
+    * ``iprec_at_recall`` / ``11pt_avg``: trec_eval starts interpolating from ``num_rel_ret / num_ret``, 0/0
+      for a query with nothing retrieved; only ``-J`` leaves a query so (a judged query without a ranking
+      gets one unjudged placeholder document under ``-c``, which ``-J`` drops too). The NaN stays at the
+      recall levels that need no relevant document, and makes the 11-point average NaN when one of its
+      levels does.
+    * ``Rndcg``: ``sum / num_changed_ideal_gain`` is 0/0 for a query with relevant documents (at ``-l``) but
+      no positive gain.
+    * ``num_rel`` under ``-c``: the summary counts every judgment with a grade above 0, in every judged
+      query, whatever ``-l`` (``te_calc_avg_num_rel``); without ``-c`` it is the sum of the per-query values.
+    """
+    nan: dict[int, np.ndarray] = {}
+    summary: dict[int, float] = {}
+    policies = jr.policies
+    nq = jr.num_queries
+
+    def num_rel(level: float) -> np.ndarray:
+        return np.bincount(jr.judged_segment, weights=jr.judged_grades >= level, minlength=nq)
+
+    empty = (jr.num_ret == 0) if policies.judged_only else np.zeros(nq, dtype=bool)
+    for idx, item in enumerate(items):
+        m = item.metric
+        if isinstance(m, (IPrec, ElevenPointAverage)) and empty.any():
+            levels = m.levels if isinstance(m, ElevenPointAverage) else (float(m.recall or 0.0),)
+            r = num_rel(m.level(policies))
+            no_need = np.zeros(nq, dtype=bool)
+            for level in levels:
+                no_need |= relevant_needed(level, r, m.rounding) == 0
+            mask = empty & no_need
+        elif isinstance(m, Rndcg):
+            positive = np.bincount(jr.judged_segment, weights=gain_array(jr.judged_grades, m.gain) > 0,
+                                   minlength=nq)
+            mask = (num_rel(m.level(policies)) > 0) & (positive == 0)
+        else:
+            if isinstance(m, NumRel) and complete:
+                summary[idx] = float(np.count_nonzero(jr.judged_grades > 0))
+            continue
+        if mask.any():
+            nan[idx] = mask
+    return TrecOverrides(nan, summary)

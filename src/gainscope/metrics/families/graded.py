@@ -656,7 +656,9 @@ class Rndcg(Metric):
     documents with positive gain), the value is the mean of ``DCG@min(b, n) / IDCG@b`` over those
     boundaries, plus ``DCG@n / IDCG@P`` when the ranking holds more than P + 1 documents (n retrieved;
     trec_eval's loop consumes position P + 1 without counting it, and gainscope reproduces that).
-    Undefined when the query has no relevant document. A mean of ratios: exponential gains are shifted as
+    Undefined when the query has no relevant document; 0 when it has relevant documents but no positive
+    gain (``-l 0`` with only grade-0 judgments, or a map giving no gain), where trec_eval divides 0 by 0 and
+    prints ``-nan`` (as ``--format trec_eval`` does). A mean of ratios: exponential gains are shifted as
     nDCG's, so any grade scale gives its value.
     Reference: trec_eval ``m_Rndcg.c``. trec_eval name: ``Rndcg``.
     """
