@@ -14,11 +14,14 @@ __all__ = ["CsvWriter", "csv_cell", "csv_text", "fmt_number", "text_table"]
 
 
 def fmt_number(x: float | None, digits: int = 4) -> str:
-    """A value for display: 4 decimals, integers for whole counts, ``-`` for undefined."""
+    """A value for display: 4 decimals, integers for whole counts, ``-`` for undefined; from 1e15 on (where
+    the decimals are below float64's precision) in exponent form, ``1.2346e+301``."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     if isinstance(x, float) and math.isinf(x):
         return "inf" if x > 0 else "-inf"
+    if abs(x) >= 1e15:
+        return f"{x:.{digits}e}"
     return f"{x:.{digits}f}"
 
 

@@ -281,3 +281,13 @@ def test_g_refuses_gains_it_cannot_difference_to_the_unit():
         "G(gain=exponential) of query 'q' cannot be computed: its ideal gains add up to 2^52 or more, where "
         "float64 no longer holds the cost-minus-gain differences that G takes the log of to the unit; use "
         "gain=linear or a {grade: gain} map with smaller gains.")
+
+
+def test_explain_shows_huge_exponential_gains_divided_by_the_top():
+    # grades 1999 and 2000: gains shown as (2^g - 1) / 2^2000 = 0.5 and 1 (to 2^-2000), the ratio unchanged
+    e = explain(Judgments.from_dict({"q": {"a": 2000, "b": 1999}}), Run.from_dict({"q": ["b", "a"]}), "q",
+                "nDCG(gain=exponential)")
+    assert [s.gain for s in e.run] == [0.5, 1.0]
+    assert e.value == pytest.approx((0.5 + L3) / (1 + L3 / 2), rel=1e-15)
+    assert e.notes[-1] == ("gains 2^grade - 1 shown divided by 2^2000 (2 to the top grade) to keep them finite; "
+                           "DCG / IDCG, a ratio, is unchanged")

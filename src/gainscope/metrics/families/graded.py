@@ -279,6 +279,8 @@ class NDCG(Metric):
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         shift = self._shift(q)
+        if shift:  # shown divided by 2^(top grade), in [0, 1], rather than by the 2^(top - 959) of compute
+            shift += EXP_ROOM
         run = _gain_steps(q, _ref_gains(q, self.gain, self.rel, shift), self.cutoff)
         docs: tuple[str, ...]
         grades: tuple[float | None, ...]
@@ -296,8 +298,8 @@ class NDCG(Metric):
         notes: tuple[str, ...] = (f"gain={self.gain if isinstance(self.gain, str) else 'map'}; ideal from "
                                   + ("all judged documents" if self.ideal == "judged" else "the retrieved documents"),)
         if shift:
-            notes += (f"gains 2^grade - 1 shown divided by 2^{shift:g} (grades above {EXP_ROOM:g}), which keeps "
-                      "them finite and leaves DCG / IDCG unchanged",)
+            notes += (f"gains 2^grade - 1 shown divided by 2^{shift:g} (2 to the top grade) to keep them finite; "
+                      "DCG / IDCG, a ratio, is unchanged",)
         return Explanation(str(self), q.query_id, tuple(run), tuple(ideal), dcg, idcg,
                            dcg / idcg if idcg > 0 else math.nan, "DCG / IDCG", notes=notes)
 

@@ -1,5 +1,6 @@
-"""The CSV-injection guard of every CSV gainscope writes (OWASP): text that a spreadsheet would run as a
-formula gets a leading single quote; numbers and non-text cells are left alone."""
+"""render/text.py: the CSV-injection guard of every CSV gainscope writes (OWASP: text that a spreadsheet
+would run as a formula gets a leading single quote; numbers and non-text cells are left alone), and numbers
+too large for 4 decimals to mean anything."""
 
 from __future__ import annotations
 
@@ -32,3 +33,11 @@ def test_non_text_cells_are_left_alone():
 
 def test_csv_text_guards_every_row():
     assert csv_text([["id", "value"], ["=1+1", "-0.5"], ["q", -2]]) == "id,value\n'=1+1,-0.5\nq,-2\n"
+
+
+def test_numbers_beyond_float64_precision_display_in_exponent_form():
+    from gainscope.render.text import fmt_number
+
+    assert fmt_number(2.0 ** 1000) == "1.0715e+301"
+    assert fmt_number(123456789012345.0) == "123456789012345.0000"  # below 1e15: decimals as usual
+    assert fmt_number(-1e15) == "-1.0000e+15"
