@@ -32,7 +32,9 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
                    "(official with --format trec_eval).")
 @click.option("-q", "--per-query", is_flag=True, help="Show each query's values as well as the aggregates.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json", "jsonl", "trec_eval"]),
-              default="table", show_default=True, help="Output format.")
+              default="table", show_default=True,
+              help="Output format. trec_eval: trec_eval's exact text; with several runs a fourth column names each "
+                   "line's run. csv: run, query_id, metric, value, aggregate (set on the aggregate rows).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
 @click.option("-N", "--num-docs", type=click.IntRange(min=0), default=0,
