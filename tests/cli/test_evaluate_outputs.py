@@ -217,3 +217,16 @@ def test_every_csv_output_guards_text_cells(cli_runner, tmp_path: Path) -> None:
                               "-f", "csv")
     assert code == 0
     assert "'=base" in out and "'@other" in out and ",=base" not in out and ",@other" not in out
+
+
+def test_trec_eval_rbp_resid_to_the_last_bit(cli_runner, tmp_path: Path) -> None:
+    # q0 retrieves 7 unjudged documents: resid = 1; q1 retrieves 7, only rank 4 judged:
+    # resid = p^7 + (1 - p)(1 + p + p^2 + p^4 + p^5 + p^6) = 0.9271 exactly in decimals, and the mean 0.96355
+    # sits on a rounding boundary. trec_eval multiplies p out (cur_p = cur_p * p) and gets 0.9271, printing
+    # 0.9636; p ** k and a complement sum gave 0.92709999999999990 and printed 0.9635.
+    qrels = write(tmp_path / "qrels", "q0 0 a 1\nq1 0 d4 1\nq1 0 z 2\n")
+    run = write(tmp_path / "run", "".join(f"{q} Q0 {d}{i} {i} {10 - i} r\n" for q, d in (("q0", "u"), ("q1", "d"))
+                                          for i in range(1, 8)))
+    code, out, _ = cli_runner("evaluate", qrels, run, "-f", "trec_eval", "-q", "-m", "rbp_resid")
+    assert code == 0
+    assert out == _lines(("rbp_resid", "q0", "1.0000"), ("rbp_resid", "q1", "0.9271"), ("rbp_resid", "all", "0.9636"))

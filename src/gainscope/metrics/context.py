@@ -162,7 +162,7 @@ class Context:
         ``values(grades, query_index)`` maps grades to per-position values and must give 0 to unjudged
         documents (NaN grades), which is what lets a sparse judged run skip them. ``weight`` is ``"one"``,
         ``"log2"`` (``1 / log2(i + 1)``, applied as a division, as trec_eval does) or ``("geometric", p)``
-        (``p^(i-1)``). Under ``ties="average"`` each value is spread evenly over the positions of its group
+        (``p^(i-1)``, from :meth:`powers`, as trec_eval multiplies them out). Under ``ties="average"`` each value is spread evenly over the positions of its group
         of tied documents, and cut-off members (``tail_*``) count in the group's mean: the expected value
         over orders of tied documents.
         """
@@ -176,7 +176,7 @@ class Context:
             elif weight == "log2":
                 terms = v / np.log2(rank + 1.0)
             else:
-                terms = v * float(weight[1]) ** (rank - 1).astype(np.float64)
+                terms = v * self.powers(float(weight[1]), int(rank.max(initial=0)))[rank - 1]
             if limit is None:
                 return self.per_query_sum(terms)
             mask = rank <= limit
@@ -187,6 +187,15 @@ class Context:
             tlimit = self._limit(k, jr.tail_query)
             out += self._spread(tv / jr.tail_size, jr.tail_start, jr.tail_kept, jr.tail_query, tlimit, weight)
         return out
+
+    def powers(self, p: float, n: int) -> np.ndarray:
+        """``p^0 .. p^n`` as trec_eval computes them, each the previous times p (``cur_p = cur_p * p``), so that
+        sums over them agree with trec_eval's to the last bit (``p ** k`` can differ in it)."""
+        def make() -> np.ndarray:
+            out = np.full(n + 1, p)
+            out[0] = 1.0
+            return np.cumprod(out)
+        return self.cached(("powers", p, n), make)
 
     @staticmethod
     def _limit(k: int | np.ndarray | None, segment: np.ndarray) -> int | np.ndarray | None:

@@ -486,15 +486,32 @@ class RBPResidual(Metric):
     p: float = param(0.9, kind="float", gt=0, le=1 - 1e-12, doc="persistence: probability of going on")
 
     def compute(self, ctx: Context) -> np.ndarray:
-        # unjudged positions = all n positions minus the judged ones (a sparse run only holds those)
+        # trec_eval's arithmetic, to the last bit: p^(i-1) as running products, summed over the unjudged ranks
+        # in rank order. A sparse run holds only judged positions, so the sum runs over every rank with the
+        # judged ones set to 0.0 (adding 0.0 changes no bit), a chunk of queries at a time.
+        jr = ctx.jr
+        n = ctx.lengths
         judged = ctx.judged
-        weights = self.p ** (ctx.position - 1).astype(np.float64)
-        judged_weight = ctx.per_query_sum(np.where(judged, weights, 0.0))
-        n = ctx.lengths.astype(np.float64)
         unjudged = n - ctx.per_query_sum(judged.astype(np.float64))
-        tail = self.p ** n
-        all_weight = (1.0 - tail) / (1.0 - self.p)
-        return np.where(unjudged > 0, tail + (1.0 - self.p) * (all_weight - judged_weight), 0.0)
+        powers = ctx.powers(self.p, int(n.max(initial=0)))
+        total = np.zeros(ctx.nq)
+        todo = np.flatnonzero(unjudged > 0)
+        judged_at = jr.rank[judged] - 1          # 0-based ranks of the judged positions ...
+        judged_query = ctx.segment[judged]       # ... and their queries
+        for chunk in np.array_split(todo, max(1, int(n[todo].sum()) // (1 << 21) + 1)):
+            if not len(chunk):
+                continue
+            lengths = n[chunk]
+            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+            rank0 = np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
+            weights = powers[rank0]
+            where = np.full(ctx.nq, -1)
+            where[chunk] = np.arange(len(chunk))
+            mine = where[judged_query] >= 0
+            weights[starts[where[judged_query[mine]]] + judged_at[mine]] = 0.0
+            total[chunk] = np.bincount(np.repeat(np.arange(len(chunk)), lengths), weights=weights,
+                                       minlength=len(chunk))
+        return np.where(unjudged > 0, powers[n] + (1.0 - self.p) * total, 0.0)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         unj = [i for i, g in enumerate(q.grades) if g is None or math.isnan(g) or g < 0]
