@@ -162,9 +162,9 @@ class Context:
         ``values(grades, query_index)`` maps grades to per-position values and must give 0 to unjudged
         documents (NaN grades), which is what lets a sparse judged run skip them. ``weight`` is ``"one"``,
         ``"log2"`` (``1 / log2(i + 1)``, applied as a division, as trec_eval does) or ``("geometric", p)``
-        (``p^(i-1)``, from :meth:`powers`, as trec_eval multiplies them out). Under ``ties="average"`` each value is spread evenly over the positions of its group
-        of tied documents, and cut-off members (``tail_*``) count in the group's mean: the expected value
-        over orders of tied documents.
+        (``p^(i-1)``, from :meth:`powers`, as trec_eval multiplies them out). Under ``ties="average"`` each
+        value is spread evenly over the positions of its group of tied documents, and cut-off members
+        (``tail_*``) count in the group's mean: the expected value over orders of tied documents.
         """
         jr = self.jr
         v = self.values(("linear", key), lambda: values(jr.grades, self.segment))
