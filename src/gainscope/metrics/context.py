@@ -210,7 +210,10 @@ class Context:
         if limit is not None:
             end = np.minimum(end, limit)
         span = np.where(end >= start, self._weight_range(start, end, weight), 0.0)
-        return np.bincount(segment, weights=share * span, minlength=self.nq)
+        # a group wholly past the cutoff adds nothing, even when its share is infinite (inf * 0 is NaN)
+        with np.errstate(invalid="ignore"):
+            added = np.where(span != 0, share * span, 0.0)
+        return np.bincount(segment, weights=added, minlength=self.nq)
 
     def _weight_range(self, start: np.ndarray, end: np.ndarray, weight: Weight) -> np.ndarray:
         """``sum_{i=start}^{end} w(i)`` (0 where end < start)."""

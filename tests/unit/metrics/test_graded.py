@@ -291,3 +291,13 @@ def test_explain_shows_huge_exponential_gains_divided_by_the_top():
     assert e.value == pytest.approx((0.5 + L3) / (1 + L3 / 2), rel=1e-15)
     assert e.notes[-1] == ("gains 2^grade - 1 shown divided by 2^2000 (2 to the top grade) to keep them finite; "
                            "DCG / IDCG, a ratio, is unchanged")
+
+
+def test_dcg_ignores_an_overflowing_tie_group_past_the_cutoff():
+    # ties="average": b (grade 2000, gain beyond float64) and c tie at ranks 2-3, wholly past @1:
+    # DCG@1 = gain(a) = 2^1 - 1 = 1 (inf * a span of 0 used to make it NaN, scored 0 as "undefined")
+    qrels = {"q": {"a": 1, "b": 2000, "c": 0}}
+    run = {"q": {"a": 3.0, "b": 1.0, "c": 1.0}}
+    assert value("DCG(gain=exponential)@1", qrels, run, ties="average") == 1.0
+    with pytest.raises(MetricError, match="of query 'q' exceeds the largest float64"):  # @2 reaches into it
+        value("DCG(gain=exponential)@2", qrels, run, ties="average")
