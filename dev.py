@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Set up a virtual environment and run the project's jobs, with nothing but Python 3.11+ installed.
 
-    python3 dev.py demo     # set up .venv, evaluate the bundled example runs, explain one value, compare two runs
+    python3 dev.py demo     # set up .venv, evaluate the bundled example runs, explain one value, compare two runs,
+                            # then index the bundled recipes, search them with two configurations, compare them
     python3 dev.py test     # set up .venv with the test extras, run the whole test suite
     python3 dev.py bench    # set up .venv with the benchmark peers, run the benchmark (bench/README.md)
 
 Extra arguments after ``test`` go to pytest. The environment is reinstalled only when pyproject.toml,
-setup.py or the C scanner's source changes. The HTML report's tests drive a headless Chromium
-(tests/render/browser.py): when none is found, ``test`` installs Debian's chromium if it runs as root with
-apt-get (as CI does), and otherwise says that those tests will be skipped.
+setup.py or the C scanner's source changes. ``demo`` ends by printing how to run ``gainscope`` yourself (it is
+installed in .venv, which is not on your PATH).
+
+Some tests need programs that PyPI does not provide (SYSTEM_NEEDS below; the README lists them): a headless
+Chromium for the HTML report's browser tests (tests/render/browser.py). When one is missing, ``test`` says what
+it needs and why, then installs the Debian package with apt-get if it runs as root where apt-get exists (as CI
+does) and GAINSCOPE_NO_APT is not 1; otherwise it says which tests will be skipped.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import shutil
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -32,6 +39,28 @@ ENV = {**os.environ, "GAINSCOPE_REQUIRE_NATIVE": "1"}
 
 # the browsers tests/render/browser.py looks for on PATH (or the one GAINSCOPE_CHROMIUM names)
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+@dataclass(frozen=True)
+class SystemNeed:
+    """A program some tests need that PyPI does not provide: what it is, which tests need it, whether it is
+    here, and the Debian packages that provide it."""
+
+    program: str
+    tests: str
+    found: Callable[[], bool]
+    debian: tuple[str, ...]
+
+
+def _browser_found() -> bool:
+    return bool(os.environ.get("GAINSCOPE_CHROMIUM")) or any(shutil.which(name) for name in BROWSERS)
+
+
+#: what ``test`` installs with apt-get when missing (as root); the README's table lists the same
+SYSTEM_NEEDS = (
+    SystemNeed("a headless Chromium", "the HTML report's browser tests (tests/render)", _browser_found,
+               ("chromium",)),
+)
 
 
 def _run(*cmd: str | Path) -> None:
@@ -66,16 +95,47 @@ def _apt_get(*args: str) -> bool:
     return subprocess.run(["apt-get", *args], env=env, stdout=subprocess.DEVNULL).returncode == 0
 
 
-def ensure_browser() -> None:
-    """Install Debian's chromium for the browser tests when no browser is found and we are root with apt-get."""
-    if os.environ.get("GAINSCOPE_CHROMIUM") or any(shutil.which(name) for name in BROWSERS):
+def _may_install() -> str:
+    """Empty when ``test`` may install Debian packages; else why not."""
+    if os.environ.get("GAINSCOPE_NO_APT") == "1":
+        return "GAINSCOPE_NO_APT=1"
+    if not shutil.which("apt-get"):
+        return "no apt-get here"
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "not running as root"
+    return ""
+
+
+def ensure_system() -> None:
+    """Say what SYSTEM_NEEDS lacks and why; install it with apt-get when allowed (see the module docstring)."""
+    missing = [need for need in SYSTEM_NEEDS if not need.found()]
+    if not missing:
         return
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        print("chromium not found: installing Debian's chromium for the HTML report's browser tests", flush=True)
-        if all(_apt_get(*step) for step in (["update", "-qq"], ["install", "-y", "-qq", "chromium"])):
-            return
-    print("note: no chromium found (and it could not be installed here); the HTML report's browser tests will be "
-          "skipped", flush=True)
+    refused = _may_install()
+    updated = False
+    for need in missing:
+        packages = " ".join(need.debian)
+        if refused:
+            print(f"note: {need.program} is not installed ({refused}, so dev.py does not install Debian's "
+                  f"{packages}): {need.tests} will be skipped", flush=True)
+            continue
+        print(f"dev.py test: {need.tests} need {need.program}, which is not installed; installing Debian's "
+              f"{packages} with apt-get, as root (GAINSCOPE_NO_APT=1 skips this, and those tests)", flush=True)
+        updated = updated or _apt_get("update", "-qq")
+        if not (updated and _apt_get("install", "-y", "-qq", *need.debian) and need.found()):
+            print(f"note: installing {packages} failed: {need.tests} will be skipped", flush=True)
+
+
+def how_to_run() -> str:
+    """How to run the gainscope that ``demo`` installed: .venv is not on PATH (paths relative to the checkout
+    when run from there)."""
+    here = Path.cwd().resolve() == ROOT
+    gs, activate = ((BIN / name).relative_to(ROOT) if here else BIN / name for name in ("gainscope", "activate"))
+    return (f"\ngainscope is installed in {VENV}, which is not on your PATH. Run it as\n"
+            f"    {gs} --help\n"
+            "or put .venv on the PATH of this shell and run gainscope by name:\n"
+            f"    {'' if os.name == 'nt' else 'source '}{activate}\n"
+            "    gainscope --help")
 
 
 def demo() -> None:
@@ -86,11 +146,26 @@ def demo() -> None:
     _run(gs, "explain", "examples/qrels.txt", "examples/bm25.run", "--query", "MQ003", "-m", "nDCG@5")
     _run(gs, "compare", "examples/qrels.txt", "examples/bm25.run", "examples/hybrid.run", "-m", "nDCG@10 AP RR P@5")
     _run(gs, "evaluate", "examples/dataset.json", "examples/agent_run.jsonl", "-m", "nDCG@5 RR AP P@5", "-q")
+    search_demo(gs)
+    print(how_to_run(), flush=True)
+
+
+def search_demo(gs: Path) -> None:
+    """Live search on the bundled recipes: index, two configurations, compare; then a grid experiment."""
+    ex = "examples/search"
+    _run(gs, "index", f"{ex}/corpus.jsonl", "--index", f"{ex}/index", "--fields", "title^2,text", "--overwrite")
+    for name, boost in (("plain", "0"), ("boosted", "4")):
+        _run(gs, "search", "--engine", f"{ex}/index", "--queries", f"{ex}/queries.jsonl", "--top", "10",
+             "--set", f"title_boost={boost}", "--snapshot", f"{ex}/snapshots.sqlite", "--name", name,
+             "-o", f"{ex}/{name}.run")
+    _run(gs, "compare", f"{ex}/qrels.txt", f"{ex}/plain.run", f"{ex}/boosted.run", "--name", "plain",
+         "--name", "boosted", "-m", "nDCG@10 RR P@5")
+    _run(gs, "experiment", f"{ex}/experiment.toml", "--format", "markdown")
 
 
 def test(args: list[str]) -> None:
     ensure_env("test")
-    ensure_browser()
+    ensure_system()
     _run(PY, "-m", "pytest", *(args or ["-q"]))
 
 

@@ -481,11 +481,37 @@ def _examples(frame: pl.DataFrame) -> tuple[str, ...]:
     return tuple(f"{q}/{d}" for q, d in head.select("query_id", "doc_id").iter_rows())
 
 
-def label_agreement(a: Judgments, b: Judgments, *, threshold: float = 2,
-                    categories: ArrayLike | None = None) -> LabelAgreement:
-    """Every label statistic over the (query, doc) pairs judged in both ``a`` and ``b``.
+def _no_common_pair(fa: pl.DataFrame, fb: pl.DataFrame, names: tuple[str, str]) -> InconsistentInputError:
+    """The error for label sets without a common pair, naming its cause: no common query, or common queries whose
+    judged documents differ (as when the LLM labels were made skipping the pairs humans judged)."""
+    na, nb = names
+    qa, qb = set(fa["query_id"].to_list()), set(fb["query_id"].to_list())
+    shared = sorted(qa & qb)
+    counts = f"{fa.height} {na} and {fb.height} {nb} judgments"
+    if not shared:
+        return InconsistentInputError(
+            f"no (query, doc) pair is judged in both label sets, because no query is ({counts}; {na} queries "
+            f"{format_ids(sorted(qa))}, {nb} queries {format_ids(sorted(qb))}); check that both label the same "
+            "queries, with the same ids")
+    q = shared[0]
+    docs_a, docs_b = (sorted(f.filter(pl.col("query_id") == q)["doc_id"].to_list()) for f in (fa, fb))
+    return InconsistentInputError(
+        f"no (query, doc) pair is judged in both label sets: they share {len(shared)} "
+        f"{'query' if len(shared) == 1 else 'queries'}, but within them not one document ({counts}; query {q}: "
+        f"{na} judged {format_ids(docs_a)}, {nb} judged {format_ids(docs_b)}). Agreement compares labels of the "
+        "same pairs. `gainscope judge` skips the pairs humans judged (its --human labels and the human labels in "
+        "its store) unless given --judge-human-pairs: to compare with the humans, judge their pairs, e.g. "
+        "`gainscope judge --pairs HUMAN_QRELS --judge-human-pairs ...`. Else check that document ids are spelled "
+        "the same in both")
 
-    An :class:`~gainscope.errors.InconsistentInputError` when no pair is judged in both.
+
+def label_agreement(a: Judgments, b: Judgments, *, threshold: float = 2,
+                    categories: ArrayLike | None = None, names: tuple[str, str] = ("a", "b")) -> LabelAgreement:
+    """Every label statistic over the (query, doc) pairs judged in both ``a`` and ``b`` (``names`` name them in
+    messages).
+
+    An :class:`~gainscope.errors.InconsistentInputError` when no pair is judged in both, naming why: no query in
+    common, or common queries whose judged documents differ.
     """
     t = _threshold(threshold)
     fa, fb = _pairs_frame(a), _pairs_frame(b)
@@ -493,10 +519,7 @@ def label_agreement(a: Judgments, b: Judgments, *, threshold: float = 2,
     both = fa.join(fb, on=keys, how="inner", suffix="_b")
     only_a, only_b = fa.join(fb, on=keys, how="anti"), fb.join(fa, on=keys, how="anti")
     if both.height == 0:
-        raise InconsistentInputError(
-            f"no (query, doc) pair is judged in both label sets ({fa.height} and {fb.height} judgments; first "
-            f"pairs {format_ids(list(_examples(fa)))} and {format_ids(list(_examples(fb)))}); check that the "
-            "query and document ids match")
+        raise _no_common_pair(fa, fb, names)
     x, y = both["grade"].to_numpy(), both["grade_b"].to_numpy()
     cats, counts = confusion_matrix(x, y, categories)
     qa, qb = set(fa["query_id"].unique().to_list()), set(fb["query_id"].unique().to_list())
@@ -764,7 +787,7 @@ def agreement(human: Judgments | Any, llm: Judgments | Any, *, runs: Sequence[An
     """
     a, b = _judgments(human), _judgments(llm)
     mets = resolve_metrics(metrics)
-    labels = label_agreement(a, b, threshold=threshold, categories=categories)
+    labels = label_agreement(a, b, threshold=threshold, categories=categories, names=label_names)
     notes: list[str] = []
     only = [f"{len(ids)} only by {name} ({format_ids(list(ids))})" for name, ids in
             zip(label_names, (labels.queries_only_in_a, labels.queries_only_in_b), strict=True) if ids]

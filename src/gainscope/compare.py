@@ -44,6 +44,7 @@ from gainscope import stats
 from gainscope.core.policies import Policies
 from gainscope.errors import InputError, PolicyError, format_ids
 from gainscope.evaluation import MetricsArg, evaluate_runs
+from gainscope.metrics.profiles import Profile
 from gainscope.results import Results
 
 __all__ = ["CORRECTION_NAMES", "TESTS", "CompareSettings", "Comparison", "ComparisonRow", "SystemValues", "compare",
@@ -169,7 +170,8 @@ class Comparison:
 
     def row(self, metric: str, run: str) -> ComparisonRow:
         """The row of ``run`` under ``metric`` (canonical or any accepted spelling of the metric)."""
-        key = _canonical(metric, self.metrics)
+        use = self.results[0].profile if self.results else None
+        key = _canonical(metric, self.metrics, self.policies, use.profile if use else None)
         for r in self.rows:
             if r.metric == key and r.run == run:
                 return r
@@ -243,33 +245,34 @@ def _jsonable(rec: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in rec.items()}
 
 
-def _canonical(metric: str, known: Sequence[str]) -> str:
+def _canonical(metric: str, known: Sequence[str], policies: Policies, profile: Profile | None) -> str:
+    """The compared metric's name for any spelling of it, resolved as the evaluation resolved names."""
     if metric in known:
         return metric
     from gainscope.errors import MetricError
-    from gainscope.metrics.names import parse_metric
+    from gainscope.metrics.resolve import resolve_metrics
 
-    key = str(parse_metric(metric))
-    if key not in known:
+    found = [str(m) for m in resolve_metrics(metric, profile=profile, policies=policies)]
+    if len(found) != 1 or found[0] not in known:
         raise MetricError(f"{metric!r} is not among the compared metrics: {', '.join(known)}")
-    return key
+    return found[0]
 
 
 # ---------------------------------------------------------------------------------------------- computing
 def compare(judgments: Any, runs: Sequence[Any], metrics: MetricsArg = ("nDCG@10", "AP", "RR", "P@10"), *,
             baseline: str | None = None, names: Sequence[str] | None = None,
             settings: CompareSettings | None = None, policies: Policies | None = None,
-            **policy_kwargs: Any) -> Comparison:
+            profile: str | Profile | None = None, **policy_kwargs: Any) -> Comparison:
     """Evaluate ``runs`` (at least two) against ``judgments`` and compare each with the baseline.
 
     ``runs`` are :class:`~gainscope.Run` objects or anything the readers accept; ``names`` overrides their
     names (which must be unique). ``baseline`` is a run name (default: the first run). ``settings`` set the
-    tests, correction and bootstrap; ``policies`` / ``**policy_kwargs`` the evaluation conventions, as for
-    :func:`~gainscope.evaluate`.
+    tests, correction and bootstrap; ``policies`` / ``profile`` / ``**policy_kwargs`` the evaluation
+    conventions, as for :func:`~gainscope.evaluate`.
     """
     if len(runs) < 2:
         raise InputError(f"a comparison needs at least two runs; got {len(runs)}")
-    results = evaluate_runs(judgments, runs, metrics, policies=policies, **policy_kwargs)
+    results = evaluate_runs(judgments, runs, metrics, policies=policies, profile=profile, **policy_kwargs)
     if names is not None:
         if len(names) != len(results):
             raise InputError(f"{len(names)} names for {len(results)} runs; give one name per run")

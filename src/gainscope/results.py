@@ -20,6 +20,7 @@ from gainscope.core.judged_run import Coverage
 from gainscope.core.policies import Policies
 from gainscope.errors import MetricError
 from gainscope.metrics.base import Metric
+from gainscope.metrics.profiles import ProfileUse
 
 __all__ = ["Results", "aggregate_values"]
 
@@ -52,6 +53,8 @@ class Results:
     notes: tuple[str, ...] = ()
     #: string-valued per-query extras (trec_eval's relstring), by name then query id
     extras: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: the convention profile the metrics and policies came from, and what was given over it
+    profile: ProfileUse | None = None
 
     # ------------------------------------------------------------------ access
     @property
@@ -60,15 +63,22 @@ class Results:
         return [str(m) for m in self.metrics]
 
     def _column(self, metric: str | Metric) -> int:
+        """The column of ``metric``: its canonical name, or any name that resolves to one metric the way the
+        evaluation resolved names (the same profile and policies): ``"map"`` finds ``AP``."""
         key = str(metric)
         names = self.metric_names
         if key in names:
             return names.index(key)
-        from gainscope.metrics.names import parse_metric
+        if isinstance(metric, str):
+            from gainscope.metrics.resolve import resolve_metrics
 
-        canonical = str(parse_metric(key)) if isinstance(metric, str) else key
-        if canonical in names:
-            return names.index(canonical)
+            found = resolve_metrics(metric, profile=self.profile.profile if self.profile else None,
+                                    policies=self.policies)
+            if len(found) > 1:
+                raise MetricError(f"{key!r} names {len(found)} metrics ({', '.join(map(str, found))}); look one "
+                                  "up at a time")
+            if str(found[0]) in names:
+                return names.index(str(found[0]))
         raise MetricError(f"{key!r} is not among the evaluated metrics: {', '.join(names)}")
 
     @property
@@ -86,9 +96,9 @@ class Results:
         return dict(zip(self.query_ids, self.values[:, j].tolist(), strict=True))
 
     def conventions(self) -> dict[str, Any]:
-        """Everything that shaped the numbers: policies, coverage, reader notes."""
-        return {"policies": self.policies.as_dict(), "coverage": self.coverage.as_dict(),
-                "notes": list(self.notes)}
+        """Everything that shaped the numbers: the profile (None without one), policies, coverage, notes."""
+        return {"profile": self.profile.as_dict() if self.profile else None, "policies": self.policies.as_dict(),
+                "coverage": self.coverage.as_dict(), "notes": list(self.notes)}
 
     def select(self, metrics: Sequence[str | Metric]) -> Results:
         """The same results restricted to ``metrics`` (any accepted spelling), in that order."""

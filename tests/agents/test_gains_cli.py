@@ -222,8 +222,9 @@ def test_csv_has_conversations_aggregates_and_iterations(traces: Path) -> None:
     data = json.loads(out)
     expected: dict[tuple[str, str, str, str, str], object] = {}
     for metric, agg in data["aggregate"].items():
-        for stat in ("mean", "median", "n", "undefined"):
-            expected[("aggregate", "", "", metric, stat)] = agg[stat]
+        for stat in ("mean", "median", "n", "undefined", "capped"):
+            if stat in agg:  # capped: IterationsForAllGoodResults only
+                expected[("aggregate", "", "", metric, stat)] = agg[stat]
         low, high = agg["ci"]
         expected[("aggregate", "", "", metric, "ci_low")] = low
         expected[("aggregate", "", "", metric, "ci_high")] = high
@@ -281,6 +282,34 @@ def test_evaluate_with_judgments(traces: Path, tmp_path: Path) -> None:
     assert data["conversations"][0]["summary"]["CG@N"] == 4 and "results' URLs" in data["conventions"]["gains"]
 
 
+def test_all_good_aggregate_says_what_it_is_over(traces: Path, tmp_path: Path) -> None:
+    # c1 never retrieves d9 (judged 3): capped at 100; c2 retrieves e2 (its only good result) at i1: 1.
+    # The aggregate is over c2 only (it was the mean of 100 and 1, 50.5), and c1 is counted as capped
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("c1 0 d1 2\nc1 0 d3 4\nc1 0 d9 3\nc2 0 e2 3\n", encoding="utf-8")
+    _, out, _ = run("evaluate", str(traces), "--judgments", str(qrels), "-q", "-f", "json")
+    data = json.loads(out)
+    assert data["aggregate"]["IterationsForAllGoodResults"] == {"mean": 1, "median": 1, "ci": [None, None], "n": 1,
+                                                                "undefined": 0, "capped": 1}
+    assert "capped" not in data["aggregate"]["CG@N"]
+    assert [(c["all_good_found"], c["all_good_capped"]) for c in data["conversations"]] == [(False, True),
+                                                                                         (True, False)]
+    assert ("aggregated (mean, median, interval) over the conversations that retrieved every good result by "
+            "iteration 100; conversations capped at 100 (never all retrieved, or only after iteration 100) are left "
+            "out and counted apart (capped), never averaged in") in data["conventions"]["all good"]
+    _, out, _ = run("evaluate", str(traces), "--judgments", str(qrels))
+    assert ("IterationsForAllGoodResults: over the 1 conversation that retrieved every good result by iteration 100; "
+            "1 capped at 100 (left out, not averaged in)") in out
+    _, out, _ = run("evaluate", str(traces), "--judgments", str(qrels), "-f", "csv")
+    t = csv_rows(out)
+    assert (t[("aggregate", "", "", "IterationsForAllGoodResults", "mean")],
+            t[("aggregate", "", "", "IterationsForAllGoodResults", "capped")]) == ("1.0", "1")
+    assert t[("conversation", "c1", "", "all_good_capped", "value")] == "true"
+    assert ("conversation", "c1", "", "note", "2") in t and t[("conversation", "c1", "", "note", "2")] == (
+        "not every judged good result was retrieved; IterationsForAllGoodResults = 100 (capped: left out of its "
+        "aggregate)")
+
+
 def test_dedup_explain(traces: Path) -> None:
     code, out, _ = run("dedup", str(traces), "--explain")
     assert code == 0
@@ -322,6 +351,12 @@ def test_gain_key_of_tool_outputs(tmp_path: Path) -> None:
     assert code == 0 and json.loads(out)["conversations"][0]["summary"]["CG@N"] is None  # no gains read
     code, out, _ = run("evaluate", str(chat), "-q", "-f", "json", "--field", "gain=gain")
     assert code == 0 and json.loads(out)["conversations"][0]["summary"]["CG@N"] == 3
+    # a gain key that no result has: every gain would be undefined, a table of dashes
+    code, out, err = run("evaluate", str(chat), "--field", "gain=label")
+    assert code == 3 and out == ""
+    assert err == (f"error: {chat}: none of the 2 search results has a gain under the key 'label' (--field "
+                   "gain=label; gain='label' of ResultMapping in Python), so every gain would be undefined; give the "
+                   "key that holds the results' gains, or take gains from --judgments or --judge\n")
 
 
 def test_cli_errors(traces: Path, tmp_path: Path) -> None:

@@ -210,6 +210,36 @@ def test_judgments_define_all_good_results() -> None:
     assert r.summary["CG@N"] == 3  # the unjudged URL counts 0 with judgments (trec_eval)
 
 
+def test_all_good_aggregate_leaves_capped_conversations_out() -> None:
+    # judged good for q: d1 and d2. c1 has d1 at i1 and d2 at i2 -> 2; c3 has d2 only at i4 -> 4; c2 never
+    # retrieves d2 -> the cap, 100, all_good_found false; c4 has no judged good result to find -> undefined
+    d1, d2, x = Result(id="d1"), Result(id="d2"), Result(id="x")
+    judged = [Conversation(cid, conv(*its).turns, query_id="q")
+              for cid, its in (("c1", ([[d1]], [[d2]])), ("c2", ([[d1]], [[x]])),
+                               ("c3", ([[d1]], [[x]], [[x]], [[d2]])))]
+    report = evaluate_agents([*judged, conv([[x]], cid="c4")], judgments={"q": {"d1": 3, "d2": 2}, "c4": {"x": 0}})
+    assert [c.summary["IterationsForAllGoodResults"] for c in report.conversations][:3] == [2, 100, 4]
+    agg = {a.metric: a for a in report.aggregates}["IterationsForAllGoodResults"]
+    # over the conversations that retrieved every good result: mean (2 + 4) / 2 = 3, median 3; c2 is counted
+    # apart (capped), never averaged in (the mean of 2, 100 and 4 would be 35.33)
+    assert (agg.mean, agg.median, agg.n, agg.capped, agg.undefined) == (3, 3, 2, 1, 1)
+    assert agg.ci_low == 2 and agg.ci_high == 4
+    # every other value has nothing capped
+    assert all(a.capped == 0 for a in report.aggregates if a.metric != "IterationsForAllGoodResults")
+
+
+def test_all_good_found_after_the_cap_is_capped() -> None:
+    # gains from the trace, cap 2: a is found at i1 -> 1; b (good) first at i3 -> min(3, 2) = 2, capped (the
+    # true value is 3); e found at exactly i2 -> 2, not capped (its value is exact)
+    a, b, e, z = Result(id="a", gain=3), Result(id="b", gain=2), Result(id="e", gain=4), Result(id="z", gain=0)
+    convs = [conv([[a]], cid="c1"), conv([[a]], [[z]], [[b]], cid="c2"), conv([[z]], [[e]], cid="c3")]
+    report = evaluate_agents(convs, settings=AgentSettings(cap=2))
+    assert [c.summary["IterationsForAllGoodResults"] for c in report.conversations] == [1, 2, 2]
+    assert [c.all_good_capped for c in report.conversations] == [False, True, False]
+    agg = {a.metric: a for a in report.aggregates}["IterationsForAllGoodResults"]
+    assert (agg.mean, agg.median, agg.n, agg.capped, agg.undefined) == (1.5, 1.5, 2, 1, 0)
+
+
 # ------------------------------------------------------------------------------------------------ sDCG
 def test_session_dcg_counts_empty_searches_as_queries() -> None:
     # search 1 returns nothing, search 2 finds a (gain 3): a is at query position 2, discounted by 1/(1 + log4 2)

@@ -12,7 +12,7 @@ import pytest
 from gainscope.agents import ResultMapping, read_conversations, read_traces, write_traces
 from gainscope.agents.readers import detect_trace_format
 from gainscope.agents.trace import RESULT_FIELDS, schema
-from gainscope.errors import FormatError, InputError, InputWarning, PolicyError, UnknownFormatError
+from gainscope.errors import FileAccessError, FormatError, InputError, InputWarning, PolicyError, UnknownFormatError
 
 
 def write(tmp_path: Path, name: str, *lines: object) -> Path:
@@ -359,12 +359,48 @@ def test_otel_bad_documents_name_the_line(tmp_path: Path) -> None:
         read_conversations(src, "otel")
 
 
+def test_tool_calls_none_of_them_a_search_are_refused(tmp_path: Path) -> None:
+    # the agent's search tool is kb_lookup, which is not a default search tool: read as it was, every
+    # conversation had N = 0 and the evaluation was a table of zeros
+    chat = write(tmp_path, "chat.jsonl", [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [_call("c1", "kb_lookup", {"query": "q"}), _call("c2", "get_time", {})]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps([{"id": "D1"}])},
+        {"role": "tool", "tool_call_id": "c2", "content": "12:00"}])
+    defaults = "search, web_search, search_web, retrieve, retrieval, file_search, search_documents, vector_search"
+    with pytest.raises(InputError) as info:
+        read_conversations(chat)
+    assert str(info.value) == (
+        f"{chat}: no tool call is a search, so no conversation would have a search iteration: the tools called are "
+        f"get_time, kb_lookup, and the search tools are {defaults}; name the search tool with --search-tool NAME "
+        "(search_tools=('NAME',) of ResultMapping in Python)")
+    (conv,) = read_conversations(chat, mapping=ResultMapping(search_tools=("kb_lookup",)))
+    assert len(conv.last_turn.search_iterations()) == 1
+    # no tool called at all: what the agent did, read as it is
+    (conv,) = read_conversations(write(tmp_path, "plain.jsonl", [{"role": "user", "content": "q"},
+                                                                 {"role": "assistant", "content": "a"}]))
+    assert conv.last_turn.search_iterations() == ()
+    items = [item for item in ITEMS["items"] if item["type"] != "file_search_call"]  # type: ignore[index, union-attr]
+    responses = write(tmp_path, "resp.jsonl", {"conversation_id": "agent-7", "items": items})
+    with pytest.raises(InputError, match=r"resp\.jsonl: no tool call is a search, .*the tools called are "
+                                         r"search_papers, and .*--search-tool search_papers"):
+        read_conversations(responses)
+    spans = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        _span("a0", None, 0, gen_ai__operation__name="invoke_agent"),
+        _span("c1", "a0", 10, gen_ai__operation__name="chat"),
+        _span("t1", "a0", 20, gen_ai__operation__name="execute_tool", gen_ai__tool__name="docs_lookup",
+              gen_ai__tool__call__result='[{"id": "x"}]')]}]}]}
+    with pytest.raises(InputError, match=r"spans\.jsonl: no tool call is a search, .*the tools called are "
+                                         r"docs_lookup, and"):
+        read_conversations(write(tmp_path, "spans.jsonl", spans))
+
+
 def test_detection_failures(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match=re.escape("x.jsonl:1: not JSON (Expecting value at column 1)")):
         detect_trace_format(write(tmp_path, "x.jsonl", "hello"))
     with pytest.raises(UnknownFormatError, match="cannot tell the trace format"):
         detect_trace_format(write(tmp_path, "y.jsonl", {"foo": 1}))
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(FileAccessError, match="no such file"):  # an I/O failure: exit 4
         read_conversations(tmp_path / "missing.jsonl")
 
 

@@ -283,9 +283,19 @@ def test_pairs_only_in_one_set_are_reported_not_compared() -> None:
                                            "LLM (q3)",)
 
 
-def test_no_common_pairs_is_an_input_error() -> None:
-    with pytest.raises(InconsistentInputError, match=r"no \(query, doc\) pair is judged in both label sets"):
+def test_no_common_pairs_is_an_input_error_naming_why() -> None:
+    with pytest.raises(InconsistentInputError) as no_query:
         agreement(HUMAN, {"q9": {"x": 1}})
+    assert str(no_query.value) == ("no (query, doc) pair is judged in both label sets, because no query is (6 human "
+                                   "and 1 LLM judgments; human queries q1, q2, LLM queries q9); check that both "
+                                   "label the same queries, with the same ids")
+    # the same queries, other documents: what `judge --human` writes (issue 13, item 17); not an id problem
+    with pytest.raises(InconsistentInputError) as other_docs:
+        agreement(HUMAN, {"q1": {"d7": 1, "d8": 0}, "q2": {"d9": 2}}, label_names=("NIST", "GPT"))
+    assert str(other_docs.value).startswith(
+        "no (query, doc) pair is judged in both label sets: they share 2 queries, but within them not one document "
+        "(6 NIST and 3 GPT judgments; query q1: NIST judged d1, d2, d3, d4, GPT judged d7, d8). Agreement compares "
+        "labels of the same pairs. `gainscope judge` skips the pairs humans judged")
 
 
 # ---------------------------------------------------------------------------------------------- system rankings

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import gainscope
-from gainscope.errors import InputError, JudgeAnswerError, JudgeRequestError, PolicyError
+from gainscope.errors import FormatError, InputError, JudgeAnswerError, JudgeRequestError, PolicyError
 from gainscope.io.texts import Document, Query, read_documents, read_queries
 from gainscope.judges.answers import parse_answer
 from gainscope.judges.labeling import Budget, LLMJudge, Prices, label_pairs
@@ -125,6 +125,33 @@ def test_pool_orders_like_trec_eval_and_unions_runs(tmp_path: Path) -> None:
     f = tmp_path / "pairs.txt"
     f.write_text("# pairs\nq1 d1\nq1 0 d2 1\nq1 d1\n", encoding="utf-8")
     assert read_pairs(f) == [("q1", "d1"), ("q1", "d2")]
+
+
+def test_pairs_keep_a_hash_inside_an_id(tmp_path: Path) -> None:
+    """The readers' comment rule (io.text.is_comment): '#' in the first column starts a comment line, a '#'
+    anywhere else is data -- doc#1 is that document, not doc (issue 13, item 5)."""
+    f = tmp_path / "pairs.txt"
+    f.write_bytes("\ufeff# pairs, one per line\nq1 doc#1\nq#2 msmarco_v2.1_doc_00_0#0_1\n"
+                  "q1 0 doc#3 2\nq1 Q0 doc#4 1 9.5 run#a\nq1 doc#5 1\n".encode())
+    assert read_pairs(f) == [("q1", "doc#1"), ("q#2", "msmarco_v2.1_doc_00_0#0_1"), ("q1", "doc#3"),
+                             ("q1", "doc#4"), ("q1", "doc#5")]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # an indented '#' is data for the readers (a TREC file then fails its column check): here too, not a comment
+    ("q1 d1\n   # note\n", r"pairs.txt:2: a line starting with '#' after spaces is not a comment"),
+    # a trailing '# note' is data: 'q1 d1 # note' would otherwise read as the qrels line (q1, 0=d1, doc '#')
+    ("q1 d1 # note\n", r"pairs.txt:1: .*column 4 \('note'\) is not a grade"),
+    ("q1 Q0 d1 1 x run\n", r"pairs.txt:1: .*column 5 \('x'\) is not a score"),
+    ("q1 d1 one\n", r"pairs.txt:1: .*column 3 \('one'\) is not a number"),
+    ("q1 0 d1 1 5\n", r"pairs.txt:1: 5 columns"),
+    ("q1\n", r"pairs.txt:1: expected 'query_id doc_id'"),
+])
+def test_pairs_lines_that_are_neither_pairs_nor_qrels_nor_runs(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "pairs.txt"
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(FormatError, match=message):
+        read_pairs(f)
 
 
 # ---------------------------------------------------------------------------------------------- store

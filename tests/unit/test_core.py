@@ -173,3 +173,10 @@ def test_prepared_judgments_serve_many_runs_and_subsets() -> None:
     with pytest.warns(QueryCoverageWarning):
         skip = build_judged_run(prepared, run, Policies(missing_queries="skip"), sparse=True)
     assert skip.query_ids == ("q1", "q3") and skip.judged_grades.tolist() == [2.0, 1.0]
+
+
+def test_judgments_from_dict_mixing_int_and_float_grades() -> None:
+    # {"a": 2, "c": 1.5}: the first grade is an int, a later one a float. (Regression: polars inferred an
+    # integer column from the first grade and raised a TypeError traceback on 1.5.)
+    j = Judgments.from_dict({"q": {"a": 2, "c": 1.5}, "r": {"x": 1}})
+    assert j.frame["grade"].to_list() == [2.0, 1.5, 1.0]

@@ -157,7 +157,7 @@ def test_unknown_name_without_suggestion():
     ("P", "P needs a 'cutoff': write for example P@10."),
     ("AP@5.5", "the 'cutoff' parameter of AP must be an int >= 1 or None; got 5.5."),
     ("RR(cutoff=3)@4", "'cutoff' given twice in 'RR(cutoff=3)@4' (as a parameter and after @)."),
-    ("AP(foo=1)", "AP has no parameter 'foo'; its parameters are: cutoff, rel."),
+    ("AP(foo=1)", "AP has no parameter 'foo'; its parameters are: cutoff, rel, denominator."),
     ("NumQ@5", "NumQ takes no @ value; got 'NumQ@5'."),
     ("nDCG(ideal=best)", "the 'ideal' parameter of nDCG must be one of 'judged', 'retrieved'; got 'best'."),
     ("RBP(p=0)", "the 'p' parameter of RBP must be a number > 0 and <= 0.999999999999; got 0."),

@@ -12,8 +12,8 @@ Retrieved Good Gain metrics of seed 003 and session DCG.
 Modules: ``trace`` (model, native JSONL, JSON Schema), ``mapping`` (where results are in tool outputs),
 ``chat`` / ``responses`` / ``otel`` (readers), ``readers`` (format detection), ``urls`` and ``fingerprints``
 (normalisation, SimHash), ``dedup`` (two phases, explanations), ``gains`` (trace, judgments, judge),
-``metrics`` (seed 003), ``session`` (sDCG), ``evaluate`` (conversations and aggregates), ``render`` (tables,
-JSON, CSV) and ``plots`` (curves over iterations).
+``overlap`` (judgments that match nothing are refused), ``metrics`` (seed 003), ``session`` (sDCG), ``evaluate``
+(conversations and aggregates), ``render`` (tables, JSON, CSV) and ``plots`` (curves over iterations).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ How the reader decides the structure:
   named in ``query_arguments``.
 
 A search call without a tool message, a tool output that is not JSON, or results that cannot be mapped are
-errors naming the file, the line and the message (``messages[4]``).
+errors naming the file, the line and the message (``messages[4]``); so is a file that calls tools, none of them a
+search (:func:`~gainscope.agents.mapping.check_matched`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gainscope.agents.mapping import ResultMapping, parse_payload
+from gainscope.agents.mapping import ResultMapping, check_matched, parse_payload
 from gainscope.agents.trace import Conversation, Iteration, Search, Turn, json_lines
 from gainscope.errors import FormatError, InputError
 
@@ -48,8 +49,9 @@ def _content_text(content: Any) -> str | None:
 
 
 def conversation_from_chat(messages: list[Any], conversation_id: str, *, query_id: str | None = None,
-                           mapping: ResultMapping | None = None) -> Conversation:
-    """One conversation from Chat Completions messages (see the module docstring); InputError on a problem."""
+                           mapping: ResultMapping | None = None, called: set[str] | None = None) -> Conversation:
+    """One conversation from Chat Completions messages (see the module docstring); InputError on a problem.
+    ``called`` collects the name of every tool called."""
     mapping = mapping or ResultMapping()
     outputs: dict[str, tuple[int, Any]] = {}
     for k, msg in enumerate(messages):
@@ -69,7 +71,11 @@ def conversation_from_chat(messages: list[Any], conversation_id: str, *, query_i
             started, query, iterations = True, _content_text(msg.get("content")), []
         elif role == "assistant":
             started = True
-            searches = [_search(call, k, j, outputs, mapping) for j, call in enumerate(msg.get("tool_calls") or [])
+            calls = msg.get("tool_calls") or []
+            if called is not None:
+                called.update(str(c["function"].get("name")) for c in calls
+                              if isinstance(c, dict) and isinstance(c.get("function"), dict))
+            searches = [_search(call, k, j, outputs, mapping) for j, call in enumerate(calls)
                         if _is_search(call, mapping)]
             if searches:
                 iterations.append(Iteration(tuple(searches)))
@@ -105,7 +111,9 @@ def _search(call: dict[str, Any], k: int, j: int, outputs: dict[str, tuple[int, 
 def read_openai_chat(path: str | Path, *, mapping: ResultMapping | None = None) -> list[Conversation]:
     """Read a JSONL file of Chat Completions conversations (see the module docstring)."""
     p = Path(path)
+    mapping = mapping or ResultMapping()
     out = []
+    called: set[str] = set()
     for number, obj in json_lines(p):
         if isinstance(obj, list):
             messages, cid, qid = obj, f"{p.stem}:{number}", None
@@ -116,7 +124,8 @@ def read_openai_chat(path: str | Path, *, mapping: ResultMapping | None = None) 
         else:
             raise FormatError("expected {\"messages\": [...]} or an array of chat messages", path=str(p), line=number)
         try:
-            out.append(conversation_from_chat(messages, cid, query_id=qid, mapping=mapping))
+            out.append(conversation_from_chat(messages, cid, query_id=qid, mapping=mapping, called=called))
         except InputError as exc:
             raise FormatError(str(exc), path=str(p), line=number) from None
+    check_matched(out, called, mapping, p)
     return out

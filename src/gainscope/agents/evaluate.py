@@ -7,6 +7,14 @@ search was invoked (:meth:`~gainscope.agents.trace.Turn.search_iterations`), num
 Aggregates over conversations of each value at N: the mean and the median of the conversations where it is
 defined, a bootstrap confidence interval of the mean (:func:`gainscope.stats.bootstrap_ci`, percentile, 95 %,
 10,000 resamples, seed 0; undefined with fewer than two values), and how many conversations had it undefined.
+
+IterationsForAllGoodResults is aggregated over the conversations that retrieved every good result by the cap
+(their value is the iteration itself). A conversation whose value is the cap because the good results were
+never all retrieved, or were all retrieved only after iteration ``cap``, is *capped*: its value is a censored
+stand-in, not an iteration count, so it is left out of the mean, median and interval and counted apart
+(:attr:`Aggregate.capped`). Averaging the cap (100) with real iteration counts would say nothing: nine
+conversations that finish in 2 iterations and one capped give a "mean" of 11.8. The mean therefore reads "how
+many iterations the conversations that found everything took", and ``capped`` how many did not.
 """
 
 from __future__ import annotations
@@ -22,12 +30,14 @@ import numpy as np
 from gainscope.agents.dedup import DEFAULT_DEDUP, Deduplication, DedupSettings, deduplicate
 from gainscope.agents.gains import JUDGMENT_KEYS, Grade, JudgmentIndex, judge_grades, judgment_grades, trace_grades
 from gainscope.agents.metrics import CAP, IterationValues, good_gain_curve, iterations_for_all_good, values_at_n
+from gainscope.agents.overlap import Matched, check_overlap
 from gainscope.agents.session import session_dcg
 from gainscope.agents.trace import Conversation
 from gainscope.errors import InputError, PolicyError
 from gainscope.io.texts import Query
 
 __all__ = [
+    "ALL_GOOD",
     "SUMMARY_METRICS",
     "AgentReport",
     "AgentSettings",
@@ -45,6 +55,8 @@ __all__ = [
 SUMMARY_METRICS = ("N", "|R^N|", "|UR^N|", "|GR^N|", "|Dup^N|", "G_N", "R@N", "UR@N", "GR@N", "DupR@N", "CG@N",
                    "RG@N", "DCG@N", "DRG@N", "AvgGain_N", "RAG@N", "DRAG@N", "SRE@N", "SRR@N",
                    "IterationsForAllGoodResults", "sDCG")
+#: the value whose aggregate leaves capped conversations out (see the module docstring)
+ALL_GOOD = "IterationsForAllGoodResults"
 
 
 @dataclass(frozen=True)
@@ -99,9 +111,15 @@ class AgentSettings:
         if source == "judgments":
             return (f"{head} result judged good (grade >= {self.good_gain:g}) for the query was retrieved, capped "
                     f"at {self.cap}; never all retrieved: {self.cap} (the cap), all_good_found=false; undefined when "
-                    "the query has no judged good result")
+                    f"the query has no judged good result; {self._all_good_aggregate_text()}")
         return (f"{head} good result found in the trace (gain >= {self.good_gain:g}) was retrieved, capped at "
-                f"{self.cap}; undefined when none was found or some result's gain is undefined")
+                f"{self.cap}; undefined when none was found or some result's gain is undefined; "
+                f"{self._all_good_aggregate_text()}")
+
+    def _all_good_aggregate_text(self) -> str:
+        return (f"aggregated (mean, median, interval) over the conversations that retrieved every good result by "
+                f"iteration {self.cap}; conversations capped at {self.cap} (never all retrieved, or only after "
+                f"iteration {self.cap}) are left out and counted apart (capped), never averaged in")
 
     def describe(self, source: str) -> list[tuple[str, str]]:
         """The conventions as (name, description) rows."""
@@ -125,7 +143,8 @@ class AgentSettings:
                      f"{self.sdcg_depth or 'all'}; {self._sdcg_gains_text()}; each unique result counted once; "
                      "queries = searches"),
             ("all good", self._all_good_text(source)),
-            ("aggregates", f"mean and median over the conversations where a value is defined; "
+            ("aggregates", f"mean and median over the conversations where a value is defined (for {ALL_GOOD}: "
+                           "and not capped, see all good); "
                            f"{self.level * 100:g}% percentile bootstrap interval of the mean ({self.resamples} "
                            f"resamples, seed {self.seed}; undefined with fewer than 2 values)"),
         ]
@@ -144,13 +163,14 @@ class ConversationResult:
     summary: dict[str, float]
     all_good_found: bool | None
     notes: tuple[str, ...] = ()
+    all_good_capped: bool = False
 
     def to_dict(self, *, iterations: bool = True) -> dict[str, Any]:
         """Plain data (NaN as None)."""
         out: dict[str, Any] = {"conversation_id": self.conversation_id, "query_id": self.query_id,
                                "turn": self.turn, "unique_results": len(self.dedup.unique),
                                "summary": {k: _plain(v) for k, v in self.summary.items()},
-                               "all_good_found": self.all_good_found,
+                               "all_good_found": self.all_good_found, "all_good_capped": self.all_good_capped,
                                "grades": {s: sum(1 for g in self.grades if g.status == s)
                                           for s in ("ok", "unjudged", "failed", "missing")},
                                "notes": list(self.notes)}
@@ -161,7 +181,10 @@ class ConversationResult:
 
 @dataclass(frozen=True)
 class Aggregate:
-    """A value at N over conversations: mean, median, interval of the mean, defined count, undefined count."""
+    """A value at N over conversations: mean, median and interval of the mean over the ``n`` conversations
+    where it is defined, and how many conversations had it undefined. For :data:`ALL_GOOD`, ``capped``
+    conversations (value = the cap: the good results never all retrieved, or only after the cap) are left out of
+    ``n``, the mean, the median and the interval and counted here; 0 for every other value."""
 
     metric: str
     mean: float
@@ -170,6 +193,7 @@ class Aggregate:
     ci_high: float
     n: int
     undefined: int
+    capped: int = 0
 
 
 @dataclass(frozen=True)
@@ -187,7 +211,8 @@ class AgentReport:
             "conventions": dict(self.settings.describe(self.source)),
             "aggregate": {a.metric: {"mean": _plain(a.mean), "median": _plain(a.median),
                                      "ci": [_plain(a.ci_low), _plain(a.ci_high)], "n": a.n,
-                                     "undefined": a.undefined} for a in self.aggregates},
+                                     "undefined": a.undefined, **({"capped": a.capped} if a.metric == ALL_GOOD else {})}
+                          for a in self.aggregates},
         }
         if conversations:
             out["conversations"] = [c.to_dict() for c in self.conversations]
@@ -214,11 +239,15 @@ def score_conversation(conversation: Conversation, dedup: Deduplication, grades:
     curve = good_gain_curve(per_iteration, gains, settings.good_gain)
     summary = {"N": float(dedup.n_iterations), **values_at_n(curve)}
     first = {u.number: u.first.iteration for u in dedup.unique}
-    all_good, found = iterations_for_all_good(
-        first, gains, settings.good_gain, known_good=known_good,
-        matched=None if matched is None else {u.number: m for u, m in zip(dedup.unique, matched, strict=True)},
-        cap=settings.cap)
-    summary["IterationsForAllGoodResults"] = all_good
+    by_number = None if matched is None else {u.number: m for u, m in zip(dedup.unique, matched, strict=True)}
+    all_good, found = iterations_for_all_good(first, gains, settings.good_gain, known_good=known_good,
+                                              matched=by_number, cap=settings.cap)
+    # when every good result was found, the iteration k itself (k <= N, so a cap of N or more never binds)
+    uncapped = all_good if found is not True else iterations_for_all_good(
+        first, gains, settings.good_gain, known_good=known_good, matched=by_number,
+        cap=max(settings.cap, dedup.n_iterations))[0]
+    capped = found is False or (found is True and uncapped > settings.cap)
+    summary[ALL_GOOD] = all_good
     searches = [[d.unique for d in ds] for ds in dedup.by_search()]
     summary["sDCG"] = session_dcg(searches, gains, b=settings.sdcg_b, bq=settings.sdcg_bq, depth=settings.sdcg_depth,
                                   gain_map=settings.sdcg_gains)
@@ -230,30 +259,37 @@ def score_conversation(conversation: Conversation, dedup: Deduplication, grades:
             notes.append(f"#{u.number} ({u.first.label}, {u.first.result.describe(40)}): {g.status}, {what}"
                          f"{': ' + g.note if g.note else ''}")
     if found is False:
-        notes.append(f"not every judged good result was retrieved; IterationsForAllGoodResults = {settings.cap}")
+        notes.append(f"not every judged good result was retrieved; IterationsForAllGoodResults = {settings.cap} "
+                     "(capped: left out of its aggregate)")
+    elif capped:
+        notes.append(f"every good result was retrieved only by iteration {uncapped:.0f}, after the cap; "
+                     f"IterationsForAllGoodResults = {settings.cap} (capped: left out of its aggregate)")
     if len(conversation.turns) > 1:
         notes.append(f"turns 1-{len(conversation.turns) - 1} not evaluated (only the last turn is)")
     return ConversationResult(conversation.conversation_id, conversation.qid, max(1, len(conversation.turns)), dedup,
-                              tuple(grades), tuple(curve), summary, found, tuple(notes))
+                              tuple(grades), tuple(curve), summary, found, tuple(notes), capped)
 
 
 def aggregate(results: Sequence[ConversationResult], settings: AgentSettings = AgentSettings(),
               metrics: Sequence[str] = SUMMARY_METRICS) -> list[Aggregate]:
-    """Mean, median and bootstrap interval of each value at N over the conversations where it is defined."""
+    """Mean, median and bootstrap interval of each value at N over the conversations where it is defined; for
+    :data:`ALL_GOOD` over those that are also not capped (counted in :attr:`Aggregate.capped`)."""
     from gainscope.stats import bootstrap_ci
 
     out = []
     for m in metrics:
         values = np.array([r.summary[m] for r in results], dtype=np.float64)
-        defined = values[~np.isnan(values)]
+        undefined = int(np.isnan(values).sum())
+        capped = np.array([m == ALL_GOOD and r.all_good_capped for r in results], dtype=bool)
+        defined = values[~np.isnan(values) & ~capped]
         nan = float("nan")
         if len(defined) == 0:
-            out.append(Aggregate(m, nan, nan, nan, nan, 0, len(values)))
+            out.append(Aggregate(m, nan, nan, nan, nan, 0, undefined, int(capped.sum())))
             continue
         low, high = (bootstrap_ci(defined, level=settings.level, resamples=settings.resamples, seed=settings.seed)
                      if len(defined) >= 2 else (nan, nan))
         out.append(Aggregate(m, float(defined.mean()), float(np.median(defined)), low, high, len(defined),
-                             len(values) - len(defined)))
+                             undefined, int(capped.sum())))
     return out
 
 
@@ -264,9 +300,14 @@ def _index(judgments: Any, settings: AgentSettings) -> JudgmentIndex:
 
 
 async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgments: Any = None, judge: Any = None,
-                                settings: AgentSettings = AgentSettings(), workers: int = 8) -> AgentReport:
+                                settings: AgentSettings = AgentSettings(), workers: int = 8,
+                                traces: str | None = None) -> AgentReport:
     """Evaluate conversations with gains from the trace (default), from ``judgments`` (a Judgments,
-    ``{query_id: {doc_id: grade}}`` or a :class:`JudgmentIndex`) or from ``judge`` (the Judge protocol)."""
+    ``{query_id: {doc_id: grade}}`` or a :class:`JudgmentIndex`) or from ``judge`` (the Judge protocol).
+
+    Judgments that match no conversation's query, or none of the results of the judged conversations, are an
+    :class:`~gainscope.errors.InconsistentInputError`; conversations they do not match are warned about
+    (:mod:`gainscope.agents.overlap`). ``traces`` names where the conversations came from, in those messages."""
     if judgments is not None and judge is not None:
         raise PolicyError("give gains from judgments or from a judge, not both")
     if not conversations:
@@ -275,6 +316,7 @@ async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgme
     missing = settings.missing or ("zero" if source == "judgments" else "undefined")
     index = _index(judgments, settings) if judgments is not None else None
     results = []
+    judged: list[Matched] = []
     for conv in conversations:
         dedup = deduplicate_conversation(conv, settings.dedup)
         known: set[str] | None = None
@@ -283,6 +325,7 @@ async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgme
             grades, matched = judgment_grades(dedup, index, conv.qid, missing=missing,
                                               url_policy=settings.dedup.url_policy, key=settings.judgments_key)
             known = index.good(conv.qid, settings.good_gain)
+            judged.append((conv, dedup, matched))
         elif judge is not None:
             text = conv.last_turn.query
             if dedup.unique and not text:
@@ -293,11 +336,15 @@ async def evaluate_agents_async(conversations: Sequence[Conversation], *, judgme
         else:
             grades = trace_grades(dedup, missing=missing, where=f"conversation {conv.conversation_id}: ")
         results.append(score_conversation(conv, dedup, grades, settings, known_good=known, matched=matched))
+    if index is not None:
+        check_overlap(judged, index, key=settings.judgments_key, missing=missing, url_policy=settings.dedup.url_policy,
+                      traces=traces)
     return AgentReport(tuple(results), tuple(aggregate(results, settings)), settings, source)
 
 
 def evaluate_agents(conversations: Sequence[Conversation], *, judgments: Any = None, judge: Any = None,
-                    settings: AgentSettings = AgentSettings(), workers: int = 8) -> AgentReport:
+                    settings: AgentSettings = AgentSettings(), workers: int = 8,
+                    traces: str | None = None) -> AgentReport:
     """:func:`evaluate_agents_async` run to completion (not from inside a running event loop)."""
     return asyncio.run(evaluate_agents_async(conversations, judgments=judgments, judge=judge, settings=settings,
-                                             workers=workers))
+                                             workers=workers, traces=traces))

@@ -96,10 +96,12 @@ def trace_grades(dedup: Deduplication, *, missing: str = "undefined", where: str
 
 @dataclass
 class JudgmentIndex:
-    """Judgments by query: doc id -> grade, and normalised URL -> doc id for doc ids that are URLs."""
+    """Judgments by query: doc id -> grade, and normalised URL -> doc id for doc ids that are URLs; ``source``
+    names where they came from (a path), in messages."""
 
     grades: dict[str, dict[str, float]]
     urls: dict[str, dict[str, str]]
+    source: str | None = None
 
     @classmethod
     def of(cls, judgments: Any, url_policy: UrlPolicy = DEFAULT_URL_POLICY) -> JudgmentIndex:
@@ -122,7 +124,8 @@ class JudgmentIndex:
             for d in docs:
                 if "://" in d or d.startswith("www."):
                     urls.setdefault(q, {}).setdefault(normalise_url(d, url_policy), d)
-        return cls(table, urls)
+        source = getattr(judgments, "source", None)
+        return cls(table, urls, source if isinstance(source, str) else None)
 
     def good(self, query_id: str, threshold: float) -> set[str]:
         """The doc ids judged good (grade >= threshold) for a query."""

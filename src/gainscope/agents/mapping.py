@@ -2,7 +2,8 @@
 
 Agent logs carry a search tool's output as whatever JSON the tool returned. A :class:`ResultMapping` says
 
-* which tool names are searches (``search_tools``);
+* which tool names are searches (``search_tools``). A trace file that calls tools, none of them a search,
+  is refused (:func:`check_matched`): every conversation would have no iteration, a table of zeros;
 * where the list of results is in the tool's output: a JSON path (``results_path``) in the subset
   ``$``, ``.key``, ``['key']``, ``[n]`` and ``[*]`` (e.g. ``$.data.web.results``, ``$.hits[*]._source``).
   Without one, the output itself when it is a list, else the first list under ``results``, ``documents``,
@@ -15,7 +16,8 @@ Agent logs carry a search tool's output as whatever JSON the tool returned. A :c
 * which key of a result holds its gain (``gain``, a dotted path such as ``gain`` or ``meta.label``): an
   integer 0-4 (``3``, ``3.0`` or ``"3"``; null is no gain). Without it gains in tool outputs are not read --
   search tools return results, not relevance labels -- so gains for chat, Responses and OTel traces come from
-  judgments (``--judgments``) or a judge (``--judge``) unless the gain key is given (``--field gain=KEY``).
+  judgments (``--judgments``) or a judge (``--judge``) unless the gain key is given (``--field gain=KEY``). A
+  gain key that no result of a file has is refused (:func:`check_matched`).
 
 A result given as a plain string is a URL when it starts with ``http://`` or ``https://``, else content.
 """
@@ -24,14 +26,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gainscope.agents.trace import MAX_GAIN, RESULT_FIELDS, Result
-from gainscope.errors import InputError, PolicyError
+from gainscope.agents.trace import MAX_GAIN, RESULT_FIELDS, Conversation, Result
+from gainscope.errors import InputError, PolicyError, format_ids
 
-__all__ = ["DEFAULT_FIELDS", "DEFAULT_SEARCH_TOOLS", "ResultMapping", "json_path", "parse_json_path", "parse_payload"]
+__all__ = ["DEFAULT_FIELDS", "DEFAULT_SEARCH_TOOLS", "ResultMapping", "check_matched", "json_path", "parse_json_path",
+           "parse_payload"]
 
 DEFAULT_SEARCH_TOOLS = ("search", "web_search", "search_web", "retrieve", "retrieval", "file_search",
                         "search_documents", "vector_search")
@@ -246,3 +249,26 @@ def parse_payload(text: Any, what: str) -> Any:
 def _describe(value: Any) -> str:
     names = {dict: "an object", list: "a list", str: "a string", type(None): "null"}
     return names.get(type(value), type(value).__name__)
+
+
+def check_matched(conversations: Sequence[Conversation], called: Collection[str], mapping: ResultMapping,
+                  path: object) -> None:
+    """Refuse a trace file that the mapping matches nothing in, which would be read as a table of zeros:
+
+    * tool calls (``called``: the names of every tool called) none of which is a search -- every conversation
+      would have ``N = 0``; a file that calls no tool at all is what the agent did, and is read as it is;
+    * a gain key (``gain``) that no result of the file has -- every gain would be undefined."""
+    searches = [s for c in conversations for t in c.turns for it in t.search_iterations() for s in it.searches]
+    if called and not searches:
+        tools = sorted(called)
+        name = tools[0] if len(tools) == 1 else "NAME"
+        raise InputError(f"{path}: no tool call is a search, so no conversation would have a search iteration: the "
+                         f"tools called are {format_ids(tools)}, and the search tools are "
+                         f"{', '.join(mapping.search_tools)}; name the search tool with --search-tool {name} "
+                         f"(search_tools=({name!r},) of ResultMapping in Python)")
+    results = [r for s in searches for r in s.results]
+    if mapping.gain is not None and results and all(r.gain is None for r in results):
+        raise InputError(f"{path}: none of the {len(results)} search results has a gain under the key "
+                         f"{mapping.gain!r} (--field gain={mapping.gain}; gain={mapping.gain!r} of ResultMapping in "
+                         "Python), so every gain would be undefined; give the key that holds the results' gains, or "
+                         "take gains from --judgments or --judge")

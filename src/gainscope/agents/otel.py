@@ -44,7 +44,8 @@ How the reader decides the structure:
   span below it (so one retrieval is never counted twice).
 
 Retrieval documents and tool results are opt-in and often left out by instrumentations; a search without them
-is read as returning nothing, with an :class:`~gainscope.errors.InputWarning`.
+is read as returning nothing, with an :class:`~gainscope.errors.InputWarning`. A file with ``execute_tool`` spans,
+none of them a search, and no ``retrieval`` span is refused (:func:`~gainscope.agents.mapping.check_matched`).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gainscope.agents.mapping import ResultMapping, parse_payload
+from gainscope.agents.mapping import ResultMapping, check_matched, parse_payload
 from gainscope.agents.trace import Conversation, Iteration, Search, Turn, read_utf8, returned_nothing
 from gainscope.errors import FormatError, InputError
 
@@ -177,10 +178,14 @@ def read_otel_spans(path: str | Path, *, mapping: ResultMapping | None = None) -
             raise FormatError(f"not an exported span: {exc}", path=str(p), line=line) from None
     if not spans:
         raise InputError(f"{p}: no span in the file")
+    mapping = mapping or ResultMapping()
     try:
-        return conversations_from_spans(spans, mapping=mapping)
+        out = conversations_from_spans(spans, mapping=mapping)
     except _SpanError as exc:
         raise FormatError(str(exc), path=str(p), line=exc.line) from None
+    tools = {str(s.attributes.get("gen_ai.tool.name")) for s in spans if s.operation == "execute_tool"}
+    check_matched(out, tools, mapping, p)
+    return out
 
 
 class _SpanError(InputError):

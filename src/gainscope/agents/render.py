@@ -1,7 +1,8 @@
 """Agent evaluations as text tables, JSON and CSV, and de-duplication explanations as text.
 
-* ``table``: the conventions, then one row per value at N over conversations (mean, median, interval of the
-  mean, conversations with a value, conversations where it is undefined). Per conversation (``per_conversation``):
+* ``table``: one row per value at N over conversations (mean, median, interval of the mean, conversations with a
+  value, conversations where it is undefined), a line saying how many conversations IterationsForAllGoodResults
+  is aggregated over and how many were capped (left out), then the conventions. Per conversation (``per_conversation``):
   a table of every value of seed 003 at each iteration, the summary at N and the notes (unjudged, failed or
   missing grades; good results never all found; turns not evaluated).
 * ``json``: :meth:`AgentReport.to_dict` (undefined values are ``null``).
@@ -15,14 +16,17 @@
   ``metric``          the value's name: a value at N (``CG@N``, ``|R^N|``, ``IterationsForAllGoodResults``,
                       ``sDCG`` ...) for ``aggregate`` and ``conversation`` rows; a value at i (``CG@i``,
                       ``|Dup^i|`` ...) for ``iteration`` rows; for ``conversation`` rows also ``turn``,
-                      ``unique_results``, ``all_good_found``, ``grades_ok`` / ``_unjudged`` / ``_failed`` /
-                      ``_missing`` and ``note``; the convention's name for ``convention`` rows
+                      ``unique_results``, ``all_good_found``, ``all_good_capped``, ``grades_ok`` /
+                      ``_unjudged`` / ``_failed`` / ``_missing`` and ``note``; the convention's name for
+                      ``convention`` rows
   ``statistic``       ``mean``, ``median``, ``ci_low``, ``ci_high`` (the bootstrap interval of the mean), ``n``
                       (conversations where the value is defined) or ``undefined`` (where it is not) for
-                      ``aggregate`` rows; ``value`` for ``conversation`` and ``iteration`` values; the note's
+                      ``aggregate`` rows, and for IterationsForAllGoodResults ``capped`` (conversations at the
+                      cap, left out of its mean, median, interval and ``n``); ``value`` for ``conversation``
+                      and ``iteration`` values; the note's
                       number (1, 2 ...) for notes; empty for conventions
   ``value``           the number (empty when undefined), ``true`` / ``false`` (empty: undefined) for
-                      ``all_good_found``, or text (notes, conventions)
+                      ``all_good_found`` and ``all_good_capped``, or text (notes, conventions)
   ==================  ==========================================================================================
 
   ``(scope, conversation_id, i, metric, statistic)`` is unique. Aggregate and conversation rows are always
@@ -37,7 +41,7 @@ import json
 import math
 
 from gainscope.agents.dedup import Deduplication, DedupSettings, explain
-from gainscope.agents.evaluate import SUMMARY_METRICS, AgentReport, ConversationResult
+from gainscope.agents.evaluate import ALL_GOOD, SUMMARY_METRICS, AgentReport, Aggregate, ConversationResult
 from gainscope.agents.metrics import ITERATION_COLUMNS
 from gainscope.agents.trace import Conversation
 from gainscope.errors import UnknownFormatError
@@ -86,9 +90,17 @@ def _table(report: AgentReport, per_conversation: bool) -> str:
             for a in report.aggregates]
     out.append(f"over {n} conversation{'s' if n != 1 else ''} (values at N)")
     out.append(text_table(["metric", "mean", "median", f"{level} CI low", "high", "n", "undefined"], rows))
+    out.extend(_all_good_line(a, report.settings.cap) for a in report.aggregates if a.metric == ALL_GOOD)
     out.append("conventions:")
     out.extend(f"  {name:<10} {text}" for name, text in report.settings.describe(report.source))
     return "\n".join(out) + "\n"
+
+
+def _all_good_line(a: Aggregate, cap: int) -> str:
+    """What the IterationsForAllGoodResults row is over: the conversations that retrieved every good result."""
+    over = f"{a.n} conversation{'s' if a.n != 1 else ''}"
+    return (f"{ALL_GOOD}: over the {over} that retrieved every good result by iteration {cap}; {a.capped} "
+            f"capped at {cap} (left out, not averaged in)")
 
 
 CSV_COLUMNS = ("scope", "conversation_id", "query_id", "i", "metric", "statistic", "value")
@@ -107,13 +119,16 @@ def _csv(report: AgentReport, per_conversation: bool) -> str:
             writer.writerow(["aggregate", "", "", "", a.metric, stat, number(x)])
         writer.writerow(["aggregate", "", "", "", a.metric, "n", a.n])
         writer.writerow(["aggregate", "", "", "", a.metric, "undefined", a.undefined])
+        if a.metric == ALL_GOOD:
+            writer.writerow(["aggregate", "", "", "", a.metric, "capped", a.capped])
     for c in report.conversations:
         head = ["conversation", c.conversation_id, c.query_id, ""]
         for m in SUMMARY_METRICS:
             writer.writerow([*head, m, "value", number(c.summary[m])])
         flag = "" if c.all_good_found is None else str(c.all_good_found).lower()
         facts: list[tuple[str, object]] = [("turn", c.turn), ("unique_results", len(c.dedup.unique)),
-                                           ("all_good_found", flag)]
+                                           ("all_good_found", flag),
+                                           ("all_good_capped", str(c.all_good_capped).lower())]
         facts += [(f"grades_{status}", sum(1 for g in c.grades if g.status == status))
                   for status in ("ok", "unjudged", "failed", "missing")]
         for name, v in facts:

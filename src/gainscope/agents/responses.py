@@ -32,7 +32,8 @@ How the reader decides the structure:
 
 A hosted search without its sources or results is read as a search that returned nothing, with an
 :class:`~gainscope.errors.InputWarning` (the counts would otherwise be silently wrong). Warnings of
-:func:`read_openai_responses` start with ``file:line:``.
+:func:`read_openai_responses` start with ``file:line:``. A file whose function calls include no search (and that
+has no hosted search) is refused (:func:`~gainscope.agents.mapping.check_matched`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from gainscope.agents.mapping import ResultMapping, parse_payload
+from gainscope.agents.mapping import ResultMapping, check_matched, parse_payload
 from gainscope.agents.trace import Conversation, Iteration, Result, Search, Turn, json_lines, returned_nothing
 from gainscope.errors import FormatError, InputError, InputWarning
 
@@ -80,8 +81,9 @@ def items_of(obj: Any) -> list[Any] | None:
 
 
 def conversation_from_items(items: list[Any], conversation_id: str, *, query_id: str | None = None,
-                            mapping: ResultMapping | None = None) -> Conversation:
-    """One conversation from a Responses item sequence (see the module docstring); InputError on a problem."""
+                            mapping: ResultMapping | None = None, called: set[str] | None = None) -> Conversation:
+    """One conversation from a Responses item sequence (see the module docstring); InputError on a problem.
+    ``called`` collects the name of every function called."""
     mapping = mapping or ResultMapping()
     outputs: dict[str, tuple[int, Any]] = {}
     for k, item in enumerate(items):
@@ -104,6 +106,8 @@ def conversation_from_items(items: list[Any], conversation_id: str, *, query_id:
         kind = item.get("type", "message" if "role" in item else None)
         if kind in _CALLS:
             started = True
+            if kind == "function_call" and called is not None:
+                called.add(str(item.get("name")))
             search = _search(item, kind, k, outputs, mapping)
             if search is not None:
                 run.append(search)
@@ -189,7 +193,9 @@ def _search(item: dict[str, Any], kind: str, k: int, outputs: dict[str, tuple[in
 def read_openai_responses(path: str | Path, *, mapping: ResultMapping | None = None) -> list[Conversation]:
     """Read a JSONL file of Responses items, one conversation per line (see the module docstring)."""
     p = Path(path)
+    mapping = mapping or ResultMapping()
     out = []
+    called: set[str] = set()
     for number, obj in json_lines(p):
         items = items_of(obj)
         if items is None:
@@ -201,10 +207,11 @@ def read_openai_responses(path: str | Path, *, mapping: ResultMapping | None = N
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                out.append(conversation_from_items(items, cid, query_id=qid, mapping=mapping))
+                out.append(conversation_from_items(items, cid, query_id=qid, mapping=mapping, called=called))
             except InputError as exc:
                 raise FormatError(str(exc), path=str(p), line=number) from None
         for w in caught:  # again, now naming the file and the line
             warnings.warn(f"{p}:{number}: {w.message}" if issubclass(w.category, InputWarning) else w.message,
                           w.category, stacklevel=2)
+    check_matched(out, called, mapping, p)
     return out

@@ -197,8 +197,8 @@ def _gain_map(text: str | None) -> dict[float, float] | None:
     return out
 
 
-def _report(conversations: list[Any], kwargs: dict[str, Any]) -> Any:
-    """Evaluate with every gain option popped from ``kwargs``."""
+def _report(conversations: list[Any], kwargs: dict[str, Any], traces: tuple[str, ...]) -> Any:
+    """Evaluate with every gain option popped from ``kwargs``; ``traces`` (the files) are named in messages."""
     from gainscope.agents.evaluate import AgentSettings, evaluate_agents, evaluate_agents_async
 
     judgments, model = kwargs.pop("judgments"), kwargs.pop("judge_model")
@@ -215,7 +215,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any]) -> Any:
         from gainscope.io import read_judgments
 
         return evaluate_agents(conversations, judgments=read_judgments(judgments, float_grades=True),
-                               settings=settings)
+                               settings=settings, traces=", ".join(traces))
     if model is None:
         return evaluate_agents(conversations, settings=settings)
     from gainscope.judges.client import ChatClient, ClientSettings
@@ -277,11 +277,13 @@ def evaluate_cmd(traces: tuple[str, ...], per_conversation: bool, fmt: str, outp
     found in the trace (with gains from the trace or from --judge). It is capped at 100: when the judged good
     results are never all retrieved it is 100 and all_good_found is false. It is undefined when there is no
     good result to find, and without --judgments also when some result's gain is undefined (it might be good).
+    Its aggregate is over the conversations that retrieved every good result by the cap; capped ones (never all
+    retrieved, or only after iteration 100) are left out and counted apart (capped), never averaged in.
     """
     from gainscope.agents.render import render_report
 
     conversations = _read(traces, kwargs)
-    report = _report(conversations, kwargs)
+    report = _report(conversations, kwargs, traces)
     text = render_report(report, fmt, per_conversation=per_conversation)
     emit(text, output)
 
@@ -323,7 +325,7 @@ def plot_cmd(traces: tuple[str, ...], output_dir: Path, **kwargs: Any) -> None:
     """Plot cumulative good gain, SRE and SRR by iteration for the conversations in TRACES (PNG and SVG)."""
     from gainscope.agents.plots import save_curves
 
-    report = _report(_read(traces, kwargs), kwargs)
+    report = _report(_read(traces, kwargs), kwargs, traces)
     for path in save_curves(report, output_dir):
         click.echo(str(path))
 

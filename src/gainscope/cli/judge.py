@@ -106,8 +106,10 @@ def _bar(p: Any) -> str:
 @click.option("--prices", "price_table", type=click.Path(exists=True, dir_okay=False), default=None,
               help='A JSON price table, per million tokens: {"model": {"input": 0.15, "output": 0.6}}.')
 @click.option("--human", "human_qrels", default=None,
-              help="Human qrels: imported into the store; their pairs are not sent to the model.")
-@click.option("--judge-human-pairs", is_flag=True, help="Judge pairs that humans judged too (for agreement).")
+              help="Human qrels, imported into the store. Pairs humans judged (these, and any human label in the "
+                   "store) are not sent to the model unless --judge-human-pairs.")
+@click.option("--judge-human-pairs", is_flag=True,
+              help="Judge pairs that humans judged too (needed to compare the judge with them: gainscope agreement).")
 @click.option("--no-retry-failed", is_flag=True, help="Keep earlier failures instead of asking again.")
 @click.option("--max-failures", default="0", show_default=True,
               help="Exit 4 when more pairs than this failed or had no text: a count, or a percentage like 2%.")
@@ -182,7 +184,11 @@ def judge_cmd(queries: str, corpus: str, runs: tuple[str, ...], pairs: str | Non
             _write_qrels(output, todo, labels)
         if jsonl is not None:
             _write_jsonl(jsonl, todo, labels, state.failures, spec)
-    click.echo(_summary(state, spec, store_path, prices is not None))
+    click.echo(_summary(state, spec, store_path, prices is not None, output))
+    if state.total and state.human == state.total:
+        click.echo("warning: every pair was judged by humans, so none was sent to the model"
+                   f"{f' and {output} is empty' if output is not None else ''}; add --judge-human-pairs to judge "
+                   "them too", err=True)
     bad = state.ungraded
     allowed = limit * state.total if relative else limit
     if state.fatal or bad > allowed:
@@ -221,7 +227,7 @@ def _write_jsonl(path: Path, pairs: list[tuple[str, str]], labels: dict[tuple[st
                                     "prompt_version": spec.prompt.version}) + "\n")
 
 
-def _summary(p: Any, spec: Any, store_path: Path, priced: bool) -> str:
+def _summary(p: Any, spec: Any, store_path: Path, priced: bool, output: Path | None) -> str:
     cost = f"{p.cost:.4f}" if priced else "not priced (--price-in/--price-out or --prices)"
     lines = [f"judge     {spec.describe()}",
              f"pairs     {p.total}: {p.judged} judged now, {p.cached} from the store, {p.human} judged by humans "
@@ -232,6 +238,10 @@ def _summary(p: Any, spec: Any, store_path: Path, priced: bool) -> str:
              f"store     {store_path}"]
     if p.unpriced:
         lines.append(f"note      {p.unpriced} answers came without token usage; each is counted at its upper bound")
+    if p.human:
+        lines.append(f"note      the {p.human} pairs judged by humans were not sent to the model"
+                     f"{f' and are not in {output}' if output is not None else ''}; to compare the judge with the "
+                     "humans (gainscope agreement), judge them too: --judge-human-pairs")
     if p.budget_note:
         lines.append(f"budget    {p.budget_note}")
     if p.fatal:
@@ -256,10 +266,10 @@ def store_group() -> None:
 @click.argument("store_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @guarded
 def store_info(store_path: Path) -> None:
-    """Judges and label counts by status."""
+    """Judges and label counts by status (the store is opened read-only: a read-only file or folder works)."""
     from gainscope.judges.store import JudgmentStore
 
-    with JudgmentStore(store_path) as store:
+    with JudgmentStore(store_path, readonly=True) as store:
         specs = store.judges()
         for judge, source, status, n in store.counts():
             what = specs.get(judge, {})
@@ -274,10 +284,11 @@ def store_info(store_path: Path) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @guarded
 def store_export(store_path: Path, judge_hash: str, fmt: str, output: Path | None) -> None:
-    """Export one judge's labels: qrels (successful labels only) or JSONL (all, with provenance)."""
+    """Export one judge's labels: qrels (successful labels only) or JSONL (all, with provenance). The store is
+    opened read-only."""
     from gainscope.judges.store import JudgmentStore
 
-    with JudgmentStore(store_path) as store:
+    with JudgmentStore(store_path, readonly=True) as store:
         if judge_hash not in store.judges() and not judge_hash.startswith("human:"):
             known = ", ".join(store.judges()) or "none"
             raise click.BadParameter(f"no judge {judge_hash!r} in {store_path}; judges: {known}", param_hint="--judge")

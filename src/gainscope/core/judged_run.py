@@ -34,7 +34,8 @@ array               shape        content
                                  ``tail_grades``, their query ``tail_query``, group ``tail_start``,
                                  ``tail_kept``, ``tail_size``
 ``judged_offsets``  ``nq + 1``   start of each query's judged grades
-``judged_grades``   ``m``        every non-negative judged grade of the query, sorted descending
+``judged_grades``   ``m``        every non-negative judged grade of the query, sorted descending (truncated
+                                 to integers under ``judged_grades="truncated"``)
 ``judged_doc_ids``  ``m``        the doc ids of those grades (for explanations)
 ``missing``         ``nq``       True for judged queries that have no ranking at all
 ==================  ===========  ====================================================================
@@ -52,7 +53,7 @@ import polars as pl
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids
+from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids, loose_match, option
 
 __all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "RankedPositions", "build_judged_run",
            "judged_run_from_positions"]
@@ -271,7 +272,7 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
     offsets[1:] = np.cumsum(np.bincount(q, minlength=nq))
 
     # ---- judged grades per query, descending (the material of ideal rankings and totals)
-    judged_offsets, judged_grades, judged_doc_ids = prepared.subset(universe)
+    judged_offsets, judged_grades, judged_doc_ids = _judged_grades(prepared, universe, policies)
     missing_mask = np.array([u not in ranked_set for u in universe], dtype=bool)
 
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored, tied_groups)
@@ -350,7 +351,7 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     if policies.ties == "trec_eval":
         _warn_ties(int(positions.tied_groups[ranked[has]].sum()), policies)
         _warn_if_distances(int(positions.rank_down[ranked[has]].sum()), int(positions.rank_steps[ranked[has]].sum()))
-    judged_offsets, judged_grades, judged_doc_ids = prepared.subset(universe)
+    judged_offsets, judged_grades, judged_doc_ids = _judged_grades(prepared, universe, policies)
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored,
                         int(positions.tied_groups[ranked[has]].sum()) if policies.ties != "rank" else 0)
     one = np.ones(len(rank), dtype=np.int64)
@@ -364,6 +365,17 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
         tail_grades=empty_f, tail_query=empty_i, tail_start=empty_i, tail_kept=empty_i, tail_size=empty_i,
         judged_offsets=judged_offsets, judged_grades=judged_grades, judged_doc_ids=judged_doc_ids,
         missing=~has, policies=policies, run_name=run_name, coverage=coverage)
+
+
+def _judged_grades(prepared: PreparedJudgments, universe: list[str],
+                   policies: Policies) -> tuple[np.ndarray, np.ndarray, pl.Series]:
+    """Offsets, grades (descending within each query) and doc ids of the judged pool of ``universe``, under
+    the ``judged_grades`` policy: ``"truncated"`` truncates each grade toward 0, as Quepid's ratings store
+    keeps ``parseInt(rating)`` (truncation keeps the descending order)."""
+    offsets, grades, doc_ids = prepared.subset(universe)
+    if policies.judged_grades == "truncated":
+        grades = np.trunc(grades)
+    return offsets, grades, doc_ids
 
 
 def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies, judgments_source: str | None,
@@ -380,8 +392,9 @@ def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies
             f"{len(ignored)} ranked quer{'y has' if len(ignored) == 1 else 'ies have'} no judgments and "
             f"{'is' if len(ignored) == 1 else 'are'} ignored: {format_ids(list(ignored))}"), stacklevel=3)
     if missing:
-        what = ("scored 0 (missing_queries='zero', as trec_eval -c)" if policies.missing_queries == "zero"
-                else "left out (missing_queries='skip')")
+        what = (f"scored 0 ({option('missing_queries', 'zero', cli='-c')}, as trec_eval -c)"
+                if policies.missing_queries == "zero"
+                else f"left out ({option('missing_queries', 'skip', cli='--skip-missing')})")
         warnings.warn(QueryCoverageWarning(
             f"{len(missing)} judged quer{'y has' if len(missing) == 1 else 'ies have'} no ranking and "
             f"{'is' if len(missing) == 1 else 'are'} {what}: {format_ids(list(missing))}"), stacklevel=3)
@@ -398,6 +411,8 @@ def _ordered_rows(rframe: pl.DataFrame, jframe: pl.DataFrame, universe: list[str
             .join(jframe, on=["query_id", "doc_id"], how="left")
             .with_columns(pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q")))
     order_by_scores = run.has_scores and policies.ties != "rank"
+    if policies.score_precision == "float32":  # as trec_eval 9 and pytrec_eval store them (C float)
+        rows = rows.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
     if order_by_scores and policies.ties == "trec_eval":
         rows = rows.sort(["_q", "score", "doc_id"], descending=[False, True, True])
     elif order_by_scores:  # average: order among equals does not matter; keep it reproducible
@@ -481,29 +496,26 @@ def _warn_if_distances(descending: int, steps: int) -> None:
     if steps and descending > 0.5 * steps:
         warnings.warn(InputWarning(
             "the rank column mostly contradicts the scores (higher scores have worse ranks): are the scores "
-            "distances? Ordering follows scores (descending) as trec_eval does; use ties='rank' to follow the "
-            "rank column, or negate the scores"), stacklevel=4)
+            f"distances? Ordering follows scores (descending) as trec_eval does; use {option('ties', 'rank')} to "
+            "follow the rank column, or negate the scores"), stacklevel=4)
 
 
 def _warn_ties(tied_groups: int, policies: Policies) -> None:
     if tied_groups and policies.ties == "trec_eval":
         warnings.warn(InputWarning(
             f"{tied_groups} group(s) of equal scores within a query; ordered by doc id descending as trec_eval "
-            "does (ties='trec_eval'); use ties='rank' for the order given or ties='average' to average them"),
+            f"does ({option('ties', 'trec_eval')}); use {option('ties', 'rank')} for the order given or "
+            f"{option('ties', 'average')} to average them"),
             stacklevel=4)
 
 
 def _no_overlap_message(judged_q: list[str], ranked_q: list[str], judgments_source: str | None,
                         run_source: str | None) -> str:
-    def norm(s: str) -> str:
-        s = s.strip()
-        return s.lstrip("0") or "0"
-
     hint = ""
-    if {norm(x) for x in judged_q} & {norm(x) for x in ranked_q}:
-        hint = (" Some ids match after removing whitespace and leading zeros (for example "
-                f"{next(x for x in ranked_q if norm(x) in {norm(y) for y in judged_q})!r}); fix the ids so that "
-                "both files spell them the same.")
+    near = loose_match(ranked_q, judged_q)
+    if near is not None:
+        hint = (f" Some ids match after removing whitespace and leading zeros (for example {near[0]!r}); fix the "
+                "ids so that both files spell them the same.")
     src_j = f" ({judgments_source})" if judgments_source else ""
     src_r = f" ({run_source})" if run_source else ""
     return (f"no query is both judged and ranked: judgments{src_j} have {format_ids(judged_q, 3)}; "

@@ -92,7 +92,7 @@ class Judgments:
         data: dict[str, Any] = {
             "query_id": pl.Series("query_id", list(query_ids), dtype=pl.String, strict=False),
             "doc_id": pl.Series("doc_id", list(doc_ids), dtype=pl.String, strict=False),
-            "grade": pl.Series("grade", list(grades)),
+            "grade": _grade_series(list(grades)),
         }
         for name, values in provenance.items():
             data[name] = pl.Series(name, list(values))
@@ -171,3 +171,14 @@ def _check_grade(grade: Any, qid: Any, did: Any) -> int | float:
         raise InputError(f"grade for query {qid!r}, doc {did!r} must be a number; got {grade!r}")
     return grade
 
+
+
+def _grade_series(grades: list[Any]) -> pl.Series:
+    """The grade column; ints and floats mixed (``{"a": 2, "b": 1.5}``) make a float column (polars infers
+    the type from the first values and would refuse the others)."""
+    try:
+        return pl.Series("grade", grades)
+    except TypeError:
+        if all(isinstance(g, (int, float)) and not isinstance(g, bool) for g in grades):
+            return pl.Series("grade", grades, dtype=pl.Float64)
+        raise

@@ -24,14 +24,22 @@ ends with every pair. A fatal client error (the server refuses every request) st
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from gainscope.errors import BudgetExceededError, InputError, JudgeAnswerError, JudgeRequestError, PolicyError
+from gainscope.errors import (
+    BudgetExceededError,
+    InputError,
+    JudgeAnswerError,
+    JudgeRequestError,
+    PolicyError,
+    StoreError,
+)
 from gainscope.io.texts import Document, Query
 from gainscope.judges.answers import parse_answer
 from gainscope.judges.spec import JudgeSpec
@@ -338,7 +346,8 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
         try:
             label = await judge.grade(query, doc)
         except BaseException:
-            store.release(key)
+            with contextlib.suppress(StoreError):  # a store that fails here: the claim is stale once we exit
+                store.release(key)
             raise
         finally:
             in_flight.discard(key)
@@ -370,17 +379,18 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
         while True:
             await asyncio.sleep(max(1.0, store.lease / 3))
             for key in list(in_flight):
-                store.renew(key)
+                with contextlib.suppress(StoreError):  # the label's own write reports a failing store
+                    store.renew(key)
 
     beat = asyncio.create_task(heartbeat())
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+        await _together(worker, workers)
         while waiting and not stop.is_set():  # pairs another process holds: its label, or ours once it lets go
             await asyncio.sleep(WAIT_POLL)
             pending, waiting[:] = list(waiting), []
             for item in pending:
                 queue.put_nowait(item)
-            await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+            await _together(worker, workers)
     finally:
         beat.cancel()
         judge._spend = None
@@ -390,6 +400,19 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
     if progress is not None:
         progress(state)
     return state, labels
+
+
+async def _together(worker: Callable[[], Awaitable[None]], count: int) -> None:
+    """Run ``count`` copies of ``worker``; when one raises (a store that cannot be written), the others are
+    cancelled and awaited before the error goes on, so none is left running against a closed store."""
+    tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, count))]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _account(state: Progress, label: StoredLabel | None, spend: _Spend) -> None:

@@ -94,6 +94,13 @@ class Context:
         g = self.jr.judged_grades
         return float(g.max()) if len(g) and g.max() > 0 else 0.0
 
+    @cached_property
+    def top_ranked_grade(self) -> float:
+        """Largest grade of any ranked document of any query (0 when none is judged): what a given top of the
+        grading scale must not be below."""
+        g = self.jr.grades
+        return float(np.nanmax(g)) if len(g) and not np.isnan(g).all() else 0.0
+
     # ------------------------------------------------------------------ masks over ranked documents
     def relevant(self, level: float) -> np.ndarray:
         """Ranked documents with grade >= level (never the unjudged ones: NaN compares False)."""

@@ -6,7 +6,8 @@
   grades keep gain = grade.
 
 Unjudged documents (NaN) have gain 0; negative grades have gain 0 unless a map lists them. With a relevance
-threshold ``rel``, grades below it have gain 0 (ranx ``-l``), in the ranking and in the ideal alike.
+threshold ``rel``, grades below it have gain 0 (ranx ``-l``), in the ranking and in the ideal alike
+(``rel="positive"``: grade > 0, which every gain already requires).
 
 Large grades. 2^g - 1 exceeds float64 from g = 1024 on, and a sum of gains earlier. A metric that is a ratio
 of gain sums (nDCG, ndcg_rel, Rndcg) is unchanged when every gain of a query is divided by the same 2^s, so
@@ -30,6 +31,7 @@ import math
 
 import numpy as np
 
+from gainscope.core.policies import Level, level_value
 from gainscope.metrics.base import GainMap
 
 __all__ = ["EXP_ROOM", "Gain", "exp_shift", "exponential_gain", "exponential_gain_value", "gain_array",
@@ -77,7 +79,7 @@ def exponential_gain_value(grade: float, shift: float = 0.0) -> float:
     return 2.0 ** (grade - shift) * -math.expm1(-grade * _LN2)
 
 
-def gain_array(grades: np.ndarray, gain: Gain, rel: float | None = None,
+def gain_array(grades: np.ndarray, gain: Gain, rel: Level | None = None,
                shift: np.ndarray | float = 0.0) -> np.ndarray:
     """Gains for an array of grades (NaN = unjudged); exponential gains divided by ``2^shift`` (one number
     or one per grade; linear and mapped gains ignore it)."""
@@ -92,15 +94,15 @@ def gain_array(grades: np.ndarray, gain: Gain, rel: float | None = None,
     else:
         out = np.where(positive, g, 0.0)
     if rel is not None:
-        out = np.where(g >= rel, out, 0.0)
+        out = np.where(g >= level_value(rel), out, 0.0)
     return out
 
 
-def gain_value(grade: float | None, gain: Gain, rel: float | None = None, shift: float = 0.0) -> float:
+def gain_value(grade: float | None, gain: Gain, rel: Level | None = None, shift: float = 0.0) -> float:
     """The gain of one grade (None = unjudged); the scalar twin of :func:`gain_array`."""
     if grade is None or (isinstance(grade, float) and math.isnan(grade)):
         return 0.0
-    if rel is not None and grade < rel:
+    if rel is not None and grade < level_value(rel):
         return 0.0
     if isinstance(gain, GainMap):
         mapping = gain.as_dict()

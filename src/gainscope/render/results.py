@@ -19,10 +19,11 @@ import warnings
 from collections.abc import Sequence
 
 from gainscope.errors import InputWarning
+from gainscope.metrics.profiles import ProfileUse
 from gainscope.render.text import csv_text, fmt_number, text_table
 from gainscope.results import Results
 
-__all__ = ["FORMATS", "conventions_lines", "render_results"]
+__all__ = ["FORMATS", "conventions_lines", "profile_pairs", "render_results"]
 
 FORMATS = ("table", "markdown", "csv", "json", "jsonl", "trec_eval")
 
@@ -31,10 +32,26 @@ def _val(x: float) -> float | None:
     return None if math.isnan(x) else x
 
 
+def profile_pairs(use: ProfileUse | None) -> list[tuple[str, str]]:
+    """``(name, text)`` pairs for a profile in the conventions: its name and description, what it sets,
+    what was given over it and its notes (nothing without a profile)."""
+    if use is None:
+        return []
+    p = use.profile
+    pairs = [("profile", f"{p.name}: {p.description}")]
+    if p.settings():
+        pairs.append(("profile sets", "; ".join(p.settings())))
+    if use.overridden:
+        pairs.append(("given over it", "; ".join(use.overridden)))
+    pairs += [("profile note", n) for n in p.notes]
+    return pairs
+
+
 def conventions_lines(results: Sequence[Results]) -> list[str]:
-    """Human-readable lines: policies, query coverage and reader notes, under a ``conventions`` title."""
+    """Human-readable lines: the profile, policies, query coverage and reader notes, under a ``conventions``
+    title."""
     first = results[0]
-    pairs = list(first.policies.describe())
+    pairs = profile_pairs(first.profile) + list(first.policies.describe())
     for r in results:
         cov = r.coverage
         prefix = f"{r.run_name}: " if len(results) > 1 else ""

@@ -12,7 +12,8 @@
   :class:`TemporalRecall`, :class:`TemporalMRR`, :class:`TemporalMAP`;
 * :mod:`~gainscope.temporal.years` -- :class:`TemporalYearPrecision`, :class:`TemporalYearRecall`,
   :class:`TemporalDiversity`, :class:`TemporalCoverage`;
-* :mod:`~gainscope.temporal.batch` -- a JSONL of queries evaluated at once (``gainscope temporal evaluate``).
+* :mod:`~gainscope.temporal.batch` -- a JSONL of queries evaluated at once (``gainscope temporal evaluate``);
+  :mod:`~gainscope.temporal.overlap` refuses a batch whose inputs match nothing.
 
 >>> TemporalNDCG(use_focus_time=True).compute(qft={2020, 2021}, dfts=[{2020, 2021}, {2019}], k=2)
 1.0

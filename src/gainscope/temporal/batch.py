@@ -32,6 +32,12 @@ metric (left out of the mean) and is listed in :attr:`Evaluation.failures`. In L
 :class:`~gainscope.temporal.judging.SharedJudge` (unless it is one already): each (query, document) is graded once
 per evaluation and every metric reads that grade; the judge is asked with the line's query id.
 
+Input that matches nothing never becomes a table of zeros (:mod:`gainscope.temporal.overlap`): gold ids that no
+line retrieves, query and document focus times (or anchors, or a scope) that share no year on any line, and a
+system that shares no query with the baseline are an :class:`~gainscope.errors.InconsistentInputError` naming the
+file and an example line; a system they match nothing for while others match, or that shares only some queries
+with the baseline, is a warning.
+
 Statistics are those of :mod:`gainscope.compare`: each system's mean with a bootstrap interval, and, for every
 system but the baseline (the first in the file unless named), paired differences over the queries both systems
 have a value for, paired tests corrected over every comparison, effect size and wins/ties/losses.
@@ -54,6 +60,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from gainscope.errors import (
+    FileAccessError,
     FormatError,
     InputError,
     PolicyError,
@@ -67,6 +74,7 @@ from gainscope.temporal.extraction import Extraction, UnresolvedTimeError, extra
 from gainscope.temporal.extraction import reference_date as checked_reference
 from gainscope.temporal.focus_time import FocusTime, as_focus_time
 from gainscope.temporal.judging import SharedJudge
+from gainscope.temporal.overlap import Line, check_overlap, check_systems
 from gainscope.temporal.ranking import TemporalMAP, TemporalMRR, TemporalNDCG, TemporalPrecision, TemporalRecall
 from gainscope.temporal.years import TemporalCoverage, TemporalDiversity, TemporalYearPrecision, TemporalYearRecall
 
@@ -229,7 +237,7 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
     """The records of a JSONL file (see the module docstring); every problem names the file and line."""
     p = Path(path)
     if not p.exists():
-        raise InputError(f"{p}: no such file")
+        raise FileAccessError(f"{p}: no such file", path=str(p))
     default_ref = checked_reference(reference_date, "--reference-date")  # type: ignore[arg-type]
     out: list[Record] = []
     seen: set[tuple[str, str]] = set()
@@ -492,6 +500,8 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
     taken = frozenset().union(*(m.inputs() for m in metrics))
     need_qft = "qft" in taken
     focus_times: dict[str, dict[str, LineFocusTimes]] = {}
+    check_systems({s: [r.query_id for r in records if r.system == s] for s in systems}, path, baseline)
+    lines: list[Line] = []
     for system in systems:
         recs = [r for r in records if r.system == system]
         inputs: list[dict[str, Any]] = []
@@ -511,6 +521,8 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
                 inputs.append({"query": Query(r.query_id, r.query),
                                "retrieved_docs": [Document(d["doc_id"], d["text"]) for d in r.docs],
                                **r.extras})
+        lines += [Line(system, r.line, r.query_id, tuple(d["doc_id"] for d in r.docs), inp)
+                  for r, inp in zip(recs, inputs, strict=True)]
         scores = await _score_all(metrics, specs, names, inputs, [f"{path}:{r.line}" for r in recs], chosen)
         matrix = np.array([[s.value for s in row] for row in scores], dtype=float).reshape(len(recs), len(specs))
         reasons[system], failures[system] = {}, {}
@@ -529,6 +541,7 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
                         matrix[i, j] = 0.0
         values[system] = matrix
         query_ids[system] = tuple(r.query_id for r in recs)
+    check_overlap(lines, metrics, names, chosen, path)
     notes = _grouped(notes)
     for name, qs in undefined_queries.items():
         what = "scored 0" if undefined == "zero" else "left out of the mean"

@@ -152,9 +152,13 @@ def policies(**fixed: Any) -> st.SearchStrategy[Policies]:
         "missing_queries": st.sampled_from(("zero", "skip")),
         "depth": st.one_of(st.none(), st.integers(1, 12)),
         "judged_only": st.booleans(),
-        "relevance_level": st.sampled_from((1, 1, 2, 3, 0, 0.5, 1.5)),
+        "relevance_level": st.sampled_from((1, 1, 2, 3, 0, 0.5, 1.5, "positive")),
         "negative_grades": st.sampled_from(("unjudged", "nonrelevant")),
         "undefined": st.sampled_from(("zero", "skip")),
+        "judged_grades": st.sampled_from(("as_is", "as_is", "truncated")),
+        # 2 is below the top grade: exercises the error of metrics that divide by the scale
+        "max_grade": st.sampled_from((None, None, 4.0, 5.0, 2.0)),
+        "score_precision": st.sampled_from(("float64", "float32")),
     }
     unknown = set(fixed) - set(choices)
     if unknown:
@@ -189,7 +193,7 @@ def _gain_maps() -> st.SearchStrategy[GainMap]:
 
 _BY_NAME: dict[str, st.SearchStrategy[Any]] = {
     "cutoff": st.one_of(st.integers(1, 5), st.integers(1, 20)),  # small cutoffs cut through ties
-    "rel": st.sampled_from((1, 2, 3, 0.5)),
+    "rel": st.sampled_from((1, 2, 3, 0.5, "positive")),
     "p": st.floats(0.5, 0.95),
     "mult": st.sampled_from((0.2, 0.5, 1.0, 1.2, 2.0)),
     "recall": st.one_of(st.sampled_from((0.0, 0.1, 0.25, 0.3, 0.5, 0.7, 1.0)), st.floats(0.0, 1.0)),
@@ -206,7 +210,7 @@ _BY_NAME: dict[str, st.SearchStrategy[Any]] = {
 
 #: the declared kinds each named strategy fits (a plugin's parameter of the same name may differ)
 _KINDS_BY_NAME: dict[str, tuple[str, ...]] = {
-    "cutoff": ("int",), "rel": ("float",), "p": ("float",), "mult": ("float",), "recall": ("float",),
+    "cutoff": ("int",), "rel": ("float", "level"), "p": ("float",), "mult": ("float",), "recall": ("float",),
     "levels": ("floats",), "gain": ("gain",), "max_grade": ("float",), "beta": ("float",),
     "num_docs": ("int",),
 }
@@ -226,6 +230,8 @@ def _from_metadata(meta: dict[str, Any]) -> st.SearchStrategy[Any]:
         low = float(lo) if lo is not None else (float(hi) - 10.0 if hi is not None else -5.0)
         high = float(hi) if hi is not None else low + 10.0
         return st.floats(low, high, exclude_min=meta.get("gt") is not None, allow_nan=False)
+    if kind == "level":
+        return st.one_of(st.just("positive"), st.sampled_from((0.0, 0.5, 1.0, 2.0, 3.0)))
     if kind in ("choice", "gain"):
         base: st.SearchStrategy[Any] = st.sampled_from(tuple(meta["choices"]))
         return st.one_of(base, _gain_maps()) if kind == "gain" else base

@@ -36,6 +36,23 @@ def test_dcg(metric, expected):
     assert value(metric) == pytest.approx(expected, abs=1e-12)
 
 
+# ---------------------------------------------------------------------------------------------- CG
+@pytest.mark.parametrize(("metric", "expected"), [
+    ("CG", 2 + 0 + 1),                  # gains 2, 0, 1 added up, no discount
+    ("CG@2", 2.0),                      # 2 + 0
+    ("CG@10", 3.0),                     # a cutoff beyond the ranking: the whole ranking
+    ("CG(gain=exponential)", 3 + 0 + 1),  # (2^2 - 1) + 0 + (2^1 - 1)
+    ("CG(rel=2)", 2.0),                 # grade 1 below rel=2 adds nothing
+])
+def test_cg(metric, expected):
+    assert value(metric) == pytest.approx(expected, abs=1e-12)
+
+
+def test_cg_counts_unjudged_and_negative_grades_as_zero():
+    # run [u, a, n]: u is not judged, n has grade -1 (pooled, unjudged): CG = 0 + 2 + 0
+    assert value("CG", qrels={"q": {"a": 2, "n": -1}}, run={"q": ["u", "a", "n"]}) == 2.0
+
+
 # ---------------------------------------------------------------------------------------------- nDCG
 @pytest.mark.parametrize(("metric", "expected"), [
     # DCG = 2.5; IDCG over all judged {2, 1, 1} = 2 + 1/log2(3) + 1/log2(4) = 3.1309; nDCG = 0.7985
@@ -58,6 +75,51 @@ def test_dcg(metric, expected):
 ])
 def test_ndcg(metric, expected):
     assert value(metric) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(("metric", "expected"), [
+    # ideal_depth: how deep the ideal goes. Judged positive gains {2, 1, 1}; run [a, b, c] (3 retrieved).
+    # "k" (default) at k = 2: DCG@2 = 2; IDCG@2 = 2 + 1/log2(3) = 2.6309 -> 0.7602 (= nDCG@2)
+    ("nDCG(ideal_depth=k)@2", 2 / (2 + L3)),
+    # "all" (Quepid's nDCG): IDCG over all three = 2 + 0.6309 + 0.5 = 3.1309 -> 2 / 3.1309 = 0.6388
+    ("nDCG(ideal_depth=all)@2", 2 / (2 + L3 + 0.5)),
+    # "retrieved" (Elasticsearch): cut at min(k, n) = min(2, 3) = 2 -> as "k" here
+    ("nDCG(ideal_depth=retrieved)@2", 2 / (2 + L3)),
+    # at k = 10: "k" and "all" both take the whole ideal (3 gains) -> 2.5 / 3.1309
+    ("nDCG(ideal_depth=all)@10", 2.5 / (2 + L3 + 0.5)),
+    # "retrieved" at k = 10: min(10, 3) = 3 positions -> all three gains here too
+    ("nDCG(ideal_depth=retrieved)@10", 2.5 / (2 + L3 + 0.5)),
+    # without a cutoff: "all" and "k" are trec_eval's ndcg
+    ("nDCG(ideal_depth=all)", 2.5 / (2 + L3 + 0.5)),
+])
+def test_ndcg_ideal_depth(metric, expected):
+    assert value(metric) == pytest.approx(expected, abs=1e-12)
+
+
+def test_ndcg_ideal_depth_retrieved_cuts_at_the_number_retrieved():
+    # the quepid-rre-rank-eval notes' scenario A: one hit, rated 3, returned; five documents rated 3 exist.
+    # Exponential gain 7. "retrieved" (Elasticsearch normalize=true): IDCG cut at min(10, 1) = 1 -> 7/7 = 1.0;
+    # "k" (trec_eval ndcg_cut, Quepid NDCG_CUT): IDCG@10 over five 7s = 7 * (1 + 0.6309 + 0.5 + 0.4307 + 0.3869)
+    # = 20.6396 -> 0.3392; "all" (Quepid nDCG): the same five -> 0.3392
+    qrels = {"q": {f"d{i}": 3 for i in range(5)}}
+    run = {"q": ["d0"]}
+    ideal5 = sum(1 / math.log2(i + 2) for i in range(5))
+    assert value("nDCG(gain=exponential, ideal_depth=retrieved)@10", qrels, run) == 1.0
+    assert value("nDCG(gain=exponential)@10", qrels, run) == pytest.approx(1 / ideal5)
+    assert value("nDCG(gain=exponential, ideal_depth=all)@10", qrels, run) == pytest.approx(1 / ideal5)
+    assert round(1 / ideal5, 3) == 0.339  # the notes' table: 0.339 (Quepid) vs 1.000 (Elasticsearch)
+
+
+def test_ndcg_ideal_depth_all_keeps_a_perfect_top_k_below_one():
+    # scenario C of the notes: a perfect top 10 but 20 documents rated 3 (gain 7 each):
+    # DCG@10 = 7 * sum_{i=1..10} 1/log2(i+1); IDCG uncut = 7 * sum_{i=1..20} 1/log2(i+1) -> 0.645
+    qrels = {"q": {f"d{i:02d}": 3 for i in range(20)}}
+    run = {"q": [f"d{i:02d}" for i in range(10)]}
+    got = value("nDCG(gain=exponential, ideal_depth=all)@10", qrels, run)
+    assert got == pytest.approx(sum(1 / math.log2(i + 2) for i in range(10))
+                                / sum(1 / math.log2(i + 2) for i in range(20)))
+    assert round(got, 3) == 0.645
+    assert value("nDCG(gain=exponential)@10", qrels, run) == 1.0
 
 
 def test_ndcg_rounded_values_from_the_brief():

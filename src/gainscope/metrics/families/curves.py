@@ -24,8 +24,7 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
-from gainscope.metrics.base import REL_DOC as _REL
-from gainscope.metrics.base import Metric, RankedQuery, param
+from gainscope.metrics.base import Metric, RankedQuery, param, rel_param
 from gainscope.metrics.context import Context
 from gainscope.metrics.registry import register
 
@@ -98,7 +97,7 @@ class IPrec(Metric):
 
     recall: float | None = param(None, kind="float", ge=0, le=1, at=True, required=True,
                                  doc="recall level in [0, 1]")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
     rounding: str = param("nearest", kind="choice", choices=("nearest", "legacy"), doc=_ROUNDING)
 
     def compute(self, ctx: Context) -> np.ndarray:
@@ -128,7 +127,7 @@ class ElevenPointAverage(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     levels: tuple[float, ...] = param(_ELEVEN, kind="floats", ge=0, le=1, doc="recall levels to average")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
     rounding: str = param("nearest", kind="choice", choices=("nearest", "legacy"), doc=_ROUNDING)
 
     def compute(self, ctx: Context) -> np.ndarray:

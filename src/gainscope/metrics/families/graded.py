@@ -1,4 +1,4 @@
-"""Graded-gain metrics: nDCG, DCG, ERR, RBP and its residual, and trec_eval's G, ndcg_rel and Rndcg.
+"""Graded-gain metrics: CG, DCG, nDCG, ERR, RBP and its residual, and trec_eval's G, ndcg_rel and Rndcg.
 
 Gains come from :mod:`gainscope.metrics.gains` (linear by default, as trec_eval). The discount of rank i
 is ``1 / log2(i + 1)`` (Järvelin & Kekäläinen). The ideal ranking sorts a query's gains descending, taken
@@ -14,9 +14,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gainscope.core.policies import Policies
-from gainscope.errors import InvalidParameterError, MetricError
-from gainscope.metrics.base import Explanation, GainMap, Metric, RankedQuery, Step, param, tie_averaged
+from gainscope.core.policies import Level, Policies, level_value
+from gainscope.errors import MetricError
+from gainscope.metrics.base import (
+    Explanation,
+    GainMap,
+    Metric,
+    RankedQuery,
+    Step,
+    grade_scale,
+    is_relevant,
+    param,
+    rel_param,
+    tie_averaged,
+)
 from gainscope.metrics.context import Context, ratio, segmented_cumsum
 from gainscope.metrics.gains import (
     EXP_ROOM,
@@ -28,7 +39,7 @@ from gainscope.metrics.gains import (
 )
 from gainscope.metrics.registry import register
 
-__all__ = ["DCG", "ERR", "NDCG", "RBP", "G", "NDCGRel", "RBPResidual", "Rndcg"]
+__all__ = ["CG", "DCG", "ERR", "NDCG", "RBP", "G", "NDCGRel", "RBPResidual", "Rndcg"]
 
 _GAIN_DOC = ("'linear' (gain = grade), 'exponential' (2^grade - 1), or a {grade: gain} map (other grades "
              "keep gain = grade, as trec_eval's ndcg.GRADE=GAIN)")
@@ -75,7 +86,7 @@ def _shifts(ctx: Context, gain: Any, ideal: str | None) -> np.ndarray | None:
     return ctx.cached(("exp_shift", ideal), make)
 
 
-def _gain_fn(ctx: Context, gain: Any, rel: float | None, ideal: str | None) -> tuple[Any, Any]:
+def _gain_fn(ctx: Context, gain: Any, rel: Level | None, ideal: str | None) -> tuple[Any, Any]:
     """``(cache tag, f(grades, query_index) -> gains)`` with the shifts of :func:`_shifts` applied."""
     shift = _shifts(ctx, gain, ideal)
     if shift is None:
@@ -83,32 +94,45 @@ def _gain_fn(ctx: Context, gain: Any, rel: float | None, ideal: str | None) -> t
     return ideal, lambda g, q: gain_array(g, gain, rel, shift[q])
 
 
-def _ranked_gains(ctx: Context, gain: Any, rel: float | None, ideal: str | None = None) -> np.ndarray:
+def _ranked_gains(ctx: Context, gain: Any, rel: Level | None, ideal: str | None = None) -> np.ndarray:
     tag, fn = _gain_fn(ctx, gain, rel, ideal)
     return ctx.cached(("gains", gain, rel, tag), lambda: fn(ctx.jr.grades, ctx.segment))
 
 
-def _ideal_gains(ctx: Context, gain: Any, rel: float | None, ideal: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _ideal_gains(ctx: Context, gain: Any, rel: Level | None, ideal: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each query's positive judged gains sorted descending, and their offsets (Context.ideal_gains)."""
     tag, fn = _gain_fn(ctx, gain, rel, ideal)
     return ctx.ideal_gains((gain, rel, tag), lambda g: fn(g, ctx.jr.judged_segment))
 
 
-def _dcg_to(ctx: Context, gain: Any, rel: float | None, cutoff: int | None, ideal: str | None = None) -> np.ndarray:
+def _dcg_to(ctx: Context, gain: Any, rel: Level | None, cutoff: int | None, ideal: str | None = None) -> np.ndarray:
     tag, fn = _gain_fn(ctx, gain, rel, ideal)
     return ctx.linear_sum(("gain", gain, rel, tag), fn, "log2", cutoff)
 
 
-def _ideal_dcg_judged(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
+
+Depth = int | np.ndarray | None  # one cutoff for every query, one per query, or none
+
+
+def _within(pos: np.ndarray, seg: np.ndarray, depth: Depth) -> np.ndarray:
+    """Ideal positions kept by ``depth`` (a cutoff, one cutoff per query, or None for all)."""
+    if depth is None:
+        return np.ones(len(pos), dtype=bool)
+    if isinstance(depth, np.ndarray):
+        return pos <= depth[seg]
+    return pos <= depth
+
+
+def _ideal_dcg_judged(ctx: Context, gain: Any, rel: Level | None, depth: Depth) -> np.ndarray:
     ideal, offsets = _ideal_gains(ctx, gain, rel, "judged")
     lengths = np.diff(offsets)
     seg = np.repeat(np.arange(ctx.nq), lengths)
     pos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], lengths)
-    keep = pos <= cutoff if cutoff is not None else np.ones(len(pos), dtype=bool)
+    keep = _within(pos, seg, depth)
     return np.bincount(seg[keep], weights=_discounted(ideal, pos)[keep], minlength=ctx.nq)
 
 
-def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: float | None, cutoff: int | None) -> np.ndarray:
+def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: Level | None, depth: Depth) -> np.ndarray:
     g = _ranked_gains(ctx, gain, rel, "retrieved")
     keep = g > 0  # the retrieved documents' positive gains, sorted descending: positions 1, 2, ...
     seg = ctx.segment[keep]
@@ -116,7 +140,7 @@ def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: float | None, cutoff: int
     sorted_gains, seg = g[keep][order], seg[order]
     counts = np.bincount(seg, minlength=ctx.nq)
     pos = np.arange(1, len(seg) + 1) - np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-    mask = pos <= cutoff if cutoff is not None else np.ones(len(pos), dtype=bool)
+    mask = _within(pos, seg, depth)
     return np.bincount(seg[mask], weights=_discounted(sorted_gains, pos)[mask], minlength=ctx.nq)
 
 
@@ -128,7 +152,7 @@ def _ref_shift(gain: Any, grades: Any) -> float:
     return float(exp_shift(top))
 
 
-def _ref_gains(q: RankedQuery, gain: Any, rel: float | None, shift: float = 0.0) -> list[float]:
+def _ref_gains(q: RankedQuery, gain: Any, rel: Level | None, shift: float = 0.0) -> list[float]:
     return tie_averaged([gain_value(g, gain, rel, shift) for g in q.grades], q.tie_start,
                         [gain_value(g, gain, rel, shift) for g in q.tail])
 
@@ -153,9 +177,64 @@ def _require_finite(metric: Metric, query_ids: Any, *values: np.ndarray) -> None
                       f"(about 1.8e308): {why}; {fix}.")
 
 
+@dataclass(frozen=True, repr=False)
+class _GainSum(Metric):
+    """Gains of the first k documents added up with a weight per rank: the one kernel of CG and DCG."""
+
+    #: the weight of rank i: ``"one"`` (CG) or ``"log2"``, 1 / log2(i + 1) (DCG)
+    weight: ClassVar[str] = "log2"
+    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
+    linear_in_gains: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
+    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
+    rel: float | str | None = rel_param(_GRADED_REL)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = ctx.linear_sum(("gain", self.gain, self.rel, None), lambda g, q: gain_array(g, self.gain, self.rel),
+                                 self.weight, self.cutoff)
+        _require_finite(self, ctx.jr.query_ids, out)
+        return out
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        gains = _ref_gains(q, self.gain, self.rel)
+        out = _ref_dcg(gains, self.cutoff) if self.weight == "log2" else float(sum(gains[: self.cutoff]))
+        _require_finite(self, (q.query_id,), np.array([out]))
+        return out
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        steps = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff, discounted=self.weight == "log2")
+        total = steps[-1].total if steps else 0.0
+        _require_finite(self, (q.query_id,), np.array([total]))
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
+                           "sum of gain / log2(rank + 1)" if self.weight == "log2" else "sum of gains")
+
+
 @register
 @dataclass(frozen=True, repr=False)
-class DCG(Metric):
+class CG(_GainSum):
+    """Cumulative gain: the gains of the first k documents added up, without discount.
+
+    Formula: ``CG@k = sum_{i<=k} gain(grade_i)``. Not normalised (no upper bound); a document that is not
+    judged adds 0. A value beyond float64 (exponential gain from grade 1024 on) is an error (MetricError),
+    never ``inf``.
+
+    Conventions: ``gain="linear"`` (gain = grade, the default) is Järvelin & Kekäläinen's CG and Quepid's
+    ``CG@10`` scorer (ratings added up, unrated = 0); ``"exponential"`` or a map as for DCG. ``rel``: grades
+    below it add nothing. Without a cutoff, the whole ranking.
+    Reference: Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 20(4),
+    2002; Quepid's ``cg@10.js``.
+    """
+
+    name: ClassVar[str] = "CG"
+    summary: ClassVar[str] = "cumulative gain: the first k gains added up (no discount)"
+    weight: ClassVar[str] = "one"
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class DCG(_GainSum):
     """Discounted cumulative gain: gains of the first k documents, each divided by log2(rank + 1).
 
     Formula: ``DCG@k = sum_{i<=k} gain(grade_i) / log2(i + 1)``. Not normalised (no upper bound). A value
@@ -167,35 +246,11 @@ class DCG(Metric):
 
     name: ClassVar[str] = "DCG"
     summary: ClassVar[str] = "discounted cumulative gain (not normalised)"
-    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
-    linear_in_gains: ClassVar[bool] = True
-
-    cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
-    gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
-    rel: float | None = param(None, kind="float", ge=0, doc=_GRADED_REL)
-
-    def compute(self, ctx: Context) -> np.ndarray:
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = _dcg_to(ctx, self.gain, self.rel, self.cutoff)
-        _require_finite(self, ctx.jr.query_ids, out)
-        return out
-
-    def reference(self, q: RankedQuery, policies: Policies) -> float:
-        out = _ref_dcg(_ref_gains(q, self.gain, self.rel), self.cutoff)
-        _require_finite(self, (q.query_id,), np.array([out]))
-        return out
-
-    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
-        steps = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff)
-        total = steps[-1].total if steps else 0.0
-        _require_finite(self, (q.query_id,), np.array([total]))
-        return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
-                           "sum of gain / log2(rank + 1)")
 
 
 def _gain_steps(q: RankedQuery, gains: list[float], cutoff: int | None,
                 doc_ids: tuple[str, ...] | None = None,
-                grades: tuple[float | None, ...] | None = None) -> list[Step]:
+                grades: tuple[float | None, ...] | None = None, *, discounted: bool = True) -> list[Step]:
     steps = []
     total = 0.0
     docs = doc_ids if doc_ids is not None else q.doc_ids
@@ -203,8 +258,8 @@ def _gain_steps(q: RankedQuery, gains: list[float], cutoff: int | None,
     for i, (doc, g, gain) in enumerate(zip(docs, grs, gains, strict=True), start=1):
         if cutoff is not None and i > cutoff:
             break
-        disc = 1.0 / math.log2(i + 1)
-        contrib = gain / math.log2(i + 1)
+        disc = 1.0 / math.log2(i + 1) if discounted else 1.0
+        contrib = gain / math.log2(i + 1) if discounted else gain
         total += contrib
         steps.append(Step(i, doc, g, gain, disc, contrib, total))
     return steps
@@ -225,6 +280,12 @@ class NDCG(Metric):
     * ``ideal="judged"``: the ideal ranking uses every judged document of the query, retrieved or not
       (trec_eval); ``"retrieved"``: only the retrieved documents, re-sorted (scikit-learn, the seed
       notebook), which over-estimates a run that misses relevant documents.
+    * ``ideal_depth``: how deep the ideal ranking goes. ``"k"`` (default): at most k ideal positions
+      (trec_eval ``ndcg_cut``, ranx, scikit-learn, Quepid's ``NDCG_CUT``); ``"all"``: the ideal is not cut,
+      ``DCG@k / IDCG`` over every positive gain, so a perfect top k scores below 1 when more than k documents
+      carry gain (Quepid's ``nDCG@k`` since 2025); ``"retrieved"``: cut at min(k, n), n the number of
+      documents retrieved (Elasticsearch/OpenSearch ``_rank_eval`` ``dcg`` with ``normalize``, which scores
+      a single relevant hit 1.0 however many relevant documents it missed).
     * ``rel``: grades below it get no gain (ranx ``-l``). trec_eval ignores ``-l`` for nDCG, and so does
       the evaluation-wide relevance level here.
     * without a cutoff the run is not truncated and the ideal covers all judged documents (trec_eval
@@ -234,7 +295,9 @@ class NDCG(Metric):
     of two (:func:`gainscope.metrics.gains.exp_shift`), which leaves the ratio unchanged and keeps every sum
     finite; smaller grades are computed exactly as written above.
 
-    Reference: Järvelin & Kekäläinen, ACM TOIS 20(4), 2002. trec_eval names: ``ndcg``, ``ndcg_cut.k``.
+    Reference: Järvelin & Kekäläinen, ACM TOIS 20(4), 2002; Quepid's ``ndcg@10.js`` (PR #1242, 2025) and
+    ``ndcg_cut@10.js``; Elasticsearch ``DiscountedCumulativeGain.java``. trec_eval names: ``ndcg``,
+    ``ndcg_cut.k``.
     """
 
     name: ClassVar[str] = "nDCG"
@@ -248,15 +311,35 @@ class NDCG(Metric):
     ideal: str = param("judged", kind="choice", choices=("judged", "retrieved"),
                        doc="'judged': ideal from all judged documents (trec_eval); 'retrieved': from the "
                            "retrieved documents only (scikit-learn, seed notebook)")
-    rel: float | None = param(None, kind="float", ge=0, doc=_GRADED_REL)
+    ideal_depth: str = param("k", kind="choice", choices=("k", "all", "retrieved"),
+                             doc="how deep the ideal goes: 'k' at most k positions (trec_eval, ranx, scikit-learn); "
+                                 "'all' not cut (Quepid's nDCG); 'retrieved' min(k, documents retrieved) "
+                                 "(Elasticsearch _rank_eval)")
+    rel: float | str | None = rel_param(_GRADED_REL)
+
+    def _depth(self, ctx: Context) -> Depth:
+        """The ideal's depth for every query."""
+        if self.ideal_depth == "all":
+            return None
+        if self.ideal_depth == "retrieved":
+            n = ctx.lengths
+            return n if self.cutoff is None else np.minimum(n, self.cutoff)
+        return self.cutoff
+
+    def _ref_depth(self, q: RankedQuery) -> int | None:
+        if self.ideal_depth == "all":
+            return None
+        if self.ideal_depth == "retrieved":
+            return len(q.grades) if self.cutoff is None else min(len(q.grades), self.cutoff)
+        return self.cutoff
 
     def compute(self, ctx: Context) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):  # only huge mapped gains overflow: refused below
             dcg = _dcg_to(ctx, self.gain, self.rel, self.cutoff, self.ideal)
             if self.ideal == "judged":
-                idcg = _ideal_dcg_judged(ctx, self.gain, self.rel, self.cutoff)
+                idcg = _ideal_dcg_judged(ctx, self.gain, self.rel, self._depth(ctx))
             else:
-                idcg = _ideal_dcg_retrieved(ctx, self.gain, self.rel, self.cutoff)
+                idcg = _ideal_dcg_retrieved(ctx, self.gain, self.rel, self._depth(ctx))
         _require_finite(self, ctx.jr.query_ids, dcg + idcg)
         return ratio(dcg, idcg)
 
@@ -270,7 +353,7 @@ class NDCG(Metric):
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         shift = self._shift(q)
-        idcg = _ref_dcg(self._ideal_gains(q, shift), self.cutoff)
+        idcg = _ref_dcg(self._ideal_gains(q, shift), self._ref_depth(q))
         dcg = _ref_dcg(_ref_gains(q, self.gain, self.rel, shift), self.cutoff)
         _require_finite(self, (q.query_id,), np.array([dcg + idcg]))
         if idcg <= 0:
@@ -291,12 +374,16 @@ class NDCG(Metric):
         ranked = sorted(((gain_value(g, self.gain, self.rel, shift), d, g)
                          for d, g in zip(docs, grades, strict=True)), key=lambda t: -t[0])
         ranked = [t for t in ranked if t[0] > 0]
-        ideal = _gain_steps(q, [t[0] for t in ranked], self.cutoff, doc_ids=tuple(t[1] for t in ranked),
+        depth = self._ref_depth(q)
+        ideal = _gain_steps(q, [t[0] for t in ranked], depth, doc_ids=tuple(t[1] for t in ranked),
                             grades=tuple(t[2] for t in ranked))
         dcg = run[-1].total if run else 0.0
         idcg = ideal[-1].total if ideal else 0.0
+        cut = {"k": "" if self.cutoff is None else f", cut at k = {self.cutoff}",
+               "all": ", not cut", "retrieved": f", cut at min(k, retrieved) = {depth}"}[self.ideal_depth]
         notes: tuple[str, ...] = (f"gain={self.gain if isinstance(self.gain, str) else 'map'}; ideal from "
-                                  + ("all judged documents" if self.ideal == "judged" else "the retrieved documents"),)
+                                  + ("all judged documents" if self.ideal == "judged" else "the retrieved documents")
+                                  + cut,)
         if shift:
             notes += (f"gains 2^grade - 1 shown divided by 2^{shift:g} (2 to the top grade) to keep them finite; "
                       "DCG / IDCG, a ratio, is unchanged",)
@@ -312,8 +399,10 @@ class ERR(Metric):
     Formula: with ``p_i = (2^grade_i - 1) / 2^max_grade``,
     ``ERR@k = sum_{i<=k} (1/i) * p_i * prod_{j<i} (1 - p_j)``. Always defined (0 without relevant).
 
-    ``max_grade`` is the top of the grading scale; None uses the largest grade judged for any evaluated
-    query (echoed in the conventions). A grade above ``max_grade`` is an error.
+    ``max_grade`` is the top of the grading scale; None uses the evaluation's ``max_grade`` policy, and
+    when that is None too the largest grade judged for any evaluated query (echoed in the conventions).
+    Quepid divides by the top of the scorer's scale, Elasticsearch by ``maximum_relevance`` (required there).
+    A grade above a given ``max_grade`` is an error.
 
     Any grade scale: ``p`` is the shifted exponential gain of :mod:`gainscope.metrics.gains` (no overflow
     past grade 1024), and ``1 - p`` is never formed by subtraction once p > 1/2, where from max_grade = 54
@@ -321,30 +410,22 @@ class ERR(Metric):
     grade``, ``1 - p = (1 - 2^-d) + 2^-max_grade``, two positive terms, taken as
     ``log(1 - p) = logaddexp(log(-expm1(-d ln 2)), -max_grade ln 2)`` (``log1p(-p)`` while p <= 1/2).
     The kernel sums these logs (the product of ``1 - p_j``); the reference multiplies the same factors.
-
     Reference: Chapelle, Metzler, Zhang & Grinspan, "Expected Reciprocal Rank for Graded Relevance",
     CIKM 2009.
     """
 
     name: ClassVar[str] = "ERR"
     summary: ClassVar[str] = "expected reciprocal rank of a cascading user"
+    uses_max_grade: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
     max_grade: float | None = param(None, kind="float", gt=0,
-                                    doc="top of the grading scale; None = the largest judged grade")
-
-    def _scale(self, observed: float, top: float) -> float:
-        scale = self.max_grade if self.max_grade is not None else observed
-        if top > scale and self.max_grade is not None:
-            raise InvalidParameterError(
-                f"{self} has max_grade={format(scale, 'g')} but a document has grade {format(top, 'g')}; "
-                "raise max_grade to the top of your grading scale")
-        return scale
+                                    doc="top of the grading scale; None = the evaluation's max_grade, else the "
+                                        "largest judged grade")
 
     def compute(self, ctx: Context) -> np.ndarray:
         grades = ctx.jr.grades
-        top = float(np.nanmax(grades)) if len(grades) and not np.isnan(grades).all() else 0.0
-        scale = self._scale(ctx.max_grade, top)
+        scale = grade_scale(self, self.max_grade, ctx.policies, ctx.max_grade, ctx.top_ranked_grade)
         if scale <= 0:
             return np.zeros(ctx.nq)
         positive = np.where(grades > 0, grades, 0.0)
@@ -359,8 +440,7 @@ class ERR(Metric):
         return ctx.per_query_sum(terms)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        top = max((g for g in q.grades if g is not None and not math.isnan(g)), default=0.0)
-        scale = self._scale(q.max_grade, top)
+        scale = grade_scale(self, self.max_grade, policies, q.max_grade, q.top_ranked_grade)
         if scale <= 0:
             return 0.0
         stay = 1.0
@@ -372,8 +452,7 @@ class ERR(Metric):
         return total
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
-        top = max((g for g in q.grades if g is not None and not math.isnan(g)), default=0.0)
-        scale = self._scale(q.max_grade, top)
+        scale = grade_scale(self, self.max_grade, policies, q.max_grade, q.top_ranked_grade)
         steps = []
         stay = 1.0
         total = 0.0
@@ -400,13 +479,13 @@ def _err_stop(grade: float | None, scale: float) -> tuple[float, float]:
     return p, -math.expm1(-(scale - grade) * _LN2) + 2.0 ** -scale
 
 
-def _rbp_gains_array(ctx: Context, rel: float | None, grades: np.ndarray | None = None,
+def _rbp_gains_array(ctx: Context, rel: Level | None, grades: np.ndarray | None = None,
                      segment: np.ndarray | None = None) -> np.ndarray:
     """trec_eval's RBP gains: grade / (largest judged grade of the query) when that exceeds 1, else grade."""
     grades = ctx.jr.grades if grades is None else grades
     segment = ctx.segment if segment is None else segment
     if rel is not None:
-        return (grades >= rel).astype(np.float64)
+        return (grades >= level_value(rel)).astype(np.float64)
     qmax = np.zeros(ctx.nq)
     jg = ctx.jr.judged_grades
     if len(jg):
@@ -415,10 +494,10 @@ def _rbp_gains_array(ctx: Context, rel: float | None, grades: np.ndarray | None 
     return np.where(grades > 0, grades, 0.0) / scale
 
 
-def _rbp_gains_ref(q: RankedQuery, rel: float | None, grades: tuple[float | None, ...] | None = None) -> list[float]:
+def _rbp_gains_ref(q: RankedQuery, rel: Level | None, grades: tuple[float | None, ...] | None = None) -> list[float]:
     grades = q.grades if grades is None else grades
     if rel is not None:
-        return [1.0 if g is not None and not math.isnan(g) and g >= rel else 0.0 for g in grades]
+        return [1.0 if is_relevant(g, level_value(rel)) else 0.0 for g in grades]
     qmax = max(q.judged, default=0.0)
     scale = qmax if qmax > 1.0 else 1.0
     return [(g / scale) if g is not None and not math.isnan(g) and g > 0 else 0.0 for g in grades]
@@ -445,7 +524,7 @@ class RBP(Metric):
     linear_in_gains: ClassVar[bool] = True
 
     p: float = param(0.9, kind="float", gt=0, le=1 - 1e-12, doc="persistence: probability of going on")
-    rel: float | None = param(None, kind="float", ge=0, doc="binary gains (grade >= rel); None = graded")
+    rel: float | str | None = rel_param("binary gains (grade >= rel); None = graded")
 
     def compute(self, ctx: Context) -> np.ndarray:
         return (1.0 - self.p) * ctx.linear_sum(
