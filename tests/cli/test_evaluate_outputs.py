@@ -230,3 +230,11 @@ def test_trec_eval_rbp_resid_to_the_last_bit(cli_runner, tmp_path: Path) -> None
     code, out, _ = cli_runner("evaluate", qrels, run, "-f", "trec_eval", "-q", "-m", "rbp_resid")
     assert code == 0
     assert out == _lines(("rbp_resid", "q0", "1.0000"), ("rbp_resid", "q1", "0.9271"), ("rbp_resid", "all", "0.9636"))
+
+
+def test_bounds_csv_guards_text_cells(cli_runner, tmp_path: Path) -> None:
+    qrels = write(tmp_path / "qrels", "=q 0 d 1\n")
+    run = write(tmp_path / "run", "=q Q0 d 1 1 r\n=q Q0 u 2 0 r\n")
+    code, out, _ = cli_runner("evaluate", qrels, run, "-m", "P@2", "--bounds", "-f", "csv", "-q")
+    assert code == 0
+    assert [r[1] for r in csv_rows(out)] == ["all", "'=q"]
