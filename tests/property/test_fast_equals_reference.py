@@ -104,8 +104,11 @@ def test_fast_equals_reference(cls, data):
 _LARGE_GRADE_METRICS = [parse_metric(x) for x in (
     "ERR", "ERR@1", "ERR@3", "ERR(max_grade=2000)", "ERR(max_grade=2500)@5", "nDCG(gain=exponential)",
     "nDCG(gain=exponential)@3", "nDCG(gain=exponential, ideal=retrieved)",
-    "nDCG(gain=exponential, ideal=retrieved)@2", "nDCG(gain=exponential, rel=1000)@5", "DCG(gain=exponential)",
-    "DCG(gain=exponential)@3", "ndcg_rel(gain=exponential)", "Rndcg(gain=exponential)", "G(gain=exponential)",
+    "nDCG(gain=exponential, ideal=retrieved)@2", "nDCG(gain=exponential, rel=1000)@5",
+    "nDCG(gain=exponential, ideal_depth=all)@2", "nDCG(gain=exponential, ideal_depth=retrieved)@3",
+    "DCG(gain=exponential)",
+    "DCG(gain=exponential)@3", "CG(gain=exponential)@2", "ndcg_rel(gain=exponential)", "Rndcg(gain=exponential)",
+    "G(gain=exponential)",
     "nDCG@5", "DCG", "RBP", "ndcg_rel", "Rndcg", "G")]
 
 
