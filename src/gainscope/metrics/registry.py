@@ -40,9 +40,13 @@ def lookup(name: str) -> type[Metric]:
     """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise.
 
     A name that is a known one with a number glued on (``NDCG10``, ``P_5``, ``map10``) is suggested in the
-    ``@`` form (``nDCG@10``), when the metric takes an integer after ``@``.
+    ``@`` form (``nDCG@10``), when the metric takes an integer after ``@``. Plugins are loaded when a name is
+    not a built-in metric's (reading every installed package's entry points takes longer than evaluating a
+    small run).
     """
     _load_builtin()
+    if name not in _REGISTRY and name not in _ALIASES:
+        _load_plugins()
     found = _find(name)
     if found is not None:
         return found
@@ -85,10 +89,12 @@ def _int_at(cls: type[Metric]) -> bool:
 def all_metric_classes() -> list[type[Metric]]:
     """Every registered metric class, in registration order."""
     _load_builtin()
+    _load_plugins()
     return list(_REGISTRY.values())
 
 
 _loaded = False
+_plugins_loaded = False
 
 
 def _load_builtin() -> None:
@@ -98,6 +104,12 @@ def _load_builtin() -> None:
     _loaded = True
     from gainscope.metrics import families  # noqa: F401  (registers the built-in metrics)
 
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
     try:
         from importlib.metadata import entry_points
 
