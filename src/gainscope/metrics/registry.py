@@ -8,7 +8,9 @@ group.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
+from dataclasses import fields
 from typing import TypeVar
 
 from gainscope.errors import GainscopeError, UnknownMetricError
@@ -36,23 +38,52 @@ def register(cls: M) -> M:
 
 
 def lookup(name: str, *, also: Iterable[str] = ()) -> type[Metric]:
-    """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise. ``also``
-    are more names the caller knows (a profile's: ``NDCG_CUT``, ``v1``), offered as close matches too. A name
-    that differs from a known one only in case gets that one alone (``ap``: ``AP``; ``ndcg_cut``: ``NDCG_CUT``).
-    Plugins are loaded when a name is not a built-in metric's (reading every installed package's entry points
-    takes longer than evaluating a small run)."""
+    """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise.
+
+    ``also`` are more names the caller knows (a profile's: ``NDCG_CUT``, ``v1``), offered as close matches
+    too. A name that differs from a known one only in case gets that one alone (``ap``: ``AP``; ``ndcg_cut``:
+    ``NDCG_CUT``). A name that is a known one with a number glued on (``NDCG10``, ``P_5``, ``map10``) is
+    suggested in the ``@`` form (``nDCG@10``), when the metric takes an integer after ``@``. Plugins are
+    loaded when a name is not a built-in metric's (reading every installed package's entry points takes
+    longer than evaluating a small run).
+    """
     _load_builtin()
     if name not in _REGISTRY and name not in _ALIASES:
         _load_plugins()
+    found = _find(name)
+    if found is not None:
+        return found
+    glued = re.fullmatch(r"(.*?[A-Za-z])[_.-]?(\d+)", name)
+    base = _find(glued.group(1), any_case=True) if glued else None
+    if glued and base is not None and _int_at(base):
+        close = [f"{base.name}@{int(glued.group(2))}"]
+    else:
+        candidates = list(_REGISTRY) + list(_ALIASES) + [n for n in also if n not in _REGISTRY and n not in _ALIASES]
+        same = [c for c in candidates if c.lower() == name.lower()]
+        close = same[:1] or difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise UnknownMetricError(f"unknown metric {name!r}.{hint} Run `gainscope metrics` to list every metric.")
+
+
+def _find(name: str, *, any_case: bool = False) -> type[Metric] | None:
+    """The class registered under ``name`` (a canonical name or an alias; in any letter case when asked and
+    only one name matches)."""
     if name in _REGISTRY:
         return _REGISTRY[name]
     if name in _ALIASES:
         return _REGISTRY[_ALIASES[name]]
-    candidates = list(_REGISTRY) + list(_ALIASES) + [n for n in also if n not in _REGISTRY and n not in _ALIASES]
-    same = [c for c in candidates if c.lower() == name.lower()]
-    close = same[:1] or difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    raise UnknownMetricError(f"unknown metric {name!r}.{hint} Run `gainscope metrics` to list every metric.")
+    if any_case:
+        owners = {c for key, c in [*_REGISTRY.items(), *((a, _REGISTRY[n]) for a, n in _ALIASES.items())]
+                  if key.lower() == name.lower()}
+        if len(owners) == 1:
+            return owners.pop()
+    return None
+
+
+def _int_at(cls: type[Metric]) -> bool:
+    """The metric takes an integer after ``@`` (a rank cutoff)."""
+    at = cls.at_param()
+    return at is not None and any(f.name == at and f.metadata.get("kind") == "int" for f in fields(cls))
 
 
 def all_metric_classes() -> list[type[Metric]]:
