@@ -21,6 +21,7 @@ from gainscope.cli.plot import plot_cmd
 from gainscope.cli.pool import pool_cmd
 from gainscope.cli.report import report_cmd
 from gainscope.cli.search import search_cmd
+from gainscope.cli.serve import case_add_cmd, serve_cmd
 from gainscope.cli.serve_engine import serve_engine_cmd
 from gainscope.cli.temporal import temporal_group
 from gainscope.cli.validate import validate_cmd
@@ -41,6 +42,7 @@ def cli() -> None:
 cli.add_command(agent_group)
 cli.add_command(agreement_cmd)
 cli.add_command(case_group)
+case_group.add_command(case_add_cmd)  # gainscope case add WORKSPACE CASE: the dashboard's import
 cli.add_command(compare_cmd)
 cli.add_command(evaluate_cmd)
 cli.add_command(experiment_cmd)
@@ -54,6 +56,7 @@ cli.add_command(plot_cmd)
 cli.add_command(pool_cmd)
 cli.add_command(report_cmd)
 cli.add_command(search_cmd)
+cli.add_command(serve_cmd)
 cli.add_command(serve_engine_cmd)
 cli.add_command(store_group)
 cli.add_command(temporal_group)
