@@ -85,3 +85,21 @@ def add_case(workspace: Any, path: Path, **options: Any) -> Any:
 
     case = bridge.read_any(path, **options)
     return workspace.import_case(replace(case, source=str(path.resolve())), source=str(path.resolve()))
+
+
+def load_test_module(relative: str) -> Any:
+    """A helper module of another test folder (``judges/server.py``), loaded from its file: test folders are not
+    packages of one another."""
+    import importlib.util
+    import sys
+
+    path = ROOT / "tests" / relative
+    name = "gainscope_tests_" + relative.replace("/", "_").removesuffix(".py")
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -359,3 +359,23 @@ def test_a_second_case_compares_with_the_first(movies: Dashboard) -> None:
     assert after["scores"]["nDCG@10"] == _expected(MOVIES_AFTER, "nDCG@10").score
     assert movies.call("DELETE", f"/api/cases/{record.id}")[0] == 200
     assert movies.call("GET", f"/api/cases/{record.id}")[0] == 404
+
+
+def test_a_team_server_needs_the_token_for_reads_too(tmp_path: Path) -> None:
+    from .conftest import serve
+
+    for team in serve(tmp_path / "team", token="team-secret-1", allow_python=False, loopback=False):
+        response = team.anonymous.get("/api/cases")
+        assert response.status_code == 401 and "needs the workspace token" in response.json()["error"]
+        assert team.anonymous.get("/").status_code == 401
+        assert team.client.get("/api/cases").status_code == 200
+        response = team.anonymous.get("/?token=team-secret-1", follow_redirects=False)
+        assert response.status_code == 303
+        assert team.anonymous.get("/").status_code == 200  # the cookie the redirect set
+        # Python scorers would run as the server's code: refused unless the server was started to allow them
+        add_case(team.workspace, MOVIES)
+        status, answer = team.call("POST", "/api/scorers/test", {"language": "python", "code": "def score(q): return 1",
+                                                                 "case": CASE, "query": "star wars"})
+        assert status == 400 and "with --allow-python-scorers" in answer["error"]
+        # the Host header is not checked on a team server (its name is the machine's): the token guards it
+        assert team.client.get("/api/cases", headers={"Host": "dashboard.example:80"}).status_code == 200

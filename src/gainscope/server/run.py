@@ -4,6 +4,7 @@ benchmark, which talk to it over HTTP like a browser)."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import threading
 import time
@@ -40,8 +41,16 @@ def _server(workspace: Workspace, loopback: bool) -> Any:
 
 
 def serve_forever(workspace: Workspace, sock: socket.socket, *, loopback: bool) -> None:
-    """Serve on ``sock`` until interrupted (Ctrl-C, SIGTERM)."""
-    _server(workspace, loopback).run(sockets=[sock])
+    """Serve on ``sock`` until interrupted (Ctrl-C, SIGTERM), then return normally.
+
+    uvicorn catches SIGINT and SIGTERM while it serves, shuts down, and then raises the signal again for the handler
+    that was there before; that handler does nothing here, so the caller closes the workspace and exits with 0."""
+    quiet = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        _server(workspace, loopback).run(sockets=[sock])
+    finally:
+        for sig, handler in quiet.items():
+            signal.signal(sig, handler)
 
 
 class ServerThread:
