@@ -287,7 +287,7 @@ def test_snapshots_history_and_annotations(movies: Dashboard) -> None:
     status, cmp = movies.call("GET", f"/api/cases/{CASE}/compare", params={"snapshot": f"{CASE} #1", "current": "1"})
     assert status == 200, cmp
     ndcg = cmp["by_scorer"]["nDCG@10"]
-    assert [s["name"] for s in ndcg["snapshots"]] == ["current", f"{CASE} #1"]
+    assert [s["name"] for s in ndcg["snapshots"]] == [f"{CASE} #1", "current"]
     # both are scored with today's ratings, and their results are the same: no change anywhere
     assert all(d == 0 for q in ndcg["queries"] for d in q["deltas"].values() if d is not None)
     status, annotated = movies.call("POST", f"/api/cases/{CASE}/annotations", {"note": "rated st9"})

@@ -399,7 +399,7 @@ def compare(request: Request, _: Any) -> Any:
             raise InputError(f"'k' is an integer; got {k!r}") from None
     scorers = params.getlist("scorer") or None
     result = ws.compare(case_id, names, current=current, scorers=scorers, k=depth)
-    return {"snapshots": (["current"] if current else []) + names,
+    return {"snapshots": names + (["current"] if current else []),
             "by_scorer": {name: ({"error": c} if isinstance(c, str) else c.to_dict()) for name, c in result.items()}}
 
 

@@ -386,10 +386,11 @@ def compare(ratings: Case, snapshots: Sequence[tuple[str, Sequence[Any]]], score
             unscored: str = "quepid", undefined: str = "zero", current: bool = False) -> SnapshotComparison:
     """Snapshots of a case side by side, every one scored with today's ratings (as Quepid does), query by query,
     with the documents that entered or left the top k and the paired tests against the first (cases'
-    :func:`~gainscope.cases.snapshots.compare_snapshots`). ``snapshots`` are ``(name, recorded results)``; with
-    ``current`` the case's results in force come first, named ``current``."""
-    cases = [replace(ratings, name="current")] if current else []
-    cases += [snapshot_case(ratings, results, name) for name, results in snapshots]
+    :func:`~gainscope.cases.snapshots.compare_snapshots`). ``snapshots`` are ``(name, recorded results)``, the first
+    the baseline; with ``current`` the case's results in force come last (the newest), named ``current``."""
+    cases = [snapshot_case(ratings, results, name) for name, results in snapshots]
+    if current:
+        cases.append(replace(ratings, name="current"))
     names = [c.name or f"S{i + 1}" for i, c in enumerate(cases)]
     from gainscope.compare import CompareSettings
 

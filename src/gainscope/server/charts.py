@@ -39,6 +39,8 @@ def sparkline(values: Sequence[float | None], label: str = "", width: int = 120,
     if not points:
         return Markup("")
     xy, _, _ = _scale(points, len(values), width, height, 3)
+    if len(xy) == 1:  # one point: a level line across, so it reads as a line
+        xy = [(3.0, xy[0][1]), (width - 3.0, xy[0][1])]
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
     last_x, last_y = xy[-1]
     title = html.escape(f"{label}: " if label else "") + html.escape(
@@ -81,5 +83,16 @@ def history_chart(scorer: str, points: Sequence[Any], width: int = 900, height: 
         if p.note:
             parts.append(f'<line x1="{x:.1f}" y1="{pad - 6}" x2="{x:.1f}" y2="{height - pad}" stroke="#bf8700" '
                          f'stroke-dasharray="3 3" stroke-width="1"/>')
+            label = p.note if len(p.note) <= 28 else p.note[:27] + "\u2026"
+            anchor = "end" if x > width * 0.75 else "start"
+            parts.append(f'<text class="note" x="{x + (-4 if anchor == "end" else 4):.1f}" y="{pad - 10}" '
+                         f'text-anchor="{anchor}">{html.escape(label)}</text>')
+    ends = [(points[finite[0][0]], xy[0][0], "start")]
+    if len(finite) > 1:
+        ends.append((points[finite[-1][0]], xy[-1][0], "end"))
+    for point, x, anchor in ends:  # the dates of the first and the last point under the axis
+        when = point.at[:16].replace("T", " ")
+        parts.append(f'<text x="{x:.1f}" y="{height - 10}" font-size="11" fill="#57606a" '
+                     f'text-anchor="{anchor}">{html.escape(when)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -81,9 +81,10 @@ ROUTES: list[tuple[str, str, str, dict[str, Any] | None, list[str], dict[str, An
     ("get", "/api/cases/{case_id}/snapshots", "The case's snapshots, oldest first.", None, [], {"type": "array"}),
     ("post", "/api/cases/{case_id}/snapshots", "Snapshot the case's results in force (with a note).",
      {"type": "object", "properties": {"note": {"type": "string"}}}, [], {"type": "object"}),
-    ("get", "/api/cases/{case_id}/compare", "Any number of snapshots side by side (snapshot= repeated; current=1 "
-     "puts the results in force first), scored with today's ratings: per query scores and deltas, documents that "
-     "entered or left the top k (k=), paired significance tests against the first, per scorer (scorer=).", None,
+    ("get", "/api/cases/{case_id}/compare", "Any number of snapshots side by side (snapshot= repeated, the first the "
+     "baseline; current=1 adds the results in force last), scored with today's ratings: per query scores and "
+     "deltas, documents that entered or left the top k (k=), paired significance tests against the first, per scorer "
+     "(scorer=).", None,
      ["snapshot", "current", "k", "scorer"], {"type": "object"}),
     ("get", "/api/cases/{case_id}/history", "The case score over time per scorer, with annotations (notes).", None,
      ["scorer"], {"type": "object"}),

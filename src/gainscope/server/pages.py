@@ -151,9 +151,16 @@ def tune_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]]:
                           name=found.name, kind=found.kind)
         except GainscopeError as exc:
             engine["error"] = str(exc)
-    history = [p for p in ws.store.history(case_id) if p.event == "rerun"]
+    reruns: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for point in ws.store.history(case_id):
+        if point.event == "rerun":
+            row = reruns.setdefault((point.at, point.snapshot), {"at": point.at, "snapshot": point.snapshot,
+                                                                 "note": point.note, "scores": {}})
+            row["scores"][point.scorer] = point.score
+    rows = list(reruns.values())[-30:][::-1]
+    scorers = list(dict.fromkeys(name for row in rows for name in row["scores"]))
     return "tune.html", {"title": f"Tune {record.name}", "case": _case_nav(ws, case_id), "record": record,
-                         "engine": engine, "reruns": history[-30:][::-1],
+                         "engine": engine, "reruns": rows, "rerun_scorers": scorers,
                          "overrides": {k: v for k, v in record.try_.items() if k != "knobs"}}
 
 
@@ -161,8 +168,9 @@ def snapshots_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]
     case_id = request.path_params["case_id"]
     record = ws.store.case(case_id)
     p = request.query_params
-    chosen = p.getlist("snapshot")
-    current = p.get("current") in ("1", "on", "true")
+    created = {sn.name: sn.created for sn in ws.case_snapshots(case_id)}
+    chosen = sorted(p.getlist("snapshot"), key=lambda name: created.get(name, ""))  # the oldest is the baseline
+    current = p.get("current") in ("1", "on", "true")  # the results in force come last: they are the newest
     scorers = p.getlist("scorer") or list(record.settings.scorers)
     comparison = None
     if len(chosen) + int(current) >= 2:

@@ -48,14 +48,16 @@ def case_summary(ws: Workspace, record: CaseRecord) -> dict[str, Any]:
     last_run = None
     for point in ws.store.history(record.id):
         history.setdefault(point.scorer, []).append(point.score)
-        if point.event in ("rerun", "import", "snapshot"):
+        if point.event in ("rerun", "snapshot"):
             last_run = point.at
     rated = sum(1 for q in scores.queries if q.ratings)
+    answered = sum(1 for q in scores.queries if q.results)
     return {"id": record.id, "name": record.name, "engine": record.engine,
             "scores": {name: s.score for name, s in scores.by_scorer.items()},
             "errors": {name: s.error for name, s in scores.by_scorer.items() if s.error},
             "history": {name: history.get(name, []) for name in scores.by_scorer},
-            "queries": len(scores.queries), "rated_queries": rated, "last_run": last_run, "updated": record.updated}
+            "queries": len(scores.queries), "rated_queries": rated, "queries_with_results": answered,
+            "last_run": last_run, "created": record.created, "updated": record.updated}
 
 
 def query_scores(scores: CaseScores, text: str) -> dict[str, dict[str, Any]]:
@@ -84,6 +86,7 @@ def case_detail(ws: Workspace, case_id: str, *, baseline: str | None = None, sor
     order = sort_queries(queries, sort, scorer or (record.settings.scorers[0] if record.settings.scorers else None),
                          descending)
     return {"id": record.id, "name": record.name, "engine": record.engine, "try": record.try_,
+            "queries_with_results": sum(1 for q in scores.queries if q.results),
             "scale": record.scale, "settings": record.settings.to_json(), "source": record.source,
             "notes": list(record.notes), "scores": _case_scores(scores),
             "conventions": {name: list(s.conventions) for name, s in scores.by_scorer.items()},

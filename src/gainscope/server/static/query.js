@@ -125,8 +125,8 @@ function docItem(hit, keys) {
     el("span", { class: "rank" }, hit.rank),
     grades,
     el("div", { class: "doc-main" },
-      el("span", { class: "title" }, hit.title || "(no title)"), " ",
-      el("code", { class: "doc-id" }, hit.doc), " ",
+      hit.title ? el("span", { class: "title" }, hit.title) : null, " ",
+      el("code", { class: hit.title ? "doc-id" : "doc-id alone" }, hit.doc), " ",
       el("span", { class: "provenance muted" }, hit.returned ? "returned" : "not returned")));
   showRating(item, hit.rating === undefined ? null : hit.rating, "", "");
   const provenance = item.querySelector(".provenance");
@@ -174,7 +174,7 @@ function setupExplain() {
         el("td", { class: `num ${band(p.score)}`, "data-value": p.score ?? "" }, fmt(p.score)),
         el("td", { class: "num" }, p.change === null ? "" : (p.change >= 0 ? "+" : "") + Number(p.change).toFixed(3))));
       table.tBodies[0].replaceChildren(...rows);
-      table.hidden = false;
+      document.getElementById("explanation-wrap").hidden = false;
       say(`${scorer}: ${fmt(answer.score)} for the whole list`, "ok");
     } catch (error) {
       say(error.message, "error");
