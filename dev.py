@@ -11,7 +11,8 @@ setup.py or the C scanner's source changes. ``demo`` ends by printing how to run
 installed in .venv, which is not on your PATH).
 
 Some tests need programs that PyPI does not provide (SYSTEM_NEEDS below; the README lists them): a headless
-Chromium for the HTML report's browser tests (tests/render/browser.py). When one is missing, ``test`` says what
+Chromium for the browser tests of the HTML report and the dashboard (tests/render/browser.py), and PostgreSQL for the
+dashboard's workspace in PostgreSQL (tests/server/postgres.py starts a server). When one is missing, ``test`` says what
 it needs and why, then installs the Debian package with apt-get if it runs as root where apt-get exists (as CI
 does) and GAINSCOPE_NO_APT is not 1; otherwise it says which tests will be skipped.
 """
@@ -56,10 +57,17 @@ def _browser_found() -> bool:
     return bool(os.environ.get("GAINSCOPE_CHROMIUM")) or any(shutil.which(name) for name in BROWSERS)
 
 
+def _postgres_found() -> bool:
+    """Debian's PostgreSQL programs (/usr/lib/postgresql/VERSION/bin), or initdb on PATH (tests/server/postgres.py)."""
+    return bool(list(Path("/usr/lib/postgresql").glob("*/bin/initdb"))) or bool(shutil.which("initdb"))
+
+
 #: what ``test`` installs with apt-get when missing (as root); the README's table lists the same
 SYSTEM_NEEDS = (
-    SystemNeed("a headless Chromium", "the HTML report's browser tests (tests/render)", _browser_found,
-               ("chromium",)),
+    SystemNeed("a headless Chromium", "the HTML report's and the dashboard's browser tests (tests/render, "
+               "tests/server)", _browser_found, ("chromium",)),
+    SystemNeed("PostgreSQL (initdb, pg_ctl)", "the dashboard's PostgreSQL workspace tests (tests/server)",
+               _postgres_found, ("postgresql",)),
 )
 
 

@@ -4,7 +4,9 @@ workspace token."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,3 +105,24 @@ def load_test_module(relative: str) -> Any:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A PostgreSQL server from Debian's packages, started for the session (see postgres.py); skipped when PostgreSQL
+    is not installed, failed instead when GAINSCOPE_REQUIRE_POSTGRES=1 (as CI sets)."""
+    from .postgres import PostgresServer, find_binaries
+
+    binaries = find_binaries()
+    if binaries is None:
+        reason = ("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb, no initdb on PATH): python3 "
+                  "dev.py test installs Debian's postgresql as root")
+        if os.environ.get("GAINSCOPE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"GAINSCOPE_REQUIRE_POSTGRES=1 but {reason}")
+        pytest.skip(reason)
+    folder = Path(tempfile.mkdtemp(prefix="gainscope-postgres-"))  # under /tmp: the postgres user can reach it
+    try:
+        with PostgresServer.start(folder, binaries) as server:
+            yield server
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
