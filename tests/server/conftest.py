@@ -86,7 +86,8 @@ def add_case(workspace: Any, path: Path, **options: Any) -> Any:
     from gainscope.server import cases as bridge
 
     case = bridge.read_any(path, **options)
-    return workspace.import_case(replace(case, source=str(path.resolve())), source=str(path.resolve()))
+    return workspace.import_case(replace(case, source=str(path.resolve())), source=str(path.resolve()),
+                                 read_files=True)
 
 
 def load_test_module(relative: str) -> Any:

@@ -5,6 +5,7 @@ history, scorers, errors, and the OpenAPI document that describes it all."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -379,3 +380,43 @@ def test_a_team_server_needs_the_token_for_reads_too(tmp_path: Path) -> None:
         assert status == 400 and "with --allow-python-scorers" in answer["error"]
         # the Host header is not checked on a team server (its name is the machine's): the token guards it
         assert team.client.get("/api/cases", headers={"Host": "dashboard.example:80"}).status_code == 200
+
+
+def test_scorer_names_never_read_files_of_the_server(movies: Dashboard, tmp_path: Path) -> None:
+    # a JavaScript file on the server: cases' resolve_scorer would run it (and quote its lines in errors)
+    secret = tmp_path / "secret.js"
+    secret.write_text("var password = 'hunter2'; setScore(1)\n", encoding="utf-8")
+    for name in (str(secret), "gainscope.cases:score_case"):
+        status, answer = movies.call("PATCH", f"/api/cases/{CASE}", {"scorers": [name]})
+        assert status == 400 and "never a file of the server" in answer["error"] and "hunter2" not in answer["error"]
+        status, answer = movies.call("POST", "/api/scorers/test", {"name": name, "case": CASE, "query": "star wars"})
+        assert status == 400 and "never a file of the server" in answer["error"]
+    # an uploaded case naming a scorer file: the file is not read, the case says so
+    content = json.dumps({"scorer": str(secret), "scale": "graded", "queries": [{"query": "q", "ratings": {"d": 1},
+                                                                                  "results": ["d"]}]})
+    status, created = movies.call("POST", "/api/cases", {"filename": "named.json", "content": content})
+    assert status == 201, created
+    _, detail = movies.call("GET", f"/api/cases/{created['id']}")
+    assert list(detail["scores"]) == ["nDCG@10", "P@5", "ERR@10"]
+    assert any("does not read from a file of the server" in note for note in detail["notes"])
+    assert movies.call("GET", "/api/scorers")[1]["saved"] == []
+    status, answer = movies.call("PUT", "/api/scorers/a%2Fb", {"language": "javascript", "code": "setScore(1)"})
+    assert status in (400, 404)
+
+
+def test_case_add_saves_the_javascript_scorer_a_case_file_names(cli_runner, tmp_path: Path) -> None:
+    case = tmp_path / "case.json"
+    shutil.copy(MOVIES.parent / "blog_ndcg_at_10.js", tmp_path / "blog.js")
+    data = json.loads(MOVIES.read_text(encoding="utf-8"))
+    case.write_text(json.dumps({**data, "scorer": "blog.js"}), encoding="utf-8")
+    code, out, err = cli_runner("case", "add", str(tmp_path / "ws"), str(case))
+    assert code == 0, err
+    from gainscope.server.workspace import Workspace
+
+    with Workspace.open(tmp_path / "ws") as ws:
+        [saved] = ws.store.scorers()
+        assert (saved.name, saved.language) == ("blog.js", "javascript")
+        assert saved.code == (tmp_path / "blog.js").read_text(encoding="utf-8")
+        record = ws.store.case(out.strip())
+        assert record.settings.scorers[0] == "blog.js"
+        assert ws.scoreboard.scores(record.id).by_scorer["blog.js"].error is None

@@ -78,3 +78,24 @@ def test_serve_prints_the_url_with_the_token_and_serves(tmp_path: Path) -> None:
         _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert "serving workspace" in err
+
+
+def test_the_listening_socket_says_it_is_tcp_so_answers_are_not_held_back() -> None:
+    # asyncio sets TCP_NODELAY on accepted connections only when the listening socket's proto is IPPROTO_TCP; a
+    # socket made with proto 0 left Nagle's algorithm on, and every small answer waited ~40 ms for a delayed ACK
+    import asyncio.base_events
+    import socket
+
+    from gainscope.server.run import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+        client = socket.create_connection(sock.getsockname())
+        accepted, _ = sock.accept()
+        asyncio.base_events._set_nodelay(accepted)  # what asyncio does to each accepted connection
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        accepted.close()
+        client.close()
+    finally:
+        sock.close()

@@ -122,7 +122,7 @@ def case_add_cmd(workspace: Path, case_file: str, fmt: str, run_file: str | None
                            name=name)
     case = replace(case, source=source, engine=engine if engine is not None else case.engine)
     with Workspace.open(workspace, database=database) as ws:
-        record = ws.import_case(case, source=source)
+        record = ws.import_case(case, source=source, read_files=True)
         scores = ws.scoreboard.scores(record.id)
         for note in case.notes:
             click.echo(f"note: {note}", err=True)

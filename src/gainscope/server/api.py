@@ -10,9 +10,11 @@ rating outside the case's scale), 502 when an engine or an LLM judge failed, 503
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -37,10 +39,11 @@ from gainscope.server import jobs as work
 from gainscope.server import views
 from gainscope.server.workspace import Workspace
 
-__all__ = ["json_response", "routes"]
+__all__ = ["json_response", "routes", "timed"]
 
 #: the most a request body may hold (an imported case file is the largest thing sent)
 MAX_BODY = 64 * 1024 * 1024
+logger = logging.getLogger("gainscope.server")
 UNSCORED = ("quepid", "skip", "zero")
 UNDEFINED = ("zero", "skip")
 
@@ -93,13 +96,26 @@ def endpoint(handler: Handler, *, body: bool = False, status: int = 200) -> Call
                 return json_response({"error": f"the request body is not JSON: {exc}"}, 400)
             if not isinstance(payload, dict):
                 return json_response({"error": "the request body is a JSON object"}, 400)
+        started = time.perf_counter()
         try:
             result = await run_in_threadpool(handler, request, payload)
         except GainscopeError as exc:
-            return json_response({"error": str(exc)}, _status(exc))
-        return result if isinstance(result, Response) else json_response(result, status)
+            response = json_response({"error": str(exc)}, _status(exc))
+        except Exception as exc:  # a bug, or an error of a library: said as JSON, the server goes on
+            logger.exception("%s %s failed", request.method, request.url.path)
+            response = json_response({"error": f"the server failed: {type(exc).__name__}: {exc}"}, 500)
+        else:
+            response = result if isinstance(result, Response) else json_response(result, status)
+        return timed(response, started)
 
     return run
+
+
+def timed(response: Response, started: float) -> Response:
+    """``response`` with a ``Server-Timing`` header: the milliseconds the server spent on it (``app;dur=...``),
+    which the benchmark reads (bench/dashboard.py)."""
+    response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.3f}"
+    return response
 
 
 def _ws(request: Request) -> Workspace:
@@ -457,8 +473,8 @@ def _scorer_body(ws: Workspace, body: Mapping[str, Any], name: str) -> Any:
 def put_scorer(request: Request, body: dict[str, Any]) -> Any:
     ws = _ws(request)
     name = request.path_params["name"].strip()
-    if not name or len(name) > 100:
-        raise InputError("a scorer's name has 1 to 100 characters")
+    if not name or len(name) > 100 or "/" in name or "\\" in name:
+        raise InputError("a scorer's name has 1 to 100 characters, and no / or \\")
     if bridge.is_builtin(name):
         raise InputError(f"{name!r} is a built-in scorer's name; give yours another")
     language, code, scale, _ = _scorer_body(ws, body, name)

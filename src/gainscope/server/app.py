@@ -138,6 +138,7 @@ def create_app(workspace: Workspace, *, loopback: bool = True) -> Starlette:
     from gainscope.server import api, pages
 
     jobs = Jobs()
+    pages.compile_templates()
     routes = [*pages.routes(), *api.routes(), Mount("/static", app=StaticFiles(directory=STATIC), name="static")]
     app = Starlette(routes=routes, middleware=[Middleware(Security, token=workspace.token, loopback=loopback)])
     app.state.workspace = workspace

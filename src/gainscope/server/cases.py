@@ -45,11 +45,29 @@ from gainscope.cases.files import case_to_dict
 from gainscope.cases.live import case_engine, case_from_snapshot
 from gainscope.cases.snapshots import SnapshotComparison, compare_snapshots
 from gainscope.cases.trec import trec_ids, with_run_results
-from gainscope.errors import FormatError, GainscopeError, InputError, UnknownFormatError
+from gainscope.errors import FormatError, GainscopeError, InputError, UnknownFormatError, UnknownMetricError
 
-__all__ = ["FORMATS", "Explanation", "Scored", "case_mean", "check_rating", "compare", "engine_for", "explain_query",
-           "export_text", "read_any", "rescore_query", "resolve", "scale_from", "scale_json", "score", "to_case",
-           "trec_query_ids"]
+__all__ = [
+    "FORMATS",
+    "Explanation",
+    "Scored",
+    "builtin",
+    "case_mean",
+    "case_scorer_source",
+    "check_rating",
+    "compare",
+    "engine_for",
+    "explain_query",
+    "export_text",
+    "read_any",
+    "rescore_query",
+    "resolve",
+    "scale_from",
+    "scale_json",
+    "score",
+    "to_case",
+    "trec_query_ids",
+]
 
 #: the formats a case is imported from (``auto``: told apart by extension and content)
 FORMATS = ("auto", "case", "quepid", "rre", "rank-eval", "trec")
@@ -233,10 +251,27 @@ def builtin_scorers() -> list[dict[str, Any]]:
             for d in BUILTINS.values()]
 
 
+def _not_a_name(name: str) -> bool:
+    """True for what resolve_scorer would read as a file or import as code (``x.js``, ``module:function``): the
+    dashboard resolves names of built-ins and of saved scorers only, never a path on the server."""
+    text = name.strip()
+    return text.lower().endswith(".js") or ":" in text or "/" in text or "\\" in text
+
+
+def builtin(name: str) -> Any:
+    """The built-in scorer ``name`` (cases resolves it; unknown names get its suggestions); a name that would be a
+    file or a module is refused."""
+    if _not_a_name(name):
+        raise UnknownMetricError(f"unknown scorer {name!r}: the dashboard's scorers are built-in names (nDCG@10, "
+                                 "P@5, ...) or scorers saved in the workspace (the scorers page), never a file of the "
+                                 "server")
+    return resolve_scorer(name, allow_python=False)
+
+
 def is_builtin(name: str) -> bool:
     """True when ``name`` resolves to a built-in scorer."""
     try:
-        resolve_scorer(name, allow_python=False)
+        builtin(name)
     except GainscopeError:
         return False
     return True
@@ -255,7 +290,7 @@ def resolve(name: str, saved: Callable[[str], Any], *, allow_python: bool,
     a built-in (``nDCG@10``; resolved by cases, so unknown names get cases' suggestions)."""
     record = saved(name)
     if record is None:
-        return resolve_scorer(name, allow_python=False)
+        return builtin(name)
     return scorer_from_code(record.name, record.language, record.code, record.scale, allow_python=allow_python,
                             time_limit=time_limit)
 
@@ -290,6 +325,19 @@ def scorer_from_code(name: str, language: str, code: str, scale: Any = None, *, 
         raise InputError(f"{name}.py defines no function score(q); a Python scorer is def score(q): ... returning a "
                          "number (or None for no score), where q has doc_rating(i), num_returned, best, ...")
     return python_scorer(function, name=name, scale=parsed)
+
+
+def case_scorer_source(case: Case, *, read_files: bool) -> tuple[str, str, Any] | None:
+    """The JavaScript scorer a case names by code (``{"name", "code"}``), or by a ``.js`` file when ``read_files``
+    (a case read from the command line: the file is the user's; never for an upload, which must not read files of
+    the server): ``(name, code, scale)``, to save in the workspace; None when the case names none or a built-in."""
+    spec = case.scorer
+    if isinstance(spec, Mapping) and isinstance(spec.get("code"), str):
+        return str(spec.get("name") or "case scorer"), spec["code"], spec.get("scale")
+    if isinstance(spec, str) and spec.strip().lower().endswith(".js") and read_files:
+        found = resolve_scorer(spec, base=case.source, allow_python=False)
+        return Path(spec).name, found.code, None
+    return None
 
 
 # ---------------------------------------------------------------------------------------------- scoring

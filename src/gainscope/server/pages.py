@@ -10,6 +10,7 @@ its agreement with people), import and export, and the scorers (``/scorers``: wr
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,12 @@ def environment() -> Environment:
 _ENV = environment()
 
 
+def compile_templates() -> None:
+    """Compile every page's template now (the app does at start), so that no first visit pays for it."""
+    for name in _ENV.list_templates(extensions=["html"]):
+        _ENV.get_template(name)
+
+
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     """A page: ``template`` with the context, the nonce of this response and the token when the request holds it."""
     authorized = bool(getattr(request.state, "authorized", False))
@@ -86,14 +93,21 @@ def page(build: Callable[[Request, Workspace], tuple[str, dict[str, Any]]]) -> C
     """An endpoint that builds a page's context in a worker thread; gainscope's errors become an error page."""
 
     async def run(request: Request) -> Response:
+        from gainscope.server.api import timed
+
         ws: Workspace = request.app.state.workspace
-        try:
-            template, context = await run_in_threadpool(build, request, ws)
-        except GainscopeError as exc:
-            status = 404 if isinstance(exc, NotFoundError) else 400
-            return render(request, "error.html", status, title="Not found" if status == 404 else "Error",
-                          message=str(exc), case=None)
-        return render(request, template, **context)
+        started = time.perf_counter()
+
+        def build_and_render() -> HTMLResponse:
+            try:
+                template, context = build(request, ws)
+            except GainscopeError as exc:
+                status = 404 if isinstance(exc, NotFoundError) else 400
+                return render(request, "error.html", status, title="Not found" if status == 404 else "Error",
+                              message=str(exc), case=None)
+            return render(request, template, **context)
+
+        return timed(await run_in_threadpool(build_and_render), started)
 
     return run
 

@@ -245,18 +245,31 @@ class Workspace:
         return str(self.folder.resolve() / "case.json")
 
     def import_case(self, case: Any, *, settings: CaseSettings | None = None, author: str | None = None,
-                    source: str | None = None, fields: Mapping[str, Mapping[str, Any]] | None = None) -> CaseRecord:
+                    source: str | None = None, fields: Mapping[str, Mapping[str, Any]] | None = None,
+                    read_files: bool = False) -> CaseRecord:
         """Store a :class:`~gainscope.cases.Case` (with a scale) as a new workspace case; its scores become the
-        first points of its history."""
+        first points of its history. The case's scorer is selected first: a built-in name as it is, a JavaScript
+        scorer given by code (or, with ``read_files``, by a ``.js`` file: ``gainscope case add``) saved in the
+        workspace under its name; a file named by an upload is not read (the notes say so)."""
         queries = [{"text": q.query, "qid": q.id, "options": dict(q.options), "results": list(q.results),
                     "num_found": q.num_found, "ratings": dict(q.ratings)} for q in case.queries]
-        scorers = settings.scorers if settings is not None else None
-        if scorers is None and isinstance(case.scorer, str) and case.scorer:
-            scorers = tuple(dict.fromkeys([case.scorer, *CaseSettings().scorers]))
-        chosen = settings or CaseSettings(scorers=scorers or CaseSettings().scorers)
+        notes = list(case.notes)
+        first: str | None = None
+        code = bridge.case_scorer_source(case, read_files=read_files)
+        if code is not None:
+            name, text, scale = code
+            self.store.save_scorer(name, "javascript", text, scale)
+            first = name
+        elif isinstance(case.scorer, str) and bridge.is_builtin(case.scorer):
+            first = case.scorer.strip()
+        elif case.scorer is not None:
+            notes.append(f"the case names the scorer {case.scorer!r}, which the dashboard does not read from a file "
+                         "of the server: save its code on the scorers page and select it")
+        defaults = CaseSettings().scorers
+        chosen = settings or CaseSettings(scorers=tuple(dict.fromkeys([first, *defaults])) if first else defaults)
         record = self.store.add_case(name=case.name or "case", scale=bridge.scale_json(case.scale), queries=queries,
                                      engine=case.engine, try_=case.try_, settings=chosen,
-                                     source=source or case.source, notes=case.notes, author=author, fields=fields)
+                                     source=source or case.source, notes=notes, author=author, fields=fields)
         self.scoreboard.record(record.id, "import", with_queries=True, always=True)
         return record
 
