@@ -32,7 +32,11 @@ def test_demo_ends_by_saying_how_to_run_gainscope(dev: ModuleType, monkeypatch, 
     monkeypatch.chdir(ROOT)
     dev.demo()
     assert len(ran) >= 4 and all(cmd[0] == str(dev.BIN / "gainscope") for cmd in ran)
+    assert ran[-1][1:3] == ("case", "add")  # the recipes into a dashboard workspace; no server is started
     assert capsys.readouterr().out == (
+        "\nOpen the dashboard on the recipes (a case of 12 queries rated by hand, over the embedded engine):\n"
+        "    .venv/bin/gainscope serve examples/search/workspace\n"
+        "and open the URL it prints (rate with the keyboard, tune the knobs and rerun; Ctrl-C stops it).\n"
         f"\ngainscope is installed in {ROOT / '.venv'}, which is not on your PATH. Run it as\n"
         "    .venv/bin/gainscope --help\n"
         "or put .venv on the PATH of this shell and run gainscope by name:\n"
