@@ -365,7 +365,7 @@ def test_a_second_case_compares_with_the_first(movies: Dashboard) -> None:
 def test_a_team_server_needs_the_token_for_reads_too(tmp_path: Path) -> None:
     from .conftest import serve
 
-    for team in serve(tmp_path / "team", token="team-secret-1", allow_python=False, loopback=False):
+    for team in serve(tmp_path / "team", token="team-secret-1", allow_code=False, loopback=False):
         response = team.anonymous.get("/api/cases")
         assert response.status_code == 401 and "needs the workspace token" in response.json()["error"]
         assert team.anonymous.get("/").status_code == 401
@@ -377,7 +377,7 @@ def test_a_team_server_needs_the_token_for_reads_too(tmp_path: Path) -> None:
         add_case(team.workspace, MOVIES)
         status, answer = team.call("POST", "/api/scorers/test", {"language": "python", "code": "def score(q): return 1",
                                                                  "case": CASE, "query": "star wars"})
-        assert status == 400 and "with --allow-python-scorers" in answer["error"]
+        assert status == 400 and "with --allow-code" in answer["error"]
         # the Host header is not checked on a team server (its name is the machine's): the token guards it
         assert team.client.get("/api/cases", headers={"Host": "dashboard.example:80"}).status_code == 200
 
@@ -420,3 +420,18 @@ def test_case_add_saves_the_javascript_scorer_a_case_file_names(cli_runner, tmp_
         record = ws.store.case(out.strip())
         assert record.settings.scorers[0] == "blog.js"
         assert ws.scoreboard.scores(record.id).by_scorer["blog.js"].error is None
+
+
+def test_a_team_server_runs_no_code_given_through_the_page(tmp_path: Path, recipes: Path) -> None:
+    from .conftest import serve
+
+    for team in serve(tmp_path / "team", token="team-secret-1", allow_code=False, loopback=False):
+        record = add_case(team.workspace, recipes / "recipes_case.json")
+        status, answer = team.call("PATCH", f"/api/cases/{record.id}", {"engine": "os:system"})
+        assert status == 400 and "is a Python function, which runs as the server's own code" in answer["error"]
+        status, answer = team.call("PATCH", f"/api/cases/{record.id}", {
+            "try": {"headers": {"X-Leak": "{{ env.HOME }}"}}})
+        assert status == 400 and "read the server's environment" in answer["error"]
+        status, answer = team.call("POST", f"/api/cases/{record.id}/rerun", {"knobs": {"title_boost": 1}})
+        assert status == 202, answer  # an index folder or a TOML engine is fine
+        assert team.job(answer)["state"] == "done"

@@ -37,12 +37,14 @@ def _serve_extra() -> None:
 @click.option("--database", default=None, metavar="URL",
               help="Keep the workspace in PostgreSQL (postgresql://user@host:5432/name; pip install "
                    "'gainscope[postgres]') instead of WORKSPACE/workspace.sqlite.")
-@click.option("--allow-python-scorers", is_flag=True,
-              help="Run Python scorers written in the dashboard on a server bound to another address than "
-                   "127.0.0.1 (they run as the server's own code; JavaScript scorers are sandboxed).")
+@click.option("--allow-code", is_flag=True,
+              help="On a server bound to another address than 127.0.0.1, run code given through the dashboard: "
+                   "Python scorers, Python engines (module:function) and try overrides that read the server's "
+                   "environment ({{env.NAME}}). On 127.0.0.1 they always run (they are yours); JavaScript scorers are "
+                   "sandboxed everywhere.")
 @guarded
 def serve_cmd(workspace: Path, host: str, port: int, token: str | None, database: str | None,
-              allow_python_scorers: bool) -> None:
+              allow_code: bool) -> None:
     """Serve the relevancy dashboard over WORKSPACE (a folder; created when missing): cases with live results,
     rating with the keyboard, several scorers at once, snapshots, history, scorers and LLM judges, and the JSON API
     under /api. Prints the URL to open (with the token) on its first line, then serves until interrupted."""
@@ -63,7 +65,7 @@ def serve_cmd(workspace: Path, host: str, port: int, token: str | None, database
                    err=True)
         sys.exit(EXIT_IO)
     try:
-        ws = Workspace.open(workspace, database=database, token=token, allow_python=loopback or allow_python_scorers)
+        ws = Workspace.open(workspace, database=database, token=token, allow_code=loopback or allow_code)
     except BaseException:
         sock.close()
         raise

@@ -324,10 +324,7 @@ def search(request: Request, body: dict[str, Any]) -> Any:
     if not 1 <= top <= 200:
         raise InputError(f"'top' is between 1 and 200; got {top}")
     q = ws.store.query(case_id, str(body["query_id"])) if body.get("query_id") is not None else None
-    engine, knobs = ws.engine(record)
-    from gainscope.search.engine import SearchQuery
-
-    response = engine.search(SearchQuery("q", text, dict(q.options) if q else {}), knobs, top)
+    response = ws.search(record, text, q.options if q else {}, top)
     ws.store.remember_fields(case_id, {h.id: h.fields for h in response.hits})
     title = record.settings.title_field
     return {"q": text, "total": response.total,
@@ -457,14 +454,14 @@ def list_scorers(request: Request, _: Any) -> Any:
     return {"builtin": bridge.builtin_scorers(),
             "saved": [{"name": s.name, "language": s.language, "code": s.code, "scale": s.scale, "created": s.created,
                        "updated": s.updated} for s in ws.store.scorers()],
-            "python": ws.allow_python}
+            "python": ws.allow_code}
 
 
 def _scorer_body(ws: Workspace, body: Mapping[str, Any], name: str) -> Any:
     language = _field(body, "language", str, required=True)
     code = _field(body, "code", str, required=True)
     scale = body.get("scale")
-    scorer = bridge.scorer_from_code(name, language, code, scale, allow_python=ws.allow_python,
+    scorer = bridge.scorer_from_code(name, language, code, scale, allow_python=ws.allow_code,
                                      time_limit=ws.time_limit)
     bridge.check_scorer(scorer)
     return language, code, scale, scorer

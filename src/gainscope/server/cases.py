@@ -309,7 +309,7 @@ def scorer_from_code(name: str, language: str, code: str, scale: Any = None, *, 
         raise InputError(f"a scorer is written in javascript or python; got {language!r}")
     if not allow_python:
         raise InputError(f"scorer {name!r} is Python, which this server does not run (it would run as the server's "
-                         "own code): start it on 127.0.0.1, or with --allow-python-scorers")
+                         "own code): start it on 127.0.0.1, or with --allow-code")
     try:
         compiled = compile(code, f"{name}.py", "exec")
     except SyntaxError as exc:

@@ -121,6 +121,8 @@ def rerun(workspace: Any, case_id: str, job: Job, *, note: str | None, qps: floa
     record = store.case(case_id)
     case = workspace.as_case(record, store.queries(case_id))
     engine, knobs = workspace.engine(record)
+    if engine.kind != "embedded":  # an HTTP engine's client belongs to one event loop: this run gets its own
+        engine, knobs = workspace.engine(record, fresh=True)
     queries = queries_from_case(case)
     ids = {q.id: q.text for q in queries}
     by_text = {q.text: q.id for q in store.queries(case_id)}

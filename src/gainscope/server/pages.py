@@ -247,7 +247,7 @@ def scorers_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]]:
     editing = next((s for s in saved if s.name == chosen), None)
     return "scorers.html", {"title": "Scorers", "case": None, "builtins": builtin_scorers(), "saved": saved,
                             "editing": editing, "cases": [(c.id, c.name) for c in ws.store.cases()],
-                            "python": ws.allow_python}
+                            "python": ws.allow_code}
 
 
 def routes() -> list[Route]:

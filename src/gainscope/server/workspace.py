@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -158,21 +159,24 @@ class Workspace:
     """A workspace folder and its database (see the module docstring)."""
 
     def __init__(self, folder: Path, database: Database, target: str, token: str, *,
-                 allow_python: bool = True, time_limit: float = 1.0) -> None:
+                 allow_code: bool = True, time_limit: float = 1.0) -> None:
         self.folder = folder
         self.target = target
         self.token = token
-        self.allow_python = allow_python
+        #: whether code given through the dashboard may run: Python scorers, Python engines (module:function),
+        #: try overrides that read the server's environment ({{env.NAME}}); off on a server for other machines
+        self.allow_code = allow_code
         self.time_limit = time_limit
         self.store = WorkspaceStore(database)
         self.scoreboard = Scoreboard(self)
         self._scorers: dict[tuple[str, str], Any] = {}
         self._engines: dict[str, Any] = {}
         self._engine_lock = threading.Lock()
+        self._search_lock = threading.Lock()
 
     @classmethod
     def open(cls, folder: str | Path, *, database: str | None = None, token: str | None = None,
-             create: bool = True, allow_python: bool = True) -> Workspace:
+             create: bool = True, allow_code: bool = True) -> Workspace:
         """Open (or create) the workspace in ``folder``: its SQLite file, or the PostgreSQL ``database``; the token
         is ``token`` when given (and then stored), else the stored one, else a new one (stored)."""
         path = Path(folder)
@@ -201,7 +205,7 @@ class Workspace:
                              f"{redact_url(database)!r}; without it the workspace is {path / DATABASE_FILE}")
         db = connect(target)
         try:
-            return cls(path, db, target, token, allow_python=allow_python)
+            return cls(path, db, target, token, allow_code=allow_code)
         except BaseException:
             db.close()
             raise
@@ -285,7 +289,7 @@ class Workspace:
         key = (name, "" if record is None else record.updated)
         found = self._scorers.get(key)
         if found is None:
-            found = bridge.resolve(name, lambda _: record, allow_python=self.allow_python,
+            found = bridge.resolve(name, lambda _: record, allow_python=self.allow_code,
                                    time_limit=self.time_limit)
             self._scorers = {k: v for k, v in self._scorers.items() if k[0] != name}
             self._scorers[key] = found
@@ -310,21 +314,48 @@ class Workspace:
         return updated
 
     # ---------------------------------------------------------------------------------------------- engines
-    def engine(self, record: CaseRecord) -> tuple[Any, dict[str, Any]]:
+    def engine(self, record: CaseRecord, *, fresh: bool = False) -> tuple[Any, dict[str, Any]]:
         """The case's engine with its try's template overrides (kept open between uses: an embedded index loads
-        once), and the try's knob values."""
+        once; ``fresh`` makes a new one, which a rerun of an HTTP engine needs: its client belongs to one event
+        loop), and the try's knob values."""
         if not record.engine:
             raise InputError(f"case {record.name!r} names no engine; set one on its tune page (an index folder, "
                              "FILE.toml:NAME or module:function)")
         overrides = {k: v for k, v in record.try_.items() if k != "knobs"}
+        self._check_engine_code(record.engine, overrides)
         key = json.dumps([record.engine, self._engine_source(record), overrides], sort_keys=True, default=str)
         with self._engine_lock:
-            found = self._engines.get(key)
+            found = None if fresh else self._engines.get(key)
             knobs = dict(record.try_.get("knobs") or {})
             if found is None:
                 found, knobs = bridge.engine_for(self.as_case(record, []))
-                self._engines[key] = found
+                if not fresh:
+                    self._engines[key] = found
             return found, knobs
+
+    def _check_engine_code(self, spec: str, overrides: Mapping[str, Any]) -> None:
+        """Without :attr:`allow_code`, refuse an engine that would run code of the server (``module:function``) and
+        template overrides that would send the server's environment variables (``{{env.NAME}}``) anywhere."""
+        if self.allow_code:
+            return
+        head, sep, _ = spec.rpartition(":")
+        if sep and not head.lower().endswith(".toml"):
+            raise InputError(f"engine {spec!r} is a Python function, which runs as the server's own code: this server "
+                             "(on another address than 127.0.0.1) runs none unless started with --allow-code; use an "
+                             "index folder or FILE.toml:NAME")
+        if re.search(r"\{\{\s*env\.", json.dumps(overrides)):
+            raise InputError("the try's template overrides read the server's environment ({{env.NAME}}), which this "
+                             "server (on another address than 127.0.0.1) allows only when started with --allow-code; "
+                             "declare credentials in the engine's TOML file")
+
+    def search(self, record: CaseRecord, text: str, options: Mapping[str, Any], top: int) -> Any:
+        """One search of the case's engine with its try (searches are one at a time: an engine's HTTP client
+        belongs to the event loop of its search)."""
+        from gainscope.search.engine import SearchQuery
+
+        engine, knobs = self.engine(record)
+        with self._search_lock:
+            return engine.search(SearchQuery("q", text, dict(options)), knobs, top)
 
     def next_snapshot_name(self, case_id: str) -> str:
         """``CASE #N``: the next free snapshot name of a case."""
