@@ -335,8 +335,8 @@ def case_scorer_source(case: Case, *, read_files: bool) -> tuple[str, str, Any] 
     if isinstance(spec, Mapping) and isinstance(spec.get("code"), str):
         return str(spec.get("name") or "case scorer"), spec["code"], spec.get("scale")
     if isinstance(spec, str) and spec.strip().lower().endswith(".js") and read_files:
-        found = resolve_scorer(spec, base=case.source, allow_python=False)
-        return Path(spec).name, found.code, None
+        found: Any = resolve_scorer(spec, base=case.source, allow_python=False)  # a JavaScriptScorer: it has code
+        return Path(spec).name, str(found.code), None
     return None
 
 

@@ -111,3 +111,20 @@ export function showProgress(job) {
   text.textContent = `${job.done} of ${job.total}` + (job.failed ? `, ${job.failed} failed` : "") +
     (job.state === "running" ? "" : ` \u2014 ${job.state}`);
 }
+
+/**
+ * Start a job with POST ``path`` and follow it to its end, showing its progress; then show ``done(result)`` (a list
+ * of nodes) or the job's error in the element ``out``, and say ``what`` finished or failed. Resolves to the job.
+ */
+export async function runJob(path, body, out, what, done) {
+  const started = await call("POST", path, body);
+  const job = await follow(started.job.id, showProgress);
+  if (job.state === "done") {
+    out.replaceChildren(el("p", { class: "ok" }, ...done(job.result)));
+    say(`${what} done`, "ok");
+  } else {
+    out.replaceChildren(el("pre", { class: "error" }, job.message));
+    say(`the ${what} failed`, "error");
+  }
+  return job;
+}

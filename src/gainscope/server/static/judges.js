@@ -1,5 +1,5 @@
 // The judges page: label the case's results with an LLM judge (a job with progress), then show the agreement.
-import { call, el, follow, say, showProgress } from "./api.js";
+import { el, runJob, say } from "./api.js";
 
 export function setupJudges() {
   const form = document.getElementById("judge");
@@ -13,18 +13,10 @@ export function setupJudges() {
     if (form.elements.max_requests.value) body.max_requests = Number.parseInt(form.elements.max_requests.value, 10);
     say("labelling\u2026");
     try {
-      const started = await call("POST", `/api/cases/${encodeURIComponent(form.dataset.case)}/judge`, body);
-      const job = await follow(started.job.id, showProgress);
-      const out = document.getElementById("judge-result");
-      if (job.state === "done") {
-        const r = job.result;
-        out.replaceChildren(el("p", { class: "ok" }, `${r.labelled} of ${r.pairs} pairs labelled (${r.failed} failed, ` +
-          `${r.applied} ratings added) by judge ${r.judge}. `, el("a", { href: window.location.pathname }, "Show the agreement")));
-        say("labelling done", "ok");
-      } else {
-        out.replaceChildren(el("pre", { class: "error" }, job.message));
-        say("the judge failed", "error");
-      }
+      await runJob(`/api/cases/${encodeURIComponent(form.dataset.case)}/judge`, body,
+        document.getElementById("judge-result"), "labelling", (r) => [
+          `${r.labelled} of ${r.pairs} pairs labelled (${r.failed} failed, ${r.applied} ratings added) by judge ` +
+          `${r.judge}. `, el("a", { href: window.location.pathname }, "Show the agreement")]);
     } catch (error) {
       say(error.message, "error");
     }

@@ -1,5 +1,5 @@
 // The tune page: set the try's knobs and template, rerun the case (a job, throttled, with progress).
-import { call, el, fmt, follow, say, showProgress } from "./api.js";
+import { el, fmt, runJob, say } from "./api.js";
 
 function knobValue(text) {
   const trimmed = text.trim();
@@ -33,18 +33,10 @@ export function setupTune() {
     button.disabled = true;
     say("rerunning\u2026");
     try {
-      const started = await call("POST", `/api/cases/${encodeURIComponent(form.dataset.case)}/rerun`, body);
-      const job = await follow(started.job.id, showProgress);
-      const out = document.getElementById("rerun-result");
-      if (job.state === "done") {
-        const scores = Object.entries(job.result.scores || {}).map(([name, value]) => `${name} ${fmt(value)}`);
-        out.replaceChildren(el("p", { class: "ok" }, `Snapshot ${job.result.snapshot}: ${scores.join(", ")}. `,
-          el("a", { href: `/cases/${encodeURIComponent(form.dataset.case)}` }, "See the queries")));
-        say("rerun done", "ok");
-      } else {
-        out.replaceChildren(el("pre", { class: "error" }, job.message));
-        say("the rerun failed", "error");
-      }
+      await runJob(`/api/cases/${encodeURIComponent(form.dataset.case)}/rerun`, body,
+        document.getElementById("rerun-result"), "rerun", (r) => [
+          `Snapshot ${r.snapshot}: ${Object.entries(r.scores || {}).map(([n, v]) => `${n} ${fmt(v)}`).join(", ")}. `,
+          el("a", { href: `/cases/${encodeURIComponent(form.dataset.case)}` }, "See the queries")]);
     } catch (error) {
       say(error.message, "error");
     } finally {
