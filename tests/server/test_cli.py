@@ -11,7 +11,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from .conftest import MOVIES
+from .conftest import EXAMPLES, MOVIES
 
 
 def test_case_add_imports_a_case_and_prints_its_id(cli_runner, tmp_path: Path) -> None:
@@ -22,6 +22,13 @@ def test_case_add_imports_a_case_and_prints_its_id(cli_runner, tmp_path: Path) -
     assert "nDCG@10 0.3080, P@5 0.3875, ERR@10 0.2768" in err
     code, out, _ = cli_runner("case", "add", str(tmp_path / "ws"), str(MOVIES), "--name", "Again")
     assert (code, out) == (0, "again\n")
+
+
+def test_case_add_of_a_case_without_results_says_so_instead_of_zeros(cli_runner, tmp_path: Path) -> None:
+    code, out, err = cli_runner("case", "add", str(tmp_path / "ws"), str(EXAMPLES / "search" / "recipes_case.json"))
+    assert (code, out) == (0, "recipes\n"), err
+    assert err.endswith("(12 queries) to " + str(tmp_path / "ws" / "workspace.sqlite") + ": no results yet: rerun it "
+                        "against its engine on its Tune page, or import its results (--run, --snapshot, --response)\n")
 
 
 def test_case_add_reads_other_formats_and_says_what_is_wrong(cli_runner, tmp_path: Path) -> None:

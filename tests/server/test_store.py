@@ -14,7 +14,9 @@ from gainscope.errors import InputError, NotFoundError, StoreError
 from gainscope.server.store import LabelRecord, ScorePoint, slug
 from gainscope.server.workspace import Workspace
 
-from .conftest import MOVIES, add_case
+from .conftest import EXAMPLES, MOVIES, add_case
+
+RECIPES_CASE = EXAMPLES / "search" / "recipes_case.json"
 
 
 def test_a_new_workspace_has_a_database_and_a_private_token(tmp_path: Path) -> None:
@@ -116,6 +118,18 @@ def test_history_and_labels(tmp_path: Path) -> None:
         assert store.judges(record.id) == [("j1", "m", 1)]
         store.delete_case(record.id)
         assert store.history(record.id) == [] and store.labels(record.id) == []
+
+
+def test_a_case_without_results_gets_no_history_point_but_an_annotation_keeps_its_note(tmp_path: Path) -> None:
+    # the recipes case names an engine and has no results: its scorers give 0.0 (Quepid's built-ins score an empty
+    # list 0), which is no score of the case; a point at 0 would start its history chart with a fall that never was
+    with Workspace.open(tmp_path / "ws") as ws:
+        record = add_case(ws, RECIPES_CASE)
+        assert ws.store.history(record.id) == []
+        assert ws.scoreboard.record(record.id, "rating") == []
+        noted = ws.scoreboard.record(record.id, "annotation", note="before the first run", always=True)
+        assert {p.note for p in noted} == {"before the first run"}
+        assert [p.event for p in ws.store.history(record.id, "nDCG@10")] == ["annotation"]
 
 
 def test_slugs() -> None:

@@ -130,5 +130,8 @@ def case_add_cmd(workspace: Path, case_file: str, fmt: str, run_file: str | None
             click.echo(f"note: {note}", err=True)
         shown = ", ".join(f"{n} {s.score:.4f}" if s.score is not None else f"{n} --"
                           for n, s in scores.by_scorer.items())
+        if not any(q.results for q in scores.queries):  # its scorers' zeros would say nothing
+            shown = ("no results yet: rerun it against its engine on its Tune page, or import its results "
+                     "(--run, --snapshot, --response)")
         click.echo(record.id)
         click.echo(f"added case {record.name!r} ({len(scores.queries)} queries) to {ws.where}: {shown}", err=True)

@@ -135,8 +135,12 @@ class Scoreboard:
     def record(self, case_id: str, event: str, *, snapshot: str | None = None, note: str | None = None,
                with_queries: bool = False, always: bool = False) -> list[ScorePoint]:
         """Append the case's current scores to its history, per scorer: only the scores that changed since the
-        scorer's last point, unless ``always`` (a rerun, a snapshot, an annotation)."""
+        scorer's last point, unless ``always`` (a rerun, a snapshot, an annotation). A case none of whose queries
+        has results has no score worth a point (its scorers' zeros say nothing), so nothing is recorded for it but
+        an annotation's note."""
         scored = self.scores(case_id)
+        if event != "annotation" and not any(q.results for q in scored.queries):
+            return []
         with self._lock:
             last = self._last.get(case_id)
             if last is None:
