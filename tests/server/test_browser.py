@@ -180,9 +180,9 @@ def test_take_a_snapshot_and_rerun_and_compare_snapshots(site: Dashboard, browse
                              "c => Number(c.dataset.value))")
     ratings = read_case(recipes / "recipes_case.json")
     with SnapshotStore(site.workspace.connect(), path="browser") as store:
-        expected = []
+        expected, recorded = [], {}
         for name in ("recipes #1", "recipes #2"):
-            results = {r.query: [h.id for h in r.hits] for r in store.results(store.get(name))}
+            results = recorded[name] = {r.query: [h.id for h in r.hits] for r in store.results(store.get(name))}
             case = replace(ratings, queries=tuple(replace(q, results=tuple(results[q.query]))
                                                   for q in ratings.queries))
             expected.append(score_case(case, resolve_scorer("nDCG@10")).score)
@@ -191,6 +191,30 @@ def test_take_a_snapshot_and_rerun_and_compare_snapshots(site: Dashboard, browse
     assert browser.evaluate(f"document.querySelectorAll('{section} table.significance tbody tr').length") == 1
     _clean(browser)
     _shot(browser, shots, "5-snapshots")
+    # a query as recipes #1 recorded it: its results and that snapshot's scores, which a rating changes at once
+    browser.open(f"{site.url}/cases/recipes/queries/1?snapshot=recipes%20%231")
+    _ready(browser)
+    assert browser.evaluate("document.getElementById('snapshot-banner') !== null")
+    docs = browser.evaluate("Array.from(document.querySelectorAll('#results li.doc'), li => li.dataset.doc)")
+    assert docs == recorded["recipes #1"]["chocolate cake"][:10]
+    box = '#query-scores [data-scorer="nDCG@10"]'
+    assert _value(browser, f"{box} .case-value") == expected[0]
+    old = next(q for q in ratings.queries if q.query == "chocolate cake").ratings.get(docs[0])
+    new = 0 if old == 3 else 3
+    browser.press(str(new))
+    browser.wait_for(f"document.querySelector('li.doc[data-doc=\"{docs[0]}\"]').dataset.rating === '{new}'")
+    rated = replace(ratings, queries=tuple(
+        replace(q, results=tuple(recorded["recipes #1"][q.query]),
+                ratings={**q.ratings, docs[0]: new} if q.query == "chocolate cake" else q.ratings)
+        for q in ratings.queries))
+    now = score_case(rated, resolve_scorer("nDCG@10"))
+    browser.wait_for(f"document.querySelector('{box} .case-value').dataset.value === {json.dumps(repr(now.score))}")
+    assert _value(browser, f"{box} .query-value") == now.query("chocolate cake").value
+    _clean(browser)
+    _shot(browser, shots, "5-snapshot-query")
+    browser.press("u" if old is None else str(old))  # as it was, for the tests that follow
+    browser.wait_for(f"document.querySelector('li.doc[data-doc=\"{docs[0]}\"]').dataset.rating === "
+                     f"{json.dumps('' if old is None else str(old))}")
     browser.open(f"{site.url}/cases/recipes/history")
     assert browser.evaluate("document.querySelectorAll('section.history svg circle.noted').length") >= 2
     _clean(browser)

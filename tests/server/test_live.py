@@ -85,6 +85,34 @@ def test_knobs_change_the_next_rerun_and_reruns_compare(live: Dashboard) -> None
     assert status == 400 and "has no knob 'title_bost' (did you mean 'title_boost'?)" in answer["error"]
 
 
+def test_a_query_shows_the_results_of_a_snapshot_with_its_scores(live: Dashboard, recipes: Path) -> None:
+    # after the two reruns above: recipes #1 (title_boost 2) and recipes #2 (title_boost 0, the results in force)
+    _, now = live.call("GET", "/api/cases/recipes/queries/1")
+    status, then = live.call("GET", "/api/cases/recipes/queries/1", params={"snapshot": "recipes #1"})
+    assert status == 200, then
+    engine = EmbeddedEngine(recipes / "index")
+    expected = engine.search("chocolate cake", {"title_boost": 2}, top=10)
+    assert then["snapshot"] == "recipes #1" and then["snapshots"] == ["recipes #1", "recipes #2"]
+    assert [d["doc"] for d in then["results"]] == expected.ids != [d["doc"] for d in now["results"]]
+    assert then["results"][0]["title"] == expected.hits[0].fields["title"]  # the fields the snapshot recorded
+    # its scores are the snapshot's with today's ratings: those of the comparison of snapshots
+    _, cmp = live.call("GET", "/api/cases/recipes/compare", params={"snapshot": ["recipes #1", "recipes #2"],
+                                                                     "scorer": "nDCG@10"})
+    ndcg = cmp["by_scorer"]["nDCG@10"]
+    row = next(r for r in ndcg["queries"] if r["query"] == "chocolate cake")
+    assert then["scores"]["nDCG@10"]["value"] == row["scores"]["recipes #1"]
+    assert then["case_scores"]["nDCG@10"]["score"] == ndcg["snapshots"][0]["score"]
+    _, explained = live.call("GET", "/api/cases/recipes/queries/1/explain",
+                             params={"scorer": "nDCG@10", "snapshot": "recipes #1"})
+    assert [p["doc"] for p in explained["positions"]] == expected.ids
+    assert explained["score"] == row["scores"]["recipes #1"]
+    status, page = live.call("GET", "/cases/recipes/queries/1", params={"snapshot": "recipes #1"})
+    assert status == 200 and 'id="snapshot-banner"' in page and "?snapshot=recipes%20%231" in page
+    status, answer = live.call("GET", "/api/cases/recipes/queries/1", params={"snapshot": "recipes #9"})
+    assert status == 404 and answer["error"] == ("case 'recipes' has no snapshot 'recipes #9'; its snapshots: "
+                                                 "recipes #1, recipes #2")
+
+
 def test_find_and_rate_missing_documents(live: Dashboard) -> None:
     _, query = live.call("GET", "/api/cases/recipes/queries/1")
     returned = {d["doc"] for d in query["results"]}

@@ -259,7 +259,8 @@ def delete_case(request: Request, _: Any) -> Any:
 
 def get_query(request: Request, _: Any) -> Any:
     p = request.path_params
-    return views.query_detail(_ws(request), p["case_id"], p["query_id"])
+    return views.query_detail(_ws(request), p["case_id"], p["query_id"],
+                              snapshot=request.query_params.get("snapshot") or None)
 
 
 def explain(request: Request, _: Any) -> Any:
@@ -269,6 +270,9 @@ def explain(request: Request, _: Any) -> Any:
     record = ws.store.case(p["case_id"])
     q = ws.store.query(p["case_id"], p["query_id"])
     name = request.query_params.get("scorer") or (record.settings.scorers[0] if record.settings.scorers else "")
+    snapshot = request.query_params.get("snapshot") or None
+    if snapshot is not None:  # the results that snapshot recorded for the query
+        q = ws.snapshot_query(p["case_id"], snapshot, q, [])[0]
     case = ws.as_case(record, [q])
     result = bridge.explain_query(case, q.text, ws.scorer(name), record.settings.depth,
                                   unscored=record.settings.unscored, undefined=record.settings.undefined)

@@ -52,10 +52,12 @@ ROUTES: list[tuple[str, str, str, dict[str, Any] | None, list[str], dict[str, An
          "engine": {"type": ["string", "null"]}, "try": {"type": "object"}}}, [], {"type": "object"}),
     ("delete", "/api/cases/{case_id}", "Remove a case (its snapshots stay).", None, [], {"type": "object"}),
     ("get", "/api/cases/{case_id}/queries/{query_id}", "One query: its results with title, display fields and "
-     "ratings (with provenance), documents rated but not returned, and its score per scorer.", None, [],
+     "ratings (with provenance), documents rated but not returned, and its score per scorer; with snapshot=NAME "
+     "the results that snapshot recorded and the snapshot's scores with today's ratings.", None, ["snapshot"],
      {"type": "object"}),
     ("get", "/api/cases/{case_id}/queries/{query_id}/explain", "A query's score position by position: each prefix "
-     "of the results scored by the scorer itself.", None, ["scorer"], {"type": "object"}),
+     "of the results (of snapshot=NAME when given) scored by the scorer itself.", None, ["scorer", "snapshot"],
+     {"type": "object"}),
     ("put", "/api/cases/{case_id}/ratings", "Rate a document of a query (rating null removes it); answers the query "
      "and case scores by every selected scorer. The change is kept with who, when and the previous value.",
      {"type": "object", "required": ["doc", "rating"], "properties": {

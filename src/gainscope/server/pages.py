@@ -142,7 +142,7 @@ def _builtin_names() -> list[str]:
 
 def query_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]]:
     case_id, query_id = request.path_params["case_id"], request.path_params["query_id"]
-    detail = views.query_detail(ws, case_id, query_id)
+    detail = views.query_detail(ws, case_id, query_id, snapshot=request.query_params.get("snapshot") or None)
     return "query.html", {"title": detail["text"], "case": _case_nav(ws, case_id), "q": detail,
                           "keys": _keys(detail["case"]["scale"]["values"])}
 

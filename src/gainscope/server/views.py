@@ -31,8 +31,8 @@ def _score_of(scored: bridge.Scored, text: str) -> dict[str, Any]:
     return {"value": q.value, "status": q.status, "reason": q.reason, "counted": q.counted}
 
 
-def _case_scores(scores: CaseScores) -> dict[str, dict[str, Any]]:
-    return {name: {"score": s.score, "error": s.error, "notes": list(s.notes)} for name, s in scores.by_scorer.items()}
+def _case_scores(by_scorer: Mapping[str, bridge.Scored]) -> dict[str, dict[str, Any]]:
+    return {name: {"score": s.score, "error": s.error, "notes": list(s.notes)} for name, s in by_scorer.items()}
 
 
 def _coverage(q: QueryRecord, depth: int) -> dict[str, int]:
@@ -88,7 +88,7 @@ def case_detail(ws: Workspace, case_id: str, *, baseline: str | None = None, sor
     return {"id": record.id, "name": record.name, "engine": record.engine, "try": record.try_,
             "queries_with_results": sum(1 for q in scores.queries if q.results),
             "scale": record.scale, "settings": record.settings.to_json(), "source": record.source,
-            "notes": list(record.notes), "scores": _case_scores(scores),
+            "notes": list(record.notes), "scores": _case_scores(scores.by_scorer),
             "conventions": {name: list(s.conventions) for name, s in scores.by_scorer.items()},
             "baseline": baseline, "sort": sort, "queries": order,
             "snapshots": [s.name for s in ws.case_snapshots(case_id)]}
@@ -130,19 +130,24 @@ def sort_queries(queries: Sequence[Mapping[str, Any]], sort: str, scorer: str | 
     return sorted(queries, key=lambda q: _sort_key(value(q), descending))
 
 
-def query_detail(ws: Workspace, case_id: str, query_id: str) -> dict[str, Any]:
+def query_detail(ws: Workspace, case_id: str, query_id: str, *, snapshot: str | None = None) -> dict[str, Any]:
     """One query: its results (title and display fields) with their ratings and provenance, the documents rated
-    but not returned, and its score per scorer."""
+    but not returned, and its score per scorer. With ``snapshot`` (a snapshot of the case), the results that
+    snapshot recorded for the query and their display fields, and the snapshot's scores with today's ratings."""
     scores = ws.scoreboard.scores(case_id)
     record = scores.case
     q = ws.store.query(case_id, query_id)
     settings = record.settings
+    recorded: dict[str, dict[str, Any]] = {}
+    by_scorer: Mapping[str, bridge.Scored] = scores.by_scorer
+    if snapshot is not None:
+        q, recorded, by_scorer = ws.snapshot_query(case_id, snapshot, q, list(scores.by_scorer))
     shown = list(q.results[:settings.depth])
     missing = [d for d in q.ratings if d not in q.results]
     fields = ws.store.fields(case_id, shown + missing)
 
     def doc(d: str, rank: int | None) -> dict[str, Any]:
-        f = fields.get(d, {})
+        f = recorded.get(d) or fields.get(d, {})
         r = q.ratings.get(d)
         return {"rank": rank, "doc": d, "title": _text(f.get(settings.title_field)),
                 "fields": {name: _text(f.get(name)) for name in settings.fields if name in f},
@@ -158,10 +163,11 @@ def query_detail(ws: Workspace, case_id: str, query_id: str) -> dict[str, Any]:
     return {"case": {"id": record.id, "name": record.name, "scale": record.scale, "settings": settings.to_json(),
                      "engine": record.engine},
             "id": q.id, "text": q.text, "qid": q.qid, "options": q.options, "num_found": q.num_found,
+            "snapshot": snapshot, "snapshots": [s.name for s in ws.case_snapshots(case_id)],
             "results": [doc(d, i) for i, d in enumerate(shown, start=1)],
             "rated_not_returned": [doc(d, None) for d in missing],
-            "scores": query_scores(scores, q.text), "case_scores": _case_scores(scores), **neighbours,
-            **_coverage(q, settings.depth)}
+            "scores": {name: _score_of(s, q.text) for name, s in by_scorer.items()},
+            "case_scores": _case_scores(by_scorer), **neighbours, **_coverage(q, settings.depth)}
 
 
 def _text(value: Any) -> str | None:

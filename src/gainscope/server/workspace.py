@@ -17,7 +17,7 @@ import re
 import secrets
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -311,8 +311,6 @@ class Workspace:
         for name in chosen:
             self.scorer(name)
         record = self.store.case(case_id)
-        from dataclasses import replace
-
         updated = self.store.update_case(case_id, settings=replace(record.settings, scorers=chosen))
         self.scoreboard.forget(case_id)
         return updated
@@ -383,6 +381,28 @@ class Workspace:
 
     def snapshot_scores(self, case_id: str, name: str, scorers: Sequence[str]) -> dict[str, bridge.Scored]:
         """The snapshot ``name`` scored with today's ratings by each of ``scorers`` (failed ones left out)."""
+        return self.snapshot_view(case_id, name, scorers)[1]
+
+    def snapshot_query(self, case_id: str, name: str, query: QueryRecord, scorers: Sequence[str]
+                       ) -> tuple[QueryRecord, dict[str, dict[str, Any]], dict[str, bridge.Scored]]:
+        """``query`` with the results the snapshot ``name`` recorded for it (none when it did not answer the query),
+        the display fields those results carried, and the snapshot scored with today's ratings by ``scorers``."""
+        case, scored, results = self.snapshot_view(case_id, name, scorers)
+        answered = next((q for q in case.queries if q.query == query.text), None)
+        if answered is None:
+            return replace(query, results=(), num_found=None), {}, scored
+        ids = tuple(answered.results)
+        fields: dict[str, dict[str, Any]] = {}
+        for result in results:  # the recorded answer whose hits these are (matched as the snapshot case matched)
+            if result.ok and tuple(h.id for h in result.hits) == ids:
+                fields = {h.id: dict(h.fields) for h in result.hits if h.fields}
+                break
+        return replace(query, results=ids, num_found=answered.num_found), fields, scored
+
+    def snapshot_view(self, case_id: str, name: str,
+                      scorers: Sequence[str]) -> tuple[Any, dict[str, bridge.Scored], list[Any]]:
+        """The snapshot ``name`` as a case with today's ratings, scored by each of ``scorers`` (failed ones left
+        out), and its recorded results."""
         record = self.store.case(case_id)
         _, results = self.snapshot_results(case_id, name)
         case = bridge.snapshot_case(self.as_case(record, self.store.queries(case_id)), results, name)
@@ -393,7 +413,7 @@ class Workspace:
                                            undefined=record.settings.undefined)
             except InputError:
                 continue
-        return out
+        return case, out, results
 
     def compare(self, case_id: str, names: Sequence[str], *, current: bool = False,
                 scorers: Sequence[str] | None = None, k: int | None = None) -> dict[str, Any]:

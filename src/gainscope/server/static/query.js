@@ -56,6 +56,18 @@ function showScores(scores) {
   }
 }
 
+/** The scores of the snapshot shown (the rating answer holds those of the results in force), as the rating
+ * answer gives them: ``{scorer: {query, case}}``. */
+async function snapshotScores(data) {
+  const detail = await call("GET", `/api/cases/${encodeURIComponent(data.case)}/queries/` +
+    `${encodeURIComponent(data.query)}?snapshot=${encodeURIComponent(data.snapshot)}`);
+  const out = {};
+  for (const [scorer, q] of Object.entries(detail.scores)) {
+    out[scorer] = { query: q, case: (detail.case_scores[scorer] || {}).score ?? null };
+  }
+  return out;
+}
+
 /** Rate the document of ``item`` (null removes its rating). Ratings are sent one after the other, in order. */
 function rate(item, rating) {
   const data = root().dataset;
@@ -66,8 +78,9 @@ function rate(item, rating) {
         query_id: data.query, doc, rating, author: author() || undefined,
       });
       showRating(item, answer.rating, "human", author());
-      showScores(answer.scores);
-      const first = Object.entries(answer.scores)[0];
+      const scores = data.snapshot ? await snapshotScores(data) : answer.scores;
+      showScores(scores);
+      const first = Object.entries(scores)[0];
       const was = answer.previous === null ? "unrated" : answer.previous;
       say(`${doc}: ${answer.rating === null ? "rating removed" : answer.rating} (was ${was})` +
         (first ? ` \u2014 ${first[0]} ${fmt(first[1].query.value)}, case ${fmt(first[1].case)}` : ""), "ok");
@@ -165,7 +178,8 @@ function setupExplain() {
     const scorer = form.elements.scorer.value;
     try {
       const answer = await call("GET", `/api/cases/${encodeURIComponent(data.case)}/queries/` +
-        `${encodeURIComponent(data.query)}/explain?scorer=${encodeURIComponent(scorer)}`);
+        `${encodeURIComponent(data.query)}/explain?scorer=${encodeURIComponent(scorer)}` +
+        (data.snapshot ? `&snapshot=${encodeURIComponent(data.snapshot)}` : ""));
       const table = document.getElementById("explanation");
       const rows = answer.positions.map((p) => el("tr", {},
         el("td", { class: "num" }, p.rank),
