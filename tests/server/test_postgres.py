@@ -3,6 +3,12 @@ packages that the tests start (postgres.py): the same store, the same API, the s
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,3 +90,28 @@ def test_what_cannot_be_reached_is_said(postgres: Any, tmp_path: Path) -> None:
     message = str(caught.value)
     assert message.startswith(f"cannot connect to postgresql://gainscope:***@127.0.0.1:{postgres.port}/no_such_database")
     assert "secret" not in message and "check the URL, that the server runs and accepts this user" in message
+
+
+def test_case_add_and_serve_on_the_command_line_use_the_database(team: Dashboard, cli_runner: Any,
+                                                                 tmp_path: Path) -> None:
+    url = team.workspace.target
+    code, out, err = cli_runner("case", "add", str(tmp_path / "cli"), str(MOVIES), "--name", "From the CLI",
+                                "--database", url)
+    assert (code, out) == (0, "from-the-cli\n"), err
+    assert "to postgresql://gainscope@127.0.0.1:" in err
+    _, cases = team.call("GET", "/api/cases")  # the running dashboard sees it: one database
+    assert "from-the-cli" in {c["id"] for c in cases}
+    folder = tmp_path / "served"
+    process = subprocess.Popen([sys.executable, "-m", "gainscope", "serve", str(folder), "--port", "0", "--database",
+                                url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        base = process.stdout.readline().strip().split("/?")[0]
+        with urllib.request.urlopen(f"{base}/api/cases", timeout=30) as response:
+            served = {c["id"] for c in json.loads(response.read())}
+        assert served == {c["id"] for c in cases}
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert not (folder / "workspace.sqlite").exists()
