@@ -61,6 +61,14 @@ def test_serve_refuses_another_address_without_a_token(cli_runner, tmp_path: Pat
     assert not (tmp_path / "ws").exists()
 
 
+def test_a_bad_token_is_a_usage_error_named_as_the_option(cli_runner, tmp_path: Path) -> None:
+    # was exit 3 with the library's message, after the workspace folder had been made
+    code, out, err = cli_runner("serve", str(tmp_path / "ws"), "--host", "0.0.0.0", "--token", "short", "--port", "0")
+    assert (code, out) == (2, "")
+    assert err.endswith("Error: Invalid value for '--token': a token needs at least 8 characters and no spaces\n")
+    assert not (tmp_path / "ws").exists()
+
+
 def test_serve_prints_the_url_with_the_token_and_serves(tmp_path: Path) -> None:
     folder = tmp_path / "ws"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

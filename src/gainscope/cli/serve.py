@@ -24,6 +24,16 @@ def _serve_extra() -> None:
         raise MissingDependencyError(f"gainscope serve needs {exc.name}: pip install 'gainscope[serve]'") from None
 
 
+def _checked_token(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--token as the workspace takes it (a usage error otherwise, before anything is created)."""
+    from gainscope.server.workspace import token_problem
+
+    problem = token_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
+
+
 @click.command("serve")
 @click.argument("workspace", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -31,7 +41,7 @@ def _serve_extra() -> None:
                    "needs the token to read or write).")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
               help="Port to listen on (0: any free port; the URL printed says which).")
-@click.option("--token", default=None,
+@click.option("--token", default=None, callback=_checked_token,
               help="The workspace token that every write needs (header X-Gainscope-Token). Default: the one stored in "
                    "the workspace, else a new one (stored in WORKSPACE/token).")
 @click.option("--database", default=None, metavar="URL",

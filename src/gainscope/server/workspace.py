@@ -27,10 +27,17 @@ from gainscope.search.store import utc_now
 from gainscope.server import cases as bridge
 from gainscope.server.store import CaseRecord, CaseSettings, QueryRecord, ScorePoint, WorkspaceStore
 
-__all__ = ["DATABASE_FILE", "TOKEN_FILE", "CaseScores", "Scoreboard", "Workspace"]
+__all__ = ["DATABASE_FILE", "TOKEN_FILE", "CaseScores", "Scoreboard", "Workspace", "token_problem"]
 
 DATABASE_FILE = "workspace.sqlite"
 TOKEN_FILE = "token"
+
+
+def token_problem(token: str | None) -> str | None:
+    """What is wrong with a workspace token given by the user (None when nothing is, or none is given)."""
+    if token is not None and (len(token) < 8 or any(c.isspace() for c in token)):
+        return "a token needs at least 8 characters and no spaces"
+    return None
 
 
 def _read_token(folder: Path) -> str | None:
@@ -196,8 +203,9 @@ class Workspace:
         elif not path.is_dir():
             raise StoreError(f"{path} is a file, not a workspace folder; give a folder (it holds {DATABASE_FILE} and "
                              f"the token)", path=str(path))
-        if token is not None and (len(token) < 8 or any(c.isspace() for c in token)):
-            raise InputError("a token needs at least 8 characters and no spaces (--token)")
+        problem = token_problem(token)
+        if problem is not None:
+            raise InputError(f"{problem} (token=)")
         stored = _read_token(path)
         if token is None:
             token = stored or secrets.token_urlsafe(24)
