@@ -61,12 +61,19 @@ def test_serve_refuses_another_address_without_a_token(cli_runner, tmp_path: Pat
     assert not (tmp_path / "ws").exists()
 
 
-def test_a_bad_token_is_a_usage_error_named_as_the_option(cli_runner, tmp_path: Path) -> None:
+def test_a_bad_token_or_database_is_a_usage_error_named_as_the_option(cli_runner, tmp_path: Path) -> None:
     # was exit 3 with the library's message, after the workspace folder had been made
     code, out, err = cli_runner("serve", str(tmp_path / "ws"), "--host", "0.0.0.0", "--token", "short", "--port", "0")
     assert (code, out) == (2, "")
     assert err.endswith("Error: Invalid value for '--token': a token needs at least 8 characters and no spaces\n")
     assert not (tmp_path / "ws").exists()
+    for command in (("serve", str(tmp_path / "ws")), ("case", "add", str(tmp_path / "ws"), str(MOVIES))):
+        code, out, err = cli_runner(*command, "--database", "sqlite:///x.db")
+        assert (code, out) == (2, "")
+        assert err.endswith("Error: Invalid value for '--database': takes a PostgreSQL URL "
+                            "(postgresql://user@host:5432/name); got 'sqlite:///x.db'; without it the workspace is "
+                            "workspace.sqlite in the workspace folder\n")
+        assert not (tmp_path / "ws").exists()
 
 
 def test_serve_prints_the_url_with_the_token_and_serves(tmp_path: Path) -> None:

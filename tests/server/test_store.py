@@ -50,8 +50,12 @@ def test_what_a_workspace_refuses(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"is an SQLite database of another program \(tables: accounts\); it is left "
                                          "untouched"):
         Workspace.open(other)
-    with pytest.raises(InputError, match="--database takes a PostgreSQL URL"):
+    with pytest.raises(InputError) as caught:
         Workspace.open(tmp_path / "pg", database="sqlite:///x.db")
+    assert str(caught.value) == ("database= takes a PostgreSQL URL (postgresql://user@host:5432/name); got "
+                                 "'sqlite:///x.db'; without it the workspace is workspace.sqlite in the workspace "
+                                 "folder")
+    assert not (tmp_path / "pg").exists()  # refused before the folder was made
 
 
 def test_a_snapshot_store_is_not_taken_for_a_workspace(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from gainscope.search.store import utc_now
 from gainscope.server import cases as bridge
 from gainscope.server.store import CaseRecord, CaseSettings, QueryRecord, ScorePoint, WorkspaceStore
 
-__all__ = ["DATABASE_FILE", "TOKEN_FILE", "CaseScores", "Scoreboard", "Workspace", "token_problem"]
+__all__ = ["DATABASE_FILE", "TOKEN_FILE", "CaseScores", "Scoreboard", "Workspace", "database_problem", "token_problem"]
 
 DATABASE_FILE = "workspace.sqlite"
 TOKEN_FILE = "token"
@@ -37,6 +37,14 @@ def token_problem(token: str | None) -> str | None:
     """What is wrong with a workspace token given by the user (None when nothing is, or none is given)."""
     if token is not None and (len(token) < 8 or any(c.isspace() for c in token)):
         return "a token needs at least 8 characters and no spaces"
+    return None
+
+
+def database_problem(database: str | None) -> str | None:
+    """What is wrong with a workspace database given by the user (None when nothing is, or none is given)."""
+    if database is not None and not is_postgres_url(database):
+        return (f"takes a PostgreSQL URL (postgresql://user@host:5432/name); got {redact_url(database)!r}; without "
+                f"it the workspace is {DATABASE_FILE} in the workspace folder")
     return None
 
 
@@ -191,6 +199,10 @@ class Workspace:
         """Open (or create) the workspace in ``folder``: its SQLite file, or the PostgreSQL ``database``; the token
         is ``token`` when given (and then stored), else the stored one, else a new one (stored)."""
         path = Path(folder)
+        if (problem := database_problem(database)) is not None:  # both checked before anything is made
+            raise InputError(f"database= {problem}")
+        if (problem := token_problem(token)) is not None:
+            raise InputError(f"{problem} (token=)")
         if not path.exists():
             if not create:
                 raise StoreError(f"{path}: no such workspace folder; create it with gainscope case add {path} CASE "
@@ -203,18 +215,12 @@ class Workspace:
         elif not path.is_dir():
             raise StoreError(f"{path} is a file, not a workspace folder; give a folder (it holds {DATABASE_FILE} and "
                              f"the token)", path=str(path))
-        problem = token_problem(token)
-        if problem is not None:
-            raise InputError(f"{problem} (token=)")
         stored = _read_token(path)
         if token is None:
             token = stored or secrets.token_urlsafe(24)
         if token != stored:
             _write_token(path, token)
         target = database if database is not None else str(path / DATABASE_FILE)
-        if database is not None and not is_postgres_url(database):
-            raise InputError(f"--database takes a PostgreSQL URL (postgresql://user@host:5432/name); got "
-                             f"{redact_url(database)!r}; without it the workspace is {path / DATABASE_FILE}")
         db = connect(target)
         try:
             return cls(path, db, target, token, allow_code=allow_code)
