@@ -345,10 +345,13 @@ def scorer_js_cmd(name: str) -> None:
 
 
 def _register_live() -> None:
-    """``case run`` lives in :mod:`gainscope.cli.case_live` (the live half: engines and snapshots)."""
+    """``case run`` lives in :mod:`gainscope.cli.case_live` (the live half: engines and snapshots), ``case add``
+    (a case into a dashboard workspace) in :mod:`gainscope.cli.serve`."""
     from gainscope.cli.case_live import run_cmd
+    from gainscope.cli.serve import case_add_cmd
 
     case_group.add_command(run_cmd)
+    case_group.add_command(case_add_cmd)
 
 
 _register_live()
