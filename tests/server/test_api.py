@@ -204,7 +204,7 @@ def test_patch_selects_several_scorers_and_the_number_of_results_shown(movies: D
     assert [d["doc"] for d in query["results"]] == ["sw1", "spaceballs", "sw4"] and query["result_count"] == 6
     assert query["scores"]["AP@10"]["value"] == _expected(MOVIES, "AP@10").query("star wars").value
     status, answer = movies.call("PATCH", f"/api/cases/{CASE}", {"scorers": ["nDCG@10", "ndgc@10"]})
-    assert status == 400 and "unknown scorer 'ndgc'" in answer["error"]
+    assert status == 400 and "unknown metric 'ndgc'. Did you mean" in answer["error"]
     status, answer = movies.call("PATCH", f"/api/cases/{CASE}", {"depth": 0})
     assert status == 400 and "between 1 and 1000" in answer["error"]
     status, answer = movies.call("PATCH", f"/api/cases/{CASE}", {"unscored": "never"})

@@ -245,9 +245,15 @@ def export_text(case: Case, fmt: str) -> str:
 # ---------------------------------------------------------------------------------------------- scorers
 def builtin_scorers() -> list[dict[str, Any]]:
     """The built-in scorers (name at k = 10, what it computes, its default scale), for the scorer picker."""
-    from gainscope.cases import BUILTINS
+    from gainscope.cases import BUILTINS, builtin_scorer
 
-    return [{"name": f"{d.name}@10", "summary": d.summary, "scale": d.scale, "range": d.value_range}
+    def value_range(name: str) -> str:
+        low, high = type(builtin_scorer(name).metric).bounds
+        if high is None:
+            return "any" if low is None else f">= {low:g}"
+        return f"<= {high:g}" if low is None else f"{low:g}-{high:g}"
+
+    return [{"name": f"{d.name}@10", "summary": d.summary, "scale": d.scale, "range": value_range(f"{d.name}@10")}
             for d in BUILTINS.values()]
 
 
