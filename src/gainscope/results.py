@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,8 +51,6 @@ class Results:
     policies: Policies
     coverage: Coverage
     notes: tuple[str, ...] = ()
-    #: string-valued per-query extras (trec_eval's relstring), by name then query id
-    extras: dict[str, dict[str, str]] = field(default_factory=dict)
     #: the convention profile the metrics and policies came from, and what was given over it
     profile: ProfileUse | None = None
     #: the names the columns are shown under when an adapter names them (one per metric, unique): the temporal
@@ -170,12 +168,6 @@ class Results:
             raise MissingDependencyError("to_pandas needs pandas; install it with: pip install pandas") from None
         frame = self.to_polars(wide=wide)
         return pd.DataFrame({c: frame[c].to_list() for c in frame.columns})
-
-    def summary_frame(self) -> Any:
-        """Aggregates as a one-row polars frame (``run`` + one column per metric)."""
-        import polars as pl
-
-        return pl.DataFrame({"run": [self.run_name], **{k: [v] for k, v in self.aggregates.items()}})
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v:.4f}" for k, v in list(self.aggregates.items())[:4])
