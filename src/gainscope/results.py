@@ -102,6 +102,19 @@ class Results:
                 for j, (name, m) in enumerate(zip(self.metric_names, self.metrics, strict=True))}
 
     def __getitem__(self, metric: str | Metric) -> float:
+        """The aggregate of ``metric``: its name as shown, or any spelling that names one evaluated metric.
+
+        >>> import gainscope
+        >>> qrels = gainscope.Judgments.from_dict({"q1": {"d1": 1}, "q2": {"d2": 1}})
+        >>> run = gainscope.Run.from_dict({"q1": {"d1": 2.0}, "q2": {"d3": 2.0, "d2": 1.0}})
+        >>> results = gainscope.evaluate(qrels, run, ["nDCG@10", "RR"])
+        >>> results["RR"], results["recip_rank"]  # RR: (1 + 1/2) / 2
+        (0.75, 0.75)
+        >>> results["AP"]
+        Traceback (most recent call last):
+        ...
+        gainscope.errors.MetricError: 'AP' is not among the evaluated metrics: nDCG@10, RR
+        """
         j = self._column(metric)
         return aggregate_values(self.values[:, j], self.metrics[j].aggregate)
 
@@ -116,7 +129,14 @@ class Results:
                 "coverage": self.coverage.as_dict(), "notes": list(self.notes)}
 
     def select(self, metrics: Sequence[str | Metric]) -> Results:
-        """The same results restricted to ``metrics`` (any accepted spelling), in that order."""
+        """The same results restricted to ``metrics`` (any accepted spelling), in that order.
+
+        >>> import gainscope
+        >>> qrels = gainscope.Judgments.from_dict({"q1": {"d1": 1}})
+        >>> results = gainscope.evaluate(qrels, gainscope.Run.from_dict({"q1": {"d1": 1.0}}), ["nDCG@10", "AP", "RR"])
+        >>> results.select(["recip_rank", "map"]).metric_names
+        ['RR', 'AP']
+        """
         from dataclasses import replace
 
         cols = [self._column(m) for m in metrics]
