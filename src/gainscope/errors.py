@@ -7,7 +7,9 @@
     │   ├── FormatError                        .path, .line, .text: a line or record that cannot be read
     │   ├── InconsistentInputError             duplicates, conflicting grades, no query overlap, empty input
     │   ├── UnknownFormatError                 the format cannot be detected or is not supported
-    │   └── NotFoundError                      a named thing that does not exist (a dashboard case, query, job)
+    │   ├── NotFoundError                      a named thing that does not exist (a dashboard case, query, job)
+    │   ├── SpanError                          .line: an OpenTelemetry span that is not a step of an agent trace
+    │   └── UnresolvedTimeError                .expression: a relative time ("last year") and no reference date
     ├── MetricError (ValueError)
     │   ├── UnknownMetricError                 a name that no registered metric has
     │   ├── MetricSyntaxError                  .text, .position: a metric string that does not parse
@@ -17,6 +19,7 @@
     │                                          not a regular file, unreadable, changed while read, disk full)
     ├── JudgeError                             an LLM judge could not label
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
+    │   │   └── FatalRequestError              .reason: the judge's client stopped (refused, or not answering)
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   ├── BudgetExceededError                the call or cost budget is spent
     │   └── TemporalGradeError                 .failures: documents a temporal metric needed were not graded
@@ -61,6 +64,7 @@ import contextlib
 import re
 import warnings
 from collections.abc import Iterable, Iterator
+from typing import ClassVar
 
 __all__ = [
     "BudgetExceededError",
@@ -69,6 +73,7 @@ __all__ = [
     "EngineRequestError",
     "EngineResponseError",
     "EngineStoppedError",
+    "FatalRequestError",
     "FileAccessError",
     "FormatError",
     "GainscopeError",
@@ -86,11 +91,13 @@ __all__ = [
     "NotFoundError",
     "PolicyError",
     "QueryCoverageWarning",
+    "SpanError",
     "StoreError",
     "TemporalGradeError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
+    "UnresolvedTimeError",
     "about",
     "format_ids",
     "loose_match",
@@ -141,6 +148,26 @@ class NotFoundError(InputError):
     dashboard's API answers 404)."""
 
 
+class SpanError(InputError):
+    """An OpenTelemetry span that cannot be read as a step of an agent trace; ``line`` is the line of the span in
+    its file (the reader adds the file's path)."""
+
+    def __init__(self, message: str, line: int) -> None:
+        self.line = line
+        super().__init__(message)
+
+
+class UnresolvedTimeError(InputError):
+    """A relative time expression (``expression``, at ``start:end`` in the text) and no reference date to resolve
+    it against. Callers with other ways to give a reference (the command line) reword it from these fields."""
+
+    def __init__(self, expression: str, start: int, end: int) -> None:
+        self.expression, self.start, self.end = expression, start, end
+        super().__init__(f"{expression!r} (characters {start}-{end}) is a relative time expression and there is no "
+                         "reference date to resolve it against; give reference_date= (the wall clock is never "
+                         "used), or unresolved='report' to list it without years")
+
+
 class MetricError(GainscopeError, ValueError):
     """A metric request that cannot be honoured."""
 
@@ -187,6 +214,24 @@ class JudgeRequestError(JudgeError):
         self.status = status
         self.attempts = attempts
         super().__init__(message)
+
+
+class FatalRequestError(JudgeRequestError):
+    """The judge's client has stopped: the server refused a request in a way that will not change, or stopped
+    answering (see :mod:`gainscope.judges.client`). Every later call raises it too, without sending anything.
+
+    ``reason``: ``"refused"`` (fix the API key, the model name, the base URL or the parameters, then run again) or
+    ``"not_answering"`` (the server at the base URL gives no answer). ``status``: the HTTP status of the refusal
+    (None when there was none). ``attempts``: the HTTP requests this call sent (0 for a call made after the stop).
+    ``fatal`` is always True: stop the run instead of going on with the next pair.
+    """
+
+    fatal: ClassVar[bool] = True
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1,
+                 reason: str = "refused") -> None:
+        super().__init__(message, status=status, attempts=attempts)
+        self.reason = reason
 
 
 class JudgeAnswerError(JudgeError):

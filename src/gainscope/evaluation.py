@@ -142,6 +142,26 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
     -------
     Results
         Per-query values, aggregates and the conventions used.
+
+    Examples
+    --------
+    q1 ranks d1 (grade 2), d2 (0), d3 (1): AP = (1/1 + 2/3) / 2 = 0.8333; q2 ranks the unjudged d5, then d4:
+    AP = (1/2) / 1 = 0.5. A result is looked up under any spelling of its metric (trec_eval's ``map`` is AP):
+
+    >>> import gainscope
+    >>> qrels = gainscope.Judgments.from_dict({"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d4": 1}})
+    >>> run = gainscope.Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d5": 2.0, "d4": 1.0}})
+    >>> results = gainscope.evaluate(qrels, run, ["ndcg_cut.10", "map"])
+    >>> results.metric_names
+    ['nDCG@10', 'AP']
+    >>> round(results["map"], 4), results.per_query("AP")
+    (0.6667, {'q1': 0.8333333333333333, 'q2': 0.5})
+
+    Under Quepid's conventions P@10 divides by the documents returned (q1: 2/3, q2: 1/2):
+
+    >>> quepid = gainscope.evaluate(qrels, run, ["P@10"], profile="quepid")
+    >>> quepid.metric_names, round(quepid["P@10"], 4)
+    (['P(denominator=retrieved)@10'], 0.5833)
     """
     pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
     j = _as_judgments(judgments)

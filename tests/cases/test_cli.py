@@ -61,7 +61,7 @@ def test_score_json_with_another_scorer_and_zero_for_unscored() -> None:
 
 
 def test_compare_shows_changes_and_documents_crossing_the_top_k() -> None:
-    code, out, _ = invoke("compare", BEFORE, AFTER, "-k", "3")
+    code, out, _ = invoke("compare", BEFORE, AFTER, "--top", "3")
     assert code == 0
     assert "│ star wars     │ 0.5929 │ 1.0000 │ +0.4071 │ 3 │ sw5, sw6      │ sw1, spaceballs │" in out
     assert "│ the godfather │ 0.0000 │ 0.9341 │ +0.9341 │ 3 │ gf1, gf3, gf2 │" in out

@@ -3,7 +3,7 @@
 Gains come from the trace (default; in chat, Responses and OTel logs only with ``--field gain=KEY``), from
 ``--judgments QRELS`` (keyed by the conversation's query id and the result's id, domain_id or URL as
 ``--judgments-key`` says), or from an LLM judge
-(``--judge MODEL``, the built-in ``graded`` 0-4 prompt, labels cached in a judgment store and reused across
+(``--model MODEL``, the built-in ``graded`` 0-4 prompt, labels cached in a judgment store and reused across
 runs). Exit codes as every command: 2 usage, 3 invalid input, 4 a judge that could not be used.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import emit, guarded, with_options
+from gainscope.cli.spelling import Respelled
 
 __all__ = ["agent_group"]
 
@@ -40,7 +41,7 @@ def trace_options(fn: Any) -> Any:
                           "--field id=metadata.doc_id (repeatable; fields: id, domain_id, url, title, snippet, "
                           "content, gain). Gains in tool outputs are read only with --field gain=KEY (an "
                           "integer 0-4); without it, chat, Responses and OTel traces need --judgments or "
-                          "--judge for gains."),
+                          "--model for gains."),
     ]
     return with_options(fn, options)
 
@@ -74,7 +75,7 @@ def gain_options(fn: Any) -> Any:
                           "or url (normalised on both sides). The fields are separate key spaces: with id, a "
                           "result's domain_id is never looked up. With id or domain_id, a result that has no such "
                           "field is looked up by its URL."),
-        click.option("--judge", "judge_model", default=None, metavar="MODEL",
+        click.option("--model", "judge_model", cls=Respelled, old=("--judge",), default=None, metavar="MODEL",
                      help="Grade unique results with this LLM (the graded 0-4 prompt) on an OpenAI-compatible "
                           "server."),
         click.option("--base-url", default=lambda: os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
@@ -203,7 +204,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any], traces: tuple[str,
 
     judgments, model = kwargs.pop("judgments"), kwargs.pop("judge_model")
     if judgments is not None and model is not None:
-        raise click.UsageError("give gains from --judgments or from --judge, not both")
+        raise click.UsageError("give gains from --judgments or from --model, not both")
     settings = AgentSettings(good_gain=kwargs.pop("good_gain"), dedup=_dedup_settings(kwargs),
                              judgments_key=kwargs.pop("judgments_key"),
                              missing=kwargs.pop("unjudged"), sdcg_b=kwargs.pop("sdcg_b"),
@@ -274,7 +275,7 @@ def evaluate_cmd(traces: tuple[str, ...], per_conversation: bool, fmt: str, outp
 
     IterationsForAllGoodResults is the first iteration by which all good results were retrieved: with
     --judgments, every result judged good (grade >= --good-gain) for the query; otherwise every good result
-    found in the trace (with gains from the trace or from --judge). It is capped at 100: when the judged good
+    found in the trace (with gains from the trace or from --model). It is capped at 100: when the judged good
     results are never all retrieved it is 100 and all_good_found is false. It is undefined when there is no
     good result to find, and without --judgments also when some result's gain is undefined (it might be good).
     Its aggregate is over the conversations that retrieved every good result by the cap; capped ones (never all
@@ -315,8 +316,8 @@ def dedup_cmd(traces: tuple[str, ...], show: bool, **kwargs: Any) -> None:
 
 @agent_group.command("plot")
 @click.argument("traces", nargs=-1, required=True)
-@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder to write the figures into (created if needed).")
+@click.option("--output-dir", cls=Respelled, old=("-o",), type=click.Path(file_okay=False, path_type=Path),
+              required=True, help="Folder to write the figures into (created if needed).")
 @trace_options
 @dedup_options
 @gain_options

@@ -12,6 +12,7 @@ import click
 
 from gainscope.cli.common import guarded, with_options
 from gainscope.cli.compare import settings_from, statistics_options
+from gainscope.cli.spelling import Respelled
 
 __all__ = ["case_group"]
 
@@ -115,8 +116,9 @@ def score_cmd(case_file: str, scorer_spec: str | None, fmt: str, show_logs: bool
               help="Score every snapshot with this case's ratings (as Quepid scores old snapshots with today's "
                    "ratings). Default: each case file its own, store snapshots the first case's.")
 @scorer_options
-@click.option("-k", "--depth", "k", type=click.IntRange(min=1), default=None,
-              help="Top k for documents moving in or out (default: the scorer's k, else 10).")
+@click.option("--top", "k", cls=Respelled, old=("-k", "--depth"), type=click.IntRange(min=1), default=None,
+              help="The first N results of each query, for documents moving in or out (default: the scorer's k, "
+                   "else 10).")
 @click.option("-f", "--format", "fmt", type=_FORMATS, default="table", show_default=True, help="Output format.")
 @statistics_options
 @guarded

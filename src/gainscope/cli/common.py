@@ -94,6 +94,20 @@ def _flush(caught: list[warnings.WarningMessage]) -> None:
             click.echo(f"warning: {text}", err=True)
 
 
+#: the sentence a command's help ends with when it takes the shared reading or convention options
+SEE_INPUTS = "Reading options and conventions, explained once for every command: gainscope help inputs."
+
+
+def see_inputs(fn: F) -> F:
+    """``fn``, whose docstring (the command's help) ends with :data:`SEE_INPUTS` (once)."""
+    import inspect
+
+    doc = inspect.cleandoc(fn.__doc__ or "")
+    if SEE_INPUTS not in doc:
+        fn.__doc__ = f"{doc}\n\n{SEE_INPUTS}"
+    return fn
+
+
 def with_options(fn: F, options: Sequence[Callable[[Any], Any]]) -> F:
     """``fn`` decorated with click ``options``, which ``--help`` then lists in the order given."""
     for opt in reversed(options):
@@ -206,7 +220,7 @@ def policy_options(fn: F) -> F:
                      help="The top of the grading scale for ERR and avgRating100 (default: the largest judged "
                           "grade)."),
     ]
-    return with_options(fn, options)
+    return with_options(see_inputs(fn), options)
 
 
 _POLICY_OPTIONS = ("relevance_level", "depth", "judged_only", "ties", "negative_grades", "undefined",
@@ -298,7 +312,7 @@ def reader_options(fn: F) -> F:
         click.option("--extra-columns", type=click.Choice(["error", "ignore"]), default="error", show_default=True,
                      help="Columns after the run tag of a TREC run: an error, or ignored as trec_eval does."),
     ]
-    return with_options(fn, options)
+    return with_options(see_inputs(fn), options)
 
 
 def nan_score_of(value: str) -> str | float:
