@@ -6,7 +6,10 @@
     ├── InputError (ValueError)                bad judgments / runs / files
     │   ├── FormatError                        .path, .line, .text: a line or record that cannot be read
     │   ├── InconsistentInputError             duplicates, conflicting grades, no query overlap, empty input
-    │   └── UnknownFormatError                 the format cannot be detected or is not supported
+    │   ├── UnknownFormatError                 the format cannot be detected or is not supported (input files,
+    │   │                                      output formats of the renderers)
+    │   ├── ScorerError                        .scorer, .query, .line: a case scorer (JavaScript or Python) failed
+    │   └── UnresolvedTimeError                .expression: a relative time and no reference date (temporal)
     ├── MetricError (ValueError)
     │   ├── UnknownMetricError                 a name that no registered metric has
     │   ├── MetricSyntaxError                  .text, .position: a metric string that does not parse
@@ -16,6 +19,7 @@
     │                                          not a regular file, unreadable, changed while read, disk full)
     ├── JudgeError                             an LLM judge could not label
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
+    │   │   └── FatalRequestError              .reason: the client stopped (refused for good, or no answer)
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   ├── BudgetExceededError                the call or cost budget is spent
     │   └── TemporalGradeError                 .failures: documents a temporal metric needed were not graded
@@ -25,6 +29,7 @@
     │   └── EngineStoppedError                 the run stopped: the engine refuses every request or is down
     ├── EngineConfigError (InputError)         an engine declaration, template or knob that cannot be used
     ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
+    ├── RenderError (ValueError)               a renderer given what it cannot draw (an HTML table, figure, SVG)
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -60,6 +65,7 @@ import contextlib
 import re
 import warnings
 from collections.abc import Iterable, Iterator
+from typing import ClassVar
 
 __all__ = [
     "BudgetExceededError",
@@ -68,6 +74,7 @@ __all__ = [
     "EngineRequestError",
     "EngineResponseError",
     "EngineStoppedError",
+    "FatalRequestError",
     "FileAccessError",
     "FormatError",
     "GainscopeError",
@@ -84,11 +91,14 @@ __all__ = [
     "MissingDependencyError",
     "PolicyError",
     "QueryCoverageWarning",
+    "RenderError",
+    "ScorerError",
     "StoreError",
     "TemporalGradeError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
+    "UnresolvedTimeError",
     "about",
     "format_ids",
     "loose_match",
@@ -124,6 +134,47 @@ class FormatError(InputError):
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "
         super().__init__(where + message)
+
+
+class ScorerError(InputError):
+    """A case scorer (JavaScript or Python) failed: a syntax error, an exception, a time or memory limit, or no
+    score at all. The script is input, like a judgments file (exit code 3); it says where: ``scorer`` (the
+    script's name), ``query`` (the query being scored), ``line``/``column`` (1-based, in the user's script) and
+    ``source_line`` (that line of the script, quoted in the message).
+
+    ``str(exc)`` reads ``scorer.js:12: TypeError: ... (query 'star wars')`` followed by the quoted line.
+    """
+
+    def __init__(self, message: str, *, scorer: str | None = None, query: str | None = None,
+                 line: int | None = None, column: int | None = None, source_line: str | None = None) -> None:
+        self.scorer = scorer
+        self.query = query
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        where = ""
+        if scorer is not None:
+            where = f"{scorer}:{line}: " if line is not None else f"{scorer}: "
+        text = where + message
+        if query is not None:
+            text += f" (query {query!r})"
+        if source_line is not None:
+            text += f"\n    {source_line.rstrip()}"
+            if column is not None and column >= 1:
+                text += "\n    " + " " * (column - 1) + "^"
+        super().__init__(text)
+
+
+class UnresolvedTimeError(InputError):
+    """A relative time expression (``expression``, at ``start:end`` in the text) and no reference date to resolve
+    it against (:mod:`gainscope.temporal.extraction`). Callers with other ways to give a reference (the command
+    line) reword it from these fields."""
+
+    def __init__(self, expression: str, start: int, end: int) -> None:
+        self.expression, self.start, self.end = expression, start, end
+        super().__init__(f"{expression!r} (characters {start}-{end}) is a relative time expression and there is no "
+                         "reference date to resolve it against; give reference_date= (the wall clock is never "
+                         "used), or unresolved='report' to list it without years")
 
 
 class InconsistentInputError(InputError):
@@ -180,6 +231,24 @@ class JudgeRequestError(JudgeError):
         self.status = status
         self.attempts = attempts
         super().__init__(message)
+
+
+class FatalRequestError(JudgeRequestError):
+    """The judge's client has stopped (:mod:`gainscope.judges.client`): the server refused a request in a way that
+    will not change, or stopped answering. Every later call raises it too, without sending anything.
+
+    ``reason``: ``"refused"`` (fix the API key, the model name, the base URL or the parameters, then run again) or
+    ``"not_answering"`` (the server at the base URL gives no answer). ``status``: the HTTP status of the refusal
+    (None when there was none). ``attempts``: the HTTP requests this call sent (0 for a call made after the stop).
+    ``fatal`` is always True: stop the run instead of going on with the next pair.
+    """
+
+    fatal: ClassVar[bool] = True
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1,
+                 reason: str = "refused") -> None:
+        super().__init__(message, status=status, attempts=attempts)
+        self.reason = reason
 
 
 class JudgeAnswerError(JudgeError):
@@ -253,6 +322,11 @@ class StoreError(GainscopeError, OSError):
     def __init__(self, message: str, *, path: str) -> None:
         self.path = path
         super().__init__(message)
+
+
+class RenderError(GainscopeError, ValueError):
+    """A renderer was given what it cannot draw: an HTML table whose rows do not fit its header, SVG or PNG that
+    is not one, a section left open (:mod:`gainscope.render.html`). A fault of the calling code, not of the data."""
 
 
 class MissingDependencyError(GainscopeError, ImportError):
