@@ -45,6 +45,6 @@ def test_the_api_goes_through_the_pipeline(calls: list[int]) -> None:
     ("gate", QRELS, HYBRID, "--baseline", BM25, "--fail-if", "delta(AP) < -0.5", "--resamples", "10"),
 ])
 def test_commands_go_through_the_pipeline(args: tuple[str, ...], calls: list[int], cli_runner: Any) -> None:
-    code, out, err = cli_runner(*args)
+    code, _, err = cli_runner(*args)
     assert code in (0, 1), err
     assert calls and sum(calls) == 2
