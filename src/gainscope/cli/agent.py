@@ -159,28 +159,6 @@ def _dedup_settings(kwargs: dict[str, Any]) -> Any:
                          url_policy=UrlPolicy(keep_www=kwargs.pop("keep_www"), keep_scheme=kwargs.pop("keep_scheme")))
 
 
-class _StoredJudge:
-    """A judge whose labels are looked up in, and recorded to, a judgment store (the Judge protocol)."""
-
-    def __init__(self, judge: Any, store: Any) -> None:
-        self.judge = judge
-        self.spec = judge.spec
-        self.store = store
-        self.cached = self.asked = 0
-        store.register_judge(judge.spec.hash, judge.spec.canonical())
-
-    async def grade(self, query: Any, document: Any) -> Any:
-        key = self.judge.key(query, document)
-        stored = self.store.get(key)
-        if stored is not None and stored.status == "ok":
-            self.cached += 1
-            return stored
-        self.asked += 1
-        label = await self.judge.grade(query, document)
-        self.store.record(label)
-        return label
-
-
 def _gain_map(text: str | None) -> dict[float, float] | None:
     """``"0:0,1:1,2:10"`` -> ``{0.0: 0.0, 1.0: 1.0, 2.0: 10.0}``."""
     if text is None:
@@ -224,6 +202,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any], traces: tuple[str,
     from gainscope.judges.prompts import builtin_prompt
     from gainscope.judges.spec import JudgeSpec
     from gainscope.judges.store import JudgmentStore
+    from gainscope.judges.stored import StoredJudge
 
     spec = JudgeSpec(model=model, prompt=builtin_prompt("graded"))
     client_settings = ClientSettings(base_url=judge_kwargs["base_url"], api_key=judge_kwargs["api_key"],
@@ -233,7 +212,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any], traces: tuple[str,
 
     async def run(store: Any) -> tuple[Any, Any]:
         async with ChatClient(client_settings) as client:
-            judge = _StoredJudge(LLMJudge(spec, client), store)
+            judge = StoredJudge(LLMJudge(spec, client), store)
             report = await evaluate_agents_async(conversations, judge=judge, settings=settings,
                                                  workers=judge_kwargs["concurrency"])
             return report, judge
@@ -241,7 +220,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any], traces: tuple[str,
     with JudgmentStore(judge_kwargs["store_path"]) as store:
         report, judge = asyncio.run(run(store))
     failed = sum(1 for c in report.conversations for g in c.grades if g.status == "failed")
-    click.echo(f"judge {spec.describe()}: {judge.asked} asked, {judge.cached} from the store "
+    click.echo(f"judge {spec.describe()}: {judge.asked} asked, {judge.stored} from the store "
                f"{judge_kwargs['store_path']}, {failed} failed (undefined, never 0)", err=True)
     return report
 

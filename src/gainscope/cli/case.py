@@ -99,8 +99,8 @@ def score_cmd(case_file: str, scorer_spec: str | None, fmt: str, show_logs: bool
     """Score every query of CASE and the case (the mean over queries as Quepid's browser computes it, or by
     the rule --unscored names), with the conventions used."""
     from gainscope.cases.files import read_case
-    from gainscope.cases.render import render_case_score
     from gainscope.cases.scoring import score_case
+    from gainscope.render.cases import render_case_score
 
     case = read_case(case_file)
     result = score_case(case, _scorer(scorer_spec, case, kwargs), **_score_options(kwargs))
@@ -131,8 +131,8 @@ def compare_cmd(cases: tuple[str, ...], snapshots: tuple[str, ...], ratings_file
     Without --scorer each case file uses its own."""
     from gainscope.cases.compare import compare_cases
     from gainscope.cases.files import read_case
-    from gainscope.cases.render import render_comparison, render_snapshots
     from gainscope.cases.snapshots import compare_snapshots
+    from gainscope.render.cases import render_comparison, render_snapshots
 
     settings = settings_from(kwargs)
     if len(cases) + len(snapshots) < 2:

@@ -361,9 +361,7 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
     (or the ``conventions`` already popped): judgments read and prepared once, each run through the C scanner
     when it applies. ``metrics`` are names or metric objects (names are resolved under the profile). ``names``
     (one per run, or none) override the runs' names. Returns one :class:`~gainscope.results.Results` per run."""
-    from gainscope.core.judged_run import PreparedJudgments
-    from gainscope.evaluation import compute
-    from gainscope.io.scan import judged_run_of
+    from gainscope.evaluation import evaluate_prepared
 
     check_names(names, runs)
     conventions = conventions if conventions is not None else conventions_from(kwargs)
@@ -373,13 +371,7 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
         m.check_policies(policies)
     one_stdin(judgments, *runs)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
-    prepared = PreparedJudgments.of(judg, policies.negative_grades)
-    out = []
-    for i, run in enumerate(runs):
-        with about_run(runs, i):
-            jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
-            out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes, profile=conventions.use))
-    return out
+    return evaluate_prepared(judg, runs, metrics, policies, profile=conventions.use, names=names, **run_options)
 
 
 def about_run(runs: Sequence[str], index: int) -> AbstractContextManager[None]:
