@@ -67,7 +67,7 @@ PUBLIC: dict[str, list[str]] = {
     ],
 }
 #: subpackages whose modules are imported one by one (no package-level API)
-MODULES_ONLY = ("gainscope.core", "gainscope.judges", "gainscope.net", "gainscope.render")
+MODULES_ONLY = ("gainscope.core", "gainscope.judges", "gainscope.net", "gainscope.render", "gainscope.server")
 
 
 @pytest.mark.parametrize("name", sorted(PUBLIC))

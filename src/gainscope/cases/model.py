@@ -13,7 +13,7 @@ This is Quepid's case reduced to what scoring needs. A :class:`CaseQuery` holds
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -106,3 +106,16 @@ class Case:
     def with_scale(self, scale: RatingScale | None) -> Case:
         """The same case on another scale (checked)."""
         return replace(self, scale=scale)
+
+    @classmethod
+    def from_parts(cls, ratings: Mapping[str, Mapping[str, float]],
+                   results: Mapping[str, Sequence[str]] | None = None, *, scale: Any = None, scorer: Any = None,
+                   name: str | None = None, source: str | None = None, notes: Sequence[str] = ()) -> Case:
+        """A case from ``{query: {doc: rating}}`` and ``{query: [doc ids in rank order]}``: queries in the
+        order they first appear in ``ratings``, then those only in ``results`` (the dashboard imports TREC qrels
+        this way)."""
+        results = results or {}
+        order = list(ratings) + [q for q in results if q not in ratings]
+        queries = tuple(CaseQuery(q, dict(ratings.get(q, {})), tuple(results.get(q, ()))) for q in order)
+        return cls(queries, RatingScale.parse(scale) if scale is not None else None, scorer, name, source,
+                   tuple(notes))
