@@ -62,6 +62,12 @@ class RankedQuery:
     ``grades`` are the grades of the ranked documents in order (``None`` = not judged; negative = pooled
     but unjudged), ``judged`` all non-negative judged grades of the query, ``doc_ids``/``scores`` the ranked
     documents, ``tie_start`` where groups of equal scores start (used by ``ties="average"``).
+
+    A session (:class:`~gainscope.core.judged_run.SessionLayout`) also gives, per ranked document, its
+    ``iterations``, ``searches``, ``first`` occurrence and ``unknown`` gain, the session's ``num_iterations``
+    and, per judged grade, the iteration at which it was retrieved (``judged_iterations``, 0 = never). Empty
+    (None for ``num_iterations``) for a ranked list: each rank is its own iteration and search, every document
+    a first occurrence with a known gain, and a judged document is retrieved at its rank.
     """
 
     query_id: str
@@ -73,6 +79,12 @@ class RankedQuery:
     max_grade: float = 0.0  # the largest judged grade across all evaluated queries (ERR's default scale)
     judged_doc_ids: tuple[str, ...] = ()  # doc ids of ``judged``, same order
     tail: tuple[float | None, ...] = ()  # ties="average" with a depth: grades of tied documents cut off
+    iterations: tuple[int, ...] = ()
+    searches: tuple[int, ...] = ()
+    first: tuple[bool, ...] = ()
+    unknown: tuple[bool, ...] = ()
+    num_iterations: int | None = None
+    judged_iterations: tuple[int, ...] = ()
 
     @property
     def top_ranked_grade(self) -> float:
@@ -195,6 +207,17 @@ class Metric:
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation | None:
         """Position-by-position explanation, for metrics where that makes sense; None otherwise."""
         return None
+
+    def censored(self, ctx: Context) -> np.ndarray | None:
+        """Per query, True where the value is *censored*: a stand-in at a cap (IterationsForAllGoodResults of a
+        session that did not retrieve every good result by its cap), not a measurement. The aggregate leaves
+        censored values out and :class:`~gainscope.results.Results` counts them apart. None (the default): this
+        metric never censors."""
+        return None
+
+    def reference_censored(self, q: RankedQuery, policies: Policies) -> bool:
+        """The plain twin of :meth:`censored` for one query (False by default)."""
+        return False
 
     def check_policies(self, policies: Policies) -> None:
         """Raise PolicyError when this metric cannot honour ``policies``."""
