@@ -175,20 +175,12 @@ class Deduplication:
     n_iterations: int
     searches_per_iteration: tuple[int, ...] = ()
 
-    def by_iteration(self) -> list[list[Decision]]:
-        """The decisions of each iteration ``1..N`` (empty lists for iterations that returned nothing)."""
-        out: list[list[Decision]] = [[] for _ in range(self.n_iterations)]
-        for d in self.decisions:
-            out[d.occurrence.iteration - 1].append(d)
-        return out
-
-    def by_search(self) -> list[list[Decision]]:
-        """The decisions of each search in order (searches with no result give empty lists)."""
-        out: dict[tuple[int, int], list[Decision]] = {(i, s): [] for i, n in enumerate(self.searches_per_iteration, 1)
-                                                      for s in range(1, n + 1)}
-        for d in self.decisions:
-            out.setdefault((d.occurrence.iteration, d.occurrence.search), []).append(d)
-        return [out[k] for k in sorted(out)]
+    def search_number(self) -> dict[tuple[int, int], int]:
+        """The number of each search over the turn, 1, 2, ... in order, by (iteration, search): searches that
+        returned nothing keep theirs (a session's search q counts with its position)."""
+        keys = {(i, s) for i, n in enumerate(self.searches_per_iteration, 1) for s in range(1, n + 1)}
+        keys |= {(d.occurrence.iteration, d.occurrence.search) for d in self.decisions}
+        return {k: q for q, k in enumerate(sorted(keys), start=1)}
 
 
 def _comparable(result: Result, policy: UrlPolicy) -> tuple[dict[str, str], dict[str, str]]:
