@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gainscope.agents.fingerprints import hamming, normalise_text, simhash, simhash_bands
-from gainscope.agents.trace import RESULT_FIELDS, Iteration, Result
+from gainscope.agents.trace import RESULT_FIELDS, Conversation, Iteration, Result
 from gainscope.agents.urls import UrlPolicy, normalise_url
 from gainscope.errors import PolicyError
 
@@ -61,6 +61,7 @@ __all__ = [
     "UniqueResult",
     "deduplicate",
     "explain",
+    "explain_conversations",
 ]
 
 NEAR = "near-duplicate text"
@@ -345,3 +346,18 @@ def explain(dedup: Deduplication, settings: DedupSettings = DEFAULT_DEDUP) -> li
                 text += "; not " + "; not ".join(_check_text(c, settings.threshold) for c in others)
         lines.append(head + text)
     return lines
+
+
+def explain_conversations(items: Sequence[tuple[Conversation, Deduplication]], settings: DedupSettings) -> str:
+    """Every merge decision of every conversation (last turn), with a header of counts per conversation."""
+    out = []
+    for conv, dedup in items:
+        total = len(dedup.decisions)
+        dups = sum(1 for d in dedup.decisions if not d.new)
+        turns = len(conv.turns)
+        scope = f"turn {turns} of {turns}" if turns > 1 else "single turn"
+        out.append(f"conversation {conv.conversation_id} ({scope}): {dedup.n_iterations} iteration(s), "
+                   f"{total} results, {len(dedup.unique)} unique, {dups} duplicates")
+        out.extend("  " + line for line in explain(dedup, settings))
+        out.append("")
+    return "\n".join(out)

@@ -191,15 +191,23 @@ class ConversationResult:
     notes: tuple[str, ...] = ()
     all_good_capped: bool = False
 
+    @property
+    def unique_results(self) -> int:
+        """How many unique results the last turn retrieved."""
+        return len(self.dedup.unique)
+
+    @property
+    def grade_counts(self) -> dict[str, int]:
+        """How many grades of each status (``ok``, ``unjudged``, ``failed``, ``missing``)."""
+        return {s: sum(1 for g in self.grades if g.status == s) for s in ("ok", "unjudged", "failed", "missing")}
+
     def to_dict(self, *, iterations: bool = True) -> dict[str, Any]:
         """Plain data (NaN as None)."""
         out: dict[str, Any] = {"conversation_id": self.conversation_id, "query_id": self.query_id,
-                               "turn": self.turn, "unique_results": len(self.dedup.unique),
+                               "turn": self.turn, "unique_results": self.unique_results,
                                "summary": {k: _plain(v) for k, v in self.summary.items()},
                                "all_good_found": self.all_good_found, "all_good_capped": self.all_good_capped,
-                               "grades": {s: sum(1 for g in self.grades if g.status == s)
-                                          for s in ("ok", "unjudged", "failed", "missing")},
-                               "notes": list(self.notes)}
+                               "grades": self.grade_counts, "notes": list(self.notes)}
         if iterations:
             out["iterations"] = [{"i": it.i, **{k: _plain(v) for k, v in it.values.items()}} for it in self.curve]
         return out
@@ -221,6 +229,11 @@ class Aggregate:
     undefined: int
     capped: int = 0
 
+    @property
+    def censors(self) -> bool:
+        """Whether this value has capped (censored) conversations to count apart: IterationsForAllGoodResults."""
+        return self.metric == ALL_GOOD
+
 
 @dataclass(frozen=True)
 class AgentReport:
@@ -234,13 +247,27 @@ class AgentReport:
     source: str
     results: Results | None = field(default=None, compare=False)
 
+    @property
+    def level(self) -> float:
+        """The confidence level of the aggregates' intervals."""
+        return self.settings.level
+
+    @property
+    def cap(self) -> int:
+        """The cap of IterationsForAllGoodResults."""
+        return self.settings.cap
+
+    def conventions(self) -> list[tuple[str, str]]:
+        """Every convention that shaped the numbers, as (name, description) rows."""
+        return self.settings.describe(self.source)
+
     def to_dict(self, *, conversations: bool = True) -> dict[str, Any]:
         """Plain data for JSON."""
         out: dict[str, Any] = {
-            "conventions": dict(self.settings.describe(self.source)),
+            "conventions": dict(self.conventions()),
             "aggregate": {a.metric: {"mean": _plain(a.mean), "median": _plain(a.median),
                                      "ci": [_plain(a.ci_low), _plain(a.ci_high)], "n": a.n,
-                                     "undefined": a.undefined, **({"capped": a.capped} if a.metric == ALL_GOOD else {})}
+                                     "undefined": a.undefined, **({"capped": a.capped} if a.censors else {})}
                           for a in self.aggregates},
         }
         if conversations:
