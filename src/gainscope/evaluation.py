@@ -20,7 +20,7 @@ from gainscope.core.judged_run import JudgedRun, PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import UndefinedMetricWarning, format_ids
+from gainscope.errors import PolicyError, UndefinedMetricWarning, format_ids
 from gainscope.metrics.base import Metric, RankedQuery
 from gainscope.metrics.context import Context
 from gainscope.metrics.profiles import Profile, ProfileUse, get_profile, profiled_policies
@@ -49,6 +49,10 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
     policies = jr.policies
     for m in metrics:
         m.check_policies(policies)
+        if jr.session is not None and not m.reads_sessions:
+            raise PolicyError(f"{m} is not a session metric: it reads a ranking of distinct documents, and a session "
+                              "repeats them; ask for the session metrics (iterCG, iterDCG, RG, ..., sDCG: `gainscope "
+                              "metrics` lists them)")
     ctx = Context(jr)
     nq = jr.num_queries
     values = np.zeros((nq, len(metrics)))

@@ -3,7 +3,9 @@ parameters, under every evaluation policy the metric supports.
 
 The data (``gainscope.testing.strategies``) has ties, negative and float grades, unjudged retrieved and
 unretrieved judged documents, queries without relevant documents, judged queries missing from the run and
-run-only queries. NaN (undefined) must be NaN on both sides; other values agree to 1e-12.
+run-only queries; and sessions of an agent's searches (iterations, duplicates, unknown gains), which only the
+session family reads (the others refuse them). NaN (undefined) must be NaN on both sides; other values agree
+to 1e-12.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ def _assert_same(metric, jr):
     ok = ~np.isnan(ref)
     np.testing.assert_allclose(fast[ok], ref[ok], rtol=1e-12, atol=1e-12,
                                err_msg=f"{metric} under {jr.policies}, queries {jr.query_ids}")
+    censored = metric.censored(Context(jr))  # values at a cap, left out of the aggregate
+    expected = [metric.reference_censored(ranked_query(jr, i), jr.policies) for i in range(jr.num_queries)]
+    assert (censored.tolist() if censored is not None else [False] * jr.num_queries) == expected, str(metric)
 
 
 def _supports(metric, policies):
@@ -91,6 +96,28 @@ def test_fast_equals_reference(cls, data):
     judgments, run = data.draw(gst.judgments_and_runs(), label="data")
     policies = _checkable(metric, data.draw(gst.policies(), label="policies"))
     _assert_same(metric, _judged_run(judgments, run, policies))
+
+
+@pytest.mark.parametrize("cls", [c for c in CLASSES if c.reads_sessions], ids=lambda c: c.name)
+@SETTINGS
+@given(data=st.data())
+def test_fast_equals_reference_on_sessions(cls, data):
+    # sessions of an agent's searches: iterations, duplicates, unknown gains, judged pools of their own
+    metric = data.draw(gst.metrics_of(cls), label="metric")
+    jr = data.draw(gst.session_runs(), label="sessions")
+    _assert_same(metric, jr)
+
+
+@pytest.mark.parametrize("cls", [c for c in CLASSES if not c.reads_sessions], ids=lambda c: c.name)
+def test_other_metrics_refuse_sessions(cls):
+    # a session repeats documents (Bpref's and G's formulas, for two, break on that): only the session family
+    # reads one; every other metric is refused, naming itself
+    from gainscope.core.sessions import Session, build_session_run
+
+    metric = _default_instance(cls)
+    jr = build_session_run([Session("c", ("a", "a"), (1, 2), (1, 2), 2, {"a": 2.0})])
+    with pytest.raises(PolicyError, match=re.escape(f"{metric} is not a session metric")):
+        compute(jr, [metric])
 
 
 # every policy combination (undefined= does not reach the kernels: see tests/unit/metrics/test_policy_effects.py)

@@ -190,6 +190,10 @@ class Metric:
     #: True when the metric divides by the top of the grading scale (ERR, avgRating100): its own
     #: ``max_grade``, else the evaluation's ``max_grade`` policy, else the largest judged grade (noted).
     uses_max_grade: ClassVar[bool] = False
+    #: True for the session family, which reads a session's layout (iterations, searches, first occurrences,
+    #: unknown gains). Every other metric treats a judged run as a ranking of distinct documents, and
+    #: :func:`~gainscope.evaluation.compute` refuses to give it a session (where documents repeat).
+    reads_sessions: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         for f in fields(self):

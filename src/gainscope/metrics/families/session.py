@@ -257,6 +257,7 @@ class _Session(Metric):
     """A session metric with an iteration cutoff ``@i`` (None: N)."""
 
     bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
+    reads_sessions: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, doc=_CUTOFF_DOC)
 
@@ -670,6 +671,7 @@ class IterationsForAllGoodResults(Metric):
     summary: ClassVar[str] = "first iteration by which every good result was retrieved, capped (lower is better)"
     bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
     missing_scores_zero: ClassVar[bool] = False
+    reads_sessions: ClassVar[bool] = True
 
     good_gain: float = param(2.0, kind="float", ge=0, doc=_GOOD_DOC)
     cap: int = param(100, kind="int", ge=1, doc="the largest value; a session that needs more (or never "
@@ -779,6 +781,7 @@ class SessionDCG(Metric):
     name: ClassVar[str] = "sDCG"
     summary: ClassVar[str] = "session DCG: each search's DCG discounted by its position in the session"
     bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
+    reads_sessions: ClassVar[bool] = True
 
     b: float = param(2.0, kind="float", gt=1, doc="rank discount log base: rank j counts gain / max(1, log_b j)")
     bq: float = param(4.0, kind="float", gt=1, doc="search discount log base: search q counts DCG_q / (1 + log_bq q)")
