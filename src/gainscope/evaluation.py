@@ -207,11 +207,10 @@ def ranked_query(jr: JudgedRun, index: int) -> RankedQuery:
             if start + kept - 1 == n and size > kept:  # the group a depth cut through: its cut members
                 tail = tuple(float(g) for g in cut) + (None,) * (size - kept - len(cut))
         ties = tuple(starts)
-    top = jr.judged_grades.max() if len(jr.judged_grades) else 0.0
     q = RankedQuery(
         query_id=jr.query_ids[index], grades=tuple(grades), judged=tuple(float(g) for g in
                                                                          jr.judged_grades[jr.judged_slice(index)]),
-        doc_ids=tuple(doc_ids), scores=tuple(scores), tie_start=ties, max_grade=float(top) if top > 0 else 0.0,
+        doc_ids=tuple(doc_ids), scores=tuple(scores), tie_start=ties, max_grade=jr.top_grade,
         judged_doc_ids=tuple(jr.judged_doc_ids[jr.judged_slice(index)].to_list()), tail=tail)
     if jr.session is None:
         return q

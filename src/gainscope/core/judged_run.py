@@ -174,6 +174,15 @@ class JudgedRun:
         return self.rank
 
     @cached_property
+    def top_grade(self) -> float:
+        """The largest grade of the evaluated queries, judged or ranked (0 when none is positive): the default top
+        of a grading scale (ERR, avgRating100). Ranked grades count too: ``judged_grades="truncated"`` truncates
+        the judged pool only, and a scale below a ranked grade would make ERR's stopping probability exceed 1."""
+        judged = float(self.judged_grades.max()) if len(self.judged_grades) else 0.0
+        ranked = self.grades[~np.isnan(self.grades)]
+        return max(judged, float(ranked.max()) if len(ranked) else 0.0, 0.0)
+
+    @cached_property
     def judged_lengths(self) -> np.ndarray:
         """Number of (non-negative) judged documents per query."""
         return np.diff(self.judged_offsets)

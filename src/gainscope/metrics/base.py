@@ -76,7 +76,7 @@ class RankedQuery:
     doc_ids: tuple[str, ...] = ()
     scores: tuple[float, ...] = ()
     tie_start: tuple[bool, ...] = ()
-    max_grade: float = 0.0  # the largest judged grade across all evaluated queries (ERR's default scale)
+    max_grade: float = 0.0  # the largest grade, judged or ranked, across all evaluated queries (ERR's scale)
     judged_doc_ids: tuple[str, ...] = ()  # doc ids of ``judged``, same order
     tail: tuple[float | None, ...] = ()  # ties="average" with a depth: grades of tied documents cut off
     iterations: tuple[int, ...] = ()
