@@ -150,6 +150,13 @@ def _cumulative(ctx: Context, key: Any, make: Any) -> np.ndarray:
     return ctx.cached(("session_cum", key), lambda: segmented_cumsum(make(), _cells(ctx).offsets))
 
 
+def _value(ctx: Context, key: Any, make: Any, cutoff: int | None, scope: str = "through") -> np.ndarray:
+    """A per-cell series (``make()``, cached under ``key``) added up through iteration i, or at i alone."""
+    if scope == "at":
+        return _at(ctx, make(), cutoff)
+    return _through(ctx, _cumulative(ctx, key, make), cutoff)
+
+
 def _through(ctx: Context, cum: np.ndarray, cutoff: int | None) -> np.ndarray:
     """The running sum at iteration min(i, N) of each query (0 at i = 0)."""
     cells, n = _cells(ctx), _layout(ctx).n
@@ -226,7 +233,7 @@ def _ref_table(q: RankedQuery, good_gain: float) -> list[dict[str, float]]:
         davg_sum += w * avg_i
         out.append({"r_at": float(r_i), "ur_at": float(ur_i), "dup_at": float(r_i - ur_i), "gr_at": gr_i,
                     "g_at": g_i, "avg_at": avg_i, "r": float(r_at), "ur": float(ur_at), "dup": float(dup_at),
-                    "gr": gr_at, "cg": cg, "dcg": dcg, "avg": avg_sum, "davg": davg_sum})
+                    "gr": gr_at, "g": cg, "dcg": dcg, "avg": avg_sum, "davg": davg_sum})
     return out
 
 
@@ -238,6 +245,12 @@ def _ref_value(q: RankedQuery, good_gain: float, cutoff: int | None, key: str, *
         return table[i - 1][key] if 1 <= i <= len(table) else 0.0
     m = min(i, len(table))
     return table[m - 1][key] if m > 0 else 0.0
+
+
+def _ref_scoped(q: RankedQuery, good_gain: float, cutoff: int | None, key: str, scope: str) -> float:
+    """The reference of a series ``key`` through iteration i, or at i alone (``scope="at"``: ``key_at``)."""
+    return _ref_value(q, good_gain, cutoff, key + "_at", at=True) if scope == "at" \
+        else _ref_value(q, good_gain, cutoff, key)
 
 
 def _ref_divisor(q: RankedQuery, cutoff: int | None) -> float:
@@ -277,13 +290,10 @@ class _Count(_Session):
         return {"r": cells.r, "ur": cells.ur, "dup": cells.r - cells.ur}[self.count]
 
     def compute(self, ctx: Context) -> np.ndarray:
-        if self.scope == "at":
-            return _at(ctx, self._cell_values(ctx), self.cutoff)
-        return _through(ctx, _cumulative(ctx, self.count, lambda: self._cell_values(ctx)), self.cutoff)
+        return _value(ctx, self.count, lambda: self._cell_values(ctx), self.cutoff, self.scope)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        at = self.scope == "at"
-        return _ref_value(q, 0.0, self.cutoff, self.count + ("_at" if at else ""), at=at)
+        return _ref_scoped(q, 0.0, self.cutoff, self.count, self.scope)
 
 
 @register
@@ -358,14 +368,10 @@ class IterGR(_Good):
     scope: str = param("through", kind="choice", choices=_SCOPES, doc=_SCOPE_DOC)
 
     def compute(self, ctx: Context) -> np.ndarray:
-        if self.scope == "at":
-            return _at(ctx, _good(ctx, self.good_gain)[0], self.cutoff)
-        return _through(ctx, _cumulative(ctx, ("gr", self.good_gain), lambda: _good(ctx, self.good_gain)[0]),
-                        self.cutoff)
+        return _value(ctx, ("gr", self.good_gain), lambda: _good(ctx, self.good_gain)[0], self.cutoff, self.scope)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        at = self.scope == "at"
-        return _ref_value(q, self.good_gain, self.cutoff, "gr_at" if at else "gr", at=at)
+        return _ref_scoped(q, self.good_gain, self.cutoff, "gr", self.scope)
 
 
 def _gain_steps(metric: IterCG | IterDCG, q: RankedQuery, discounted: bool) -> Explanation:
@@ -411,14 +417,10 @@ class IterCG(_Good):
     scope: str = param("through", kind="choice", choices=_SCOPES, doc=_SCOPE_DOC)
 
     def compute(self, ctx: Context) -> np.ndarray:
-        if self.scope == "at":
-            return _at(ctx, _good(ctx, self.good_gain)[1], self.cutoff)
-        return _through(ctx, _cumulative(ctx, ("g", self.good_gain), lambda: _good(ctx, self.good_gain)[1]),
-                        self.cutoff)
+        return _value(ctx, ("g", self.good_gain), lambda: _good(ctx, self.good_gain)[1], self.cutoff, self.scope)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        at = self.scope == "at"
-        return _ref_value(q, self.good_gain, self.cutoff, "g_at" if at else "cg", at=at)
+        return _ref_scoped(q, self.good_gain, self.cutoff, "g", self.scope)
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         return _gain_steps(self, q, discounted=False)
@@ -465,12 +467,11 @@ class RG(_Good):
     summary: ClassVar[str] = "rate of good gain: CG@i / i"
 
     def compute(self, ctx: Context) -> np.ndarray:
-        cg = _through(ctx, _cumulative(ctx, ("g", self.good_gain), lambda: _good(ctx, self.good_gain)[1]),
-                      self.cutoff)
+        cg = _value(ctx, ("g", self.good_gain), lambda: _good(ctx, self.good_gain)[1], self.cutoff)
         return ratio(cg, _divisor(ctx, self.cutoff))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        return _ref_ratio(_ref_value(q, self.good_gain, self.cutoff, "cg"), _ref_divisor(q, self.cutoff))
+        return _ref_ratio(_ref_value(q, self.good_gain, self.cutoff, "g"), _ref_divisor(q, self.cutoff))
 
 
 @register
@@ -537,8 +538,7 @@ class RAG(_Good):
     summary: ClassVar[str] = "rate of average gain: mean of AvgGain_k, k <= i"
 
     def compute(self, ctx: Context) -> np.ndarray:
-        total = _through(ctx, _cumulative(ctx, ("avg", self.good_gain), lambda: _average_gain(ctx, self.good_gain)),
-                         self.cutoff)
+        total = _value(ctx, ("avg", self.good_gain), lambda: _average_gain(ctx, self.good_gain), self.cutoff)
         return ratio(total, _divisor(ctx, self.cutoff))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
@@ -559,9 +559,8 @@ class DRAG(_Good):
     summary: ClassVar[str] = "discounted rate of average gain: mean of w(k) AvgGain_k, k <= i"
 
     def compute(self, ctx: Context) -> np.ndarray:
-        total = _through(ctx, _cumulative(ctx, ("davg", self.good_gain),
-                                          lambda: _cells(ctx).weight * _average_gain(ctx, self.good_gain)),
-                         self.cutoff)
+        total = _value(ctx, ("davg", self.good_gain), lambda: _cells(ctx).weight * _average_gain(ctx, self.good_gain),
+                       self.cutoff)
         return ratio(total, _divisor(ctx, self.cutoff))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
@@ -588,9 +587,8 @@ class SRE(_Good):
     bounds: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
 
     def compute(self, ctx: Context) -> np.ndarray:
-        gr = _through(ctx, _cumulative(ctx, ("gr", self.good_gain), lambda: _good(ctx, self.good_gain)[0]),
-                      self.cutoff)
-        return _share(gr, _through(ctx, _cumulative(ctx, "r", lambda: _cells(ctx).r), self.cutoff))
+        gr = _value(ctx, ("gr", self.good_gain), lambda: _good(ctx, self.good_gain)[0], self.cutoff)
+        return _share(gr, _value(ctx, "r", lambda: _cells(ctx).r, self.cutoff))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         r = _ref_value(q, self.good_gain, self.cutoff, "r")
@@ -613,8 +611,8 @@ class SRR(_Session):
 
     def compute(self, ctx: Context) -> np.ndarray:
         cells = _cells(ctx)
-        dup = _through(ctx, _cumulative(ctx, "dup", lambda: cells.r - cells.ur), self.cutoff)
-        return _share(dup, _through(ctx, _cumulative(ctx, "r", lambda: cells.r), self.cutoff))
+        return _share(_value(ctx, "dup", lambda: cells.r - cells.ur, self.cutoff),
+                      _value(ctx, "r", lambda: cells.r, self.cutoff))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         r = _ref_value(q, 0.0, self.cutoff, "r")
