@@ -19,6 +19,7 @@ from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.evaluation import evaluate, evaluate_runs, resolve_metrics
 from gainscope.explain import explain, explanation_frame
+from gainscope.fusion import fuse, optimize_weights
 from gainscope.metrics import Metric, all_metric_classes, parse_metric
 from gainscope.results import Results
 
@@ -38,6 +39,8 @@ __all__ = [
     "evaluate_runs",
     "explain",
     "explanation_frame",
+    "fuse",
+    "optimize_weights",
     "parse_metric",
     "resolve_metrics",
 ]

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -20,14 +22,15 @@ from gainscope.core.judged_run import JudgedRun, PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import PolicyError, UndefinedMetricWarning, format_ids
+from gainscope.errors import PolicyError, UndefinedMetricWarning, about, format_ids, option
 from gainscope.metrics.base import Metric, RankedQuery
 from gainscope.metrics.context import Context
 from gainscope.metrics.profiles import Profile, ProfileUse, get_profile, profiled_policies
 from gainscope.metrics.resolve import MetricsArg, resolve_metrics, resolve_metrics_noting
 from gainscope.results import Results
 
-__all__ = ["MetricsArg", "compute", "evaluate", "evaluate_runs", "ranked_query", "resolve_metrics"]
+__all__ = ["MetricsArg", "compute", "evaluate", "evaluate_runs", "ranked_query", "resolve_metrics", "run_label"]
+
 
 def _setup(metrics: MetricsArg, policies: Policies | None, profile: str | Profile | None,
            policy_kwargs: dict[str, Any]) -> tuple[Policies, list[Metric], ProfileUse | None]:
@@ -97,8 +100,8 @@ def _warn_undefined(jr: JudgedRun, metrics: Sequence[Metric], undefined: np.ndar
         warnings.warn(UndefinedMetricWarning(
             f"{what} {'is' if len(names) == 1 else 'are'} undefined for {len(ids)} quer"
             f"{'y' if len(ids) == 1 else 'ies'} (no relevant document, or nothing retrieved): "
-            f"{format_ids(ids)}; scored as 0 as trec_eval does. Pass undefined='skip' to leave them out "
-            "of the mean."), stacklevel=3)
+            f"{format_ids(ids)}; scored as 0 as trec_eval does. Pass {option('undefined', 'skip')} to leave them "
+            "out of the mean."), stacklevel=3)
 
 
 def _as_judgments(judgments: Any) -> Judgments:
@@ -142,7 +145,8 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
     policies, **policy_kwargs:
         The conventions (see :class:`~gainscope.core.policies.Policies`): ``ties``, ``missing_queries``,
         ``depth``, ``judged_only``, ``relevance_level``, ``negative_grades``, ``undefined``,
-        ``judged_grades``, ``max_grade``.
+        ``judged_grades``, ``max_grade``,
+        ``score_precision`` (``"float32"`` gives pytrec_eval's numbers, see ``Policies``).
     profile:
         A named set of conventions (:mod:`gainscope.metrics.profiles`): ``"trec_eval"``, ``"quepid"``,
         ``"tempoeval"``, ``"sklearn"``, ``"ranx"``, ``"es_rank_eval"``. It sets policies and the parameters of
@@ -164,15 +168,25 @@ def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics
                   policies: Policies | None = None, profile: str | Profile | None = None,
                   **policy_kwargs: Any) -> list[Results]:
     """Evaluate several runs against the same judgments (read and prepared once); arguments as
-    :func:`evaluate`."""
+    :func:`evaluate`. Each warning names the run it is about (its path, or its name)."""
     pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
     j = _as_judgments(judgments)
     prepared = PreparedJudgments.of(j, pol.negative_grades)  # once, whatever the number of runs
+    run_list = list(runs)
     out = []
-    for run in runs:
-        jr, run_notes = _judged(prepared, run, pol)
-        out.append(compute(jr, mets, notes=tuple(j.notes) + run_notes, profile=use))
+    for i, run in enumerate(run_list):
+        with about(run_label(run, i)) if len(run_list) > 1 else contextlib.nullcontext():
+            jr, run_notes = _judged(prepared, run, pol)
+            out.append(compute(jr, mets, notes=tuple(j.notes) + run_notes, profile=use))
     return out
+
+
+def run_label(run: Any, index: int) -> str:
+    """How warnings name a run when there are several: its path as given, else its name, else its number."""
+    if isinstance(run, (str, os.PathLike)):
+        return "<stdin>" if run == "-" else os.fspath(run)
+    name = getattr(run, "name", None)
+    return name if isinstance(name, str) and name else f"run {index + 1}"
 
 
 def ranked_query(jr: JudgedRun, index: int) -> RankedQuery:

@@ -139,7 +139,16 @@ def test_appending_nonrelevant_after_k_keeps_at_k_values(data, metric, policies,
     rankings: dict[str, list[str]] = {}
     for q, d, _, _ in _rows(run):
         rankings.setdefault(q, []).append(d)
-    longer = {q: docs + [x for x in dict.fromkeys(extra) if x not in docs] if len(docs) >= k else docs
+    def kept(q: str, docs: list[str]) -> int:
+        """How many of ``docs`` the ranking keeps: under judged_only only the judged ones (a negative grade is
+        judged when negative_grades='nonrelevant'), so that what is appended really lands after rank k."""
+        if not policies.judged_only:
+            return len(docs)
+        grades = jdict.get(q, {})
+        return sum(1 for d in docs if d in grades
+                   and (grades[d] >= 0 or policies.negative_grades == "nonrelevant"))
+
+    longer = {q: docs + [x for x in dict.fromkeys(extra) if x not in docs] if kept(q, docs) >= k else docs
               for q, docs in rankings.items()}
     before = _maybe_value(judgments, Run.from_dict(rankings), metric, policies)
     after = _maybe_value(judgments, Run.from_dict(longer), metric, policies)

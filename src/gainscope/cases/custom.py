@@ -25,7 +25,6 @@ scorer; imported, so only from the command line or Python, never from a case fil
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import BuiltinScorer, Scorer, ScorerResult, builtin_scorer
 from gainscope.cases.view import QueryView
 from gainscope.errors import InputError
+from gainscope.plugins import load_object
 
 __all__ = ["PythonScorer", "python_scorer", "resolve_scorer"]
 
@@ -97,17 +97,7 @@ def python_scorer(function: Callable[[QueryView], float | None] | None = None, *
 
 
 def _from_module(spec: str) -> Scorer:
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InputError(f"scorer {spec!r}: cannot import module {module_name!r} ({exc}); is it on PYTHONPATH?") \
-            from exc
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise InputError(f"scorer {spec!r}: module {module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
+    obj = load_object(spec, "scorer")
     if hasattr(obj, "score_all") and hasattr(obj, "name"):
         return obj
     if not callable(obj):

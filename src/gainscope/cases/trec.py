@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gainscope.cases.model import Case, CaseQuery
 from gainscope.cases.overlap import no_query_in_common
@@ -113,7 +113,7 @@ def with_run_results(case: Case, run: Mapping[str, Sequence[str]]) -> RunMatch:
     queries = tuple(CaseQuery(q.query, q.ratings, tuple(run[found[q.query]]) if q.query in found else q.results,
                               q.options, q.num_found, q.id) for q in case.queries)
     missing = tuple(q.query for q in case.queries if q.query not in found)
-    return RunMatch(Case(queries, case.scale, case.scorer, case.name, case.source, case.notes), tuple(unmatched),
+    return RunMatch(replace(case, queries=tuple(queries)), tuple(unmatched),
                     missing)
 
 

@@ -1,16 +1,21 @@
 """What every command shares: error handling with exit codes, warnings on stderr, the policy and reader
 options.
 
-Exit codes: 0 ok, 1 a gate failed, 2 usage (unknown metric, bad option or policy), 3 invalid input data,
-4 an external or I/O failure (a missing optional dependency, an unreadable file).
+Exit codes (the rule of :mod:`gainscope.errors`): 0 ok, 1 a gate failed, 2 usage (a bad option, an unknown
+metric or policy), 3 invalid input data (a file read whose content cannot be used), 4 I/O or external failure
+(a file that cannot be opened, read or written -- a missing input file included --, a judge or a judge store
+that failed, a missing optional dependency). Messages name options as flags (``--on-duplicate first``), see
+:func:`gainscope.errors.option`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +23,8 @@ from typing import Any, TypeVar
 import click
 
 from gainscope.errors import (
+    EngineError,
+    FileAccessError,
     GainscopeError,
     InputError,
     JudgeError,
@@ -25,10 +32,13 @@ from gainscope.errors import (
     MissingDependencyError,
     PolicyError,
     StoreError,
+    about,
+    spell,
 )
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "conventions_from", "emit", "guarded",
-           "policy_options", "profile_option", "reader_options", "split_metrics", "with_options"]
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "bounds_of_files", "conventions_from", "emit",
+           "guarded", "number_list", "policy_options", "profile_option", "reader_options", "run_options_from",
+           "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -40,13 +50,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MetricError, PolicyError)):
         return EXIT_USAGE
-    if isinstance(exc, (MissingDependencyError, JudgeError, StoreError)):
+    if isinstance(exc, (MissingDependencyError, JudgeError, EngineError, StoreError, FileAccessError, OSError)):
         return EXIT_IO
     if isinstance(exc, InputError):
         return EXIT_INPUT
-    if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
-        return EXIT_IO
     return EXIT_INPUT
+
+
+def _os_message(exc: OSError) -> str:
+    """An operating-system error as one line naming the file when it is known."""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    return f"{exc.filename}: {what}" if exc.filename else what
 
 
 def guarded(fn: F) -> F:
@@ -61,7 +75,7 @@ def guarded(fn: F) -> F:
                 result = fn(*args, **kwargs)
             except (GainscopeError, OSError) as exc:
                 _flush(caught)
-                message = str(exc) if isinstance(exc, GainscopeError) else f"{exc.strerror}: {exc.filename}"
+                message = spell(exc, "cli") if isinstance(exc, GainscopeError) else _os_message(exc)
                 click.echo(f"error: {message}", err=True)
                 sys.exit(_exit_code(exc))
         _flush(caught)
@@ -73,7 +87,7 @@ def guarded(fn: F) -> F:
 def _flush(caught: list[warnings.WarningMessage]) -> None:
     seen: set[str] = set()
     for w in caught:
-        text = str(w.message)
+        text = spell(w.message, "cli")
         if text not in seen:
             seen.add(text)
             click.echo(f"warning: {text}", err=True)
@@ -89,9 +103,22 @@ def with_options(fn: F, options: Sequence[Callable[[Any], Any]]) -> F:
 def emit(text: str, output: Path | None) -> None:
     """The rendered result to the file ``output``, or to standard output."""
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        from gainscope.io.writers import write_file
+
+        write_file(output, text)
     else:
         click.echo(text, nl=False)
+
+
+def number_list(text: str | None, flag: str, example: str) -> list[float] | None:
+    """Numbers separated by commas or spaces given to ``flag`` (None when the flag is not given)."""
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.replace(",", " ").split()]
+    except ValueError:
+        raise click.BadParameter(f"expected numbers separated by commas, such as {example}; got {text!r}",
+                                 param_hint=flag) from None
 
 
 def split_metrics(values: tuple[str, ...]) -> list[str]:
@@ -220,12 +247,14 @@ class Conventions:
         return str(self.resolve(f"{family.strip()}@1")[0]).rsplit("@", 1)[0]
 
 
-def conventions_from(kwargs: dict[str, Any]) -> Conventions:
+def conventions_from(kwargs: dict[str, Any], **implied: Any) -> Conventions:
     """Pop ``--profile`` and the policy options from a command's kwargs: the policies (the profile's, with
-    the options given over them) and the profile."""
+    the options given over them) and the profile. ``implied`` are policies another option of the command set
+    (``--trec-eval-version 9``: ``score_precision="float32"``); None values are not set."""
     from gainscope.metrics.profiles import get_profile, profiled_policies
 
     given = policies_from(kwargs)
+    given.update({name: value for name, value in implied.items() if value is not None})
     name = kwargs.pop("profile", None)
     profile = get_profile(name) if name is not None else None
     policies, use = profiled_policies(profile, given)
@@ -248,34 +277,53 @@ def reader_options(fn: F) -> F:
                      help="What a NaN score becomes: 'error', or a number such as -inf."),
         click.option("--normalize-ids", type=click.Choice(["NFC"]), default=None,
                      help="Normalise ids to Unicode NFC before matching."),
+        click.option("--encoding", default="utf-8", show_default=True,
+                     help="Text encoding of the input files (a Python codec name: latin-1, cp1252, utf-16 ...)."),
+        click.option("--allow-empty", is_flag=True,
+                     help="Accept judgments or runs with no entry (a run that retrieved nothing scores 0)."),
+        click.option("--extra-columns", type=click.Choice(["error", "ignore"]), default="error", show_default=True,
+                     help="Columns after the run tag of a TREC run: an error, or ignored as trec_eval does."),
     ]
     return with_options(fn, options)
 
 
+def nan_score_of(value: str) -> str | float:
+    """The ``--nan-score`` value as the readers take it: ``"error"`` or a number."""
+    if value == "error":
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(f"expected 'error' or a number; got {value!r}", param_hint="--nan-score") from None
+
+
 def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
     """Read judgments and runs with the reader options popped from ``kwargs``."""
+    one_stdin(judgments, *runs)
     j, options = read_judgments_and_run_options(judgments, kwargs)
     from gainscope.io import read_run
 
     return j, [read_run(r, **options) for r in runs]
 
 
+def run_options_from(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Pop the run reading options from ``kwargs`` (``--run-format``, ``--on-duplicate``, ``--nan-score``,
+    ``--normalize-ids``, ``--encoding``, ``--allow-empty``, ``--extra-columns``) into
+    :func:`~gainscope.io.read_run` keyword arguments."""
+    return {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
+            "nan_score": nan_score_of(kwargs.pop("nan_score")), "normalize_ids": kwargs.pop("normalize_ids"),
+            "encoding": kwargs.pop("encoding"), "allow_empty": kwargs.pop("allow_empty"),
+            "extra_columns": kwargs.pop("extra_columns")}
+
+
 def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Read the judgments with the reader options popped from ``kwargs``; return the run reading options."""
     from gainscope.io import read_judgments
 
-    nan = kwargs.pop("nan_score")
-    nan_score: str | float = nan
-    if nan != "error":
-        try:
-            nan_score = float(nan)
-        except ValueError:
-            raise click.BadParameter(f"expected 'error' or a number; got {nan!r}", param_hint="--nan-score") from None
-    norm = kwargs.pop("normalize_ids")
+    options = run_options_from(kwargs)
     j = read_judgments(judgments, format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
-                       float_grades=kwargs.pop("float_grades"), normalize_ids=norm)
-    options = {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
-               "nan_score": nan_score, "normalize_ids": norm}
+                       float_grades=kwargs.pop("float_grades"), normalize_ids=options["normalize_ids"],
+                       encoding=options["encoding"], allow_empty=options["allow_empty"])
     return j, options
 
 
@@ -289,17 +337,58 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
     from gainscope.evaluation import compute
     from gainscope.io.scan import judged_run_of
 
-    if names and len(names) != len(runs):
-        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+    check_names(names, runs)
     conventions = conventions if conventions is not None else conventions_from(kwargs)
     policies = conventions.policies
     metrics = conventions.resolve(metrics)
     for m in metrics:
         m.check_policies(policies)
+    one_stdin(judgments, *runs)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
     prepared = PreparedJudgments.of(judg, policies.negative_grades)
     out = []
     for i, run in enumerate(runs):
-        jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
-        out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes, profile=conventions.use))
+        with about_run(runs, i):
+            jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
+            out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes, profile=conventions.use))
+    return out
+
+
+def about_run(runs: Sequence[str], index: int) -> AbstractContextManager[None]:
+    """The warning context of the ``index``-th of ``runs``: with several, each warning names its run."""
+    from gainscope.evaluation import run_label
+
+    return about(run_label(runs[index], index)) if len(runs) > 1 else contextlib.nullcontext()
+
+
+def check_names(names: Sequence[str], runs: Sequence[str]) -> None:
+    """``--name`` values: none, or one per run."""
+    if names and len(names) != len(runs):
+        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+
+
+def one_stdin(*inputs: str) -> None:
+    """Refuse more than one input given as ``-`` (standard input can be read once)."""
+    if sum(i == "-" for i in inputs) > 1:
+        raise click.UsageError("only one input can be read from standard input (-); give the others as files")
+
+
+def bounds_of_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kwargs: dict[str, Any], *,
+                    names: tuple[str, ...] = (), conventions: Conventions | None = None) -> list[Any]:
+    """As :func:`evaluate_files`, with what the unjudged documents could change: one
+    :class:`~gainscope.bounds.Bounds` per run, whose ``results`` are what :func:`evaluate_files` gives."""
+    from gainscope.bounds import bounds_runs
+    from gainscope.io import read_run
+
+    one_stdin(judgments, *runs)
+    check_names(names, runs)
+    conventions = conventions if conventions is not None else conventions_from(kwargs)
+    metrics = conventions.resolve(metrics)
+    judg, run_options = read_judgments_and_run_options(judgments, kwargs)
+    out = []
+    for i, run in enumerate(runs):
+        with about_run(runs, i):
+            loaded = read_run(run, name=names[i] if names else None, **run_options)
+            out.extend(bounds_runs(judg, [loaded], metrics, policies=conventions.policies,
+                                   profile_use=conventions.use))
     return out

@@ -9,9 +9,13 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    about_run,
+    bounds_of_files,
+    check_names,
     conventions_from,
     emit,
     guarded,
+    one_stdin,
     policy_options,
     profile_option,
     read_judgments_and_run_options,
@@ -34,17 +38,24 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
               default="table", show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
+@click.option("--name", "run_names", multiple=True,
+              help="Name the runs, one --name per run in order (default: each run's tag).")
+@click.option("--bounds", is_flag=True,
+              help="Also each metric with the unjudged retrieved documents within its depth taken as relevant at the "
+                   "top grade, the judged share beside it, and whether the two values bound every labelling "
+                   "(gainscope.bounds). Formats: table, markdown, csv, json.")
 @click.option("-N", "--num-docs", type=click.IntRange(min=0), default=0,
               help="Documents in the collection, for utility's last term (trec_eval -N).")
 @click.option("--trec-eval-version", type=click.Choice(["10", "9"]), default="10", show_default=True,
-              help="Recall-level rounding of iprec_at_recall and 11pt_avg: trec_eval 10 (nearest) or 9 and "
-                   "pytrec_eval (legacy).")
+              help="The trec_eval whose numbers to give: 10, or 9 and pytrec_eval (scores rounded to float32 "
+                   "before ordering, legacy recall-level rounding of iprec_at_recall and 11pt_avg).")
 @profile_option
 @policy_options
 @reader_options
 @guarded
 def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], per_query: bool, fmt: str,
-                 output: Path | None, num_docs: int, trec_eval_version: str, **kwargs: Any) -> None:
+                 output: Path | None, run_names: tuple[str, ...], bounds: bool, num_docs: int,
+                 trec_eval_version: str, **kwargs: Any) -> None:
     """Evaluate RUN(s) against JUDGMENTS.
 
     Conventions default to trec_eval's (ties by doc id descending, missing queries score 0 as with -c,
@@ -56,7 +67,7 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     from gainscope.render.results import conventions_lines, render_results
     from gainscope.render.trec_eval import render_trec_eval
 
-    conventions = conventions_from(kwargs)
+    conventions = conventions_from(kwargs, score_precision="float32" if trec_eval_version == "9" else None)
     policies = conventions.policies
     names = split_metrics(metrics) or (["official"] if fmt == "trec_eval" else list(DEFAULT_METRICS))
     rounding = "legacy" if trec_eval_version == "9" else "nearest"
@@ -75,15 +86,22 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
             mets.append(it.metric)
     for m in mets:
         m.check_policies(policies)
+    if bounds:
+        emit(_with_bounds(judgments, runs, mets, kwargs, conventions, fmt, per_query, run_names), output)
+        return
     from gainscope.io.scan import judged_run_of
 
+    one_stdin(judgments, *runs)
+    check_names(run_names, runs)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
     prepared = PreparedJudgments.of(judg, policies.negative_grades)  # once for all runs
     all_results = []
     chunks = []
-    for run in runs:
-        jr, run_notes = judged_run_of(prepared, run, policies, **run_options)
-        res = compute(jr, mets, notes=tuple(judg.notes) + run_notes, profile=conventions.use)
+    for i, run in enumerate(runs):
+        with about_run(runs, i):
+            name = run_names[i] if run_names else None
+            jr, run_notes = judged_run_of(prepared, run, policies, name=name, **run_options)
+            res = compute(jr, mets, notes=tuple(judg.notes) + run_notes, profile=conventions.use)
         all_results.append(res)
         if fmt == "trec_eval":
             rel_item = next((it for it in items if it.family == "relstring"), None)
@@ -99,3 +117,18 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
             for line in conventions_lines(all_results):
                 click.echo(f"# {line}", err=True)
     emit(text, output)
+
+
+def _with_bounds(judgments: str, runs: tuple[str, ...], mets: list[Any], kwargs: dict[str, Any], conventions: Any,
+                 fmt: str, per_query: bool, names: tuple[str, ...]) -> str:
+    """``--bounds``: the results and what the unjudged documents could change (see :mod:`gainscope.bounds`)."""
+    from gainscope.render.bounds import BOUNDS_FORMATS, render_results_with_bounds
+    from gainscope.render.results import conventions_lines
+
+    if fmt not in BOUNDS_FORMATS:
+        raise click.UsageError(f"--bounds adds to the {', '.join(BOUNDS_FORMATS)} formats; not --format {fmt}")
+    found = bounds_of_files(judgments, runs, mets, kwargs, names=names, conventions=conventions)
+    if fmt == "csv":
+        for line in conventions_lines([b.results for b in found]):
+            click.echo(f"# {line}", err=True)
+    return render_results_with_bounds(found, fmt, per_query=per_query)

@@ -79,6 +79,8 @@ def gate_cmd(judgments: str, run: str, baseline_run: str | None, rules: tuple[st
     report = gate(results[0], parsed, checks, baseline=results[1] if baseline_run else None, settings=settings)
     click.echo(render_gate(report, fmt), nl=False)
     if junit is not None:
-        junit.write_text(render_junit(report), encoding="utf-8")
+        from gainscope.io.writers import write_file
+
+        write_file(junit, render_junit(report))
     if not report.passed:
         sys.exit(EXIT_GATE_FAILED)

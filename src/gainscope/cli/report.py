@@ -72,5 +72,7 @@ def report_cmd(judgments: str, runs: tuple[str, ...], output: Path, metrics: tup
     comparison = compare_results([r.select(compared) for r in results], baseline=baseline, settings=settings)
     html = render_report(comparison, curves=results if figures.enabled else (), figures=figures, title=title,
                          sources=[judgments, *runs])
-    output.write_text(html, encoding="utf-8")
+    from gainscope.io.writers import write_file
+
+    write_file(output, html)
     click.echo(str(output))

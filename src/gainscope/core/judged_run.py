@@ -61,7 +61,7 @@ import polars as pl
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids, loose_match
+from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids, loose_match, option
 
 __all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "RankedPositions", "SessionLayout", "build_judged_run",
            "judged_run_from_positions"]
@@ -444,8 +444,9 @@ def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies
             f"{len(ignored)} ranked quer{'y has' if len(ignored) == 1 else 'ies have'} no judgments and "
             f"{'is' if len(ignored) == 1 else 'are'} ignored: {format_ids(list(ignored))}"), stacklevel=3)
     if missing:
-        what = ("scored 0 (missing_queries='zero', as trec_eval -c)" if policies.missing_queries == "zero"
-                else "left out (missing_queries='skip')")
+        what = (f"scored 0 ({option('missing_queries', 'zero', cli='-c')}, as trec_eval -c)"
+                if policies.missing_queries == "zero"
+                else f"left out ({option('missing_queries', 'skip', cli='--skip-missing')})")
         warnings.warn(QueryCoverageWarning(
             f"{len(missing)} judged quer{'y has' if len(missing) == 1 else 'ies have'} no ranking and "
             f"{'is' if len(missing) == 1 else 'are'} {what}: {format_ids(list(missing))}"), stacklevel=3)
@@ -462,6 +463,8 @@ def _ordered_rows(rframe: pl.DataFrame, jframe: pl.DataFrame, universe: list[str
             .join(jframe, on=["query_id", "doc_id"], how="left")
             .with_columns(pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q")))
     order_by_scores = run.has_scores and policies.ties != "rank"
+    if policies.score_precision == "float32":  # as trec_eval 9 and pytrec_eval store them (C float)
+        rows = rows.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
     if order_by_scores and policies.ties == "trec_eval":
         rows = rows.sort(["_q", "score", "doc_id"], descending=[False, True, True])
     elif order_by_scores:  # average: order among equals does not matter; keep it reproducible
@@ -545,15 +548,16 @@ def _warn_if_distances(descending: int, steps: int) -> None:
     if steps and descending > 0.5 * steps:
         warnings.warn(InputWarning(
             "the rank column mostly contradicts the scores (higher scores have worse ranks): are the scores "
-            "distances? Ordering follows scores (descending) as trec_eval does; use ties='rank' to follow the "
-            "rank column, or negate the scores"), stacklevel=4)
+            f"distances? Ordering follows scores (descending) as trec_eval does; use {option('ties', 'rank')} to "
+            "follow the rank column, or negate the scores"), stacklevel=4)
 
 
 def _warn_ties(tied_groups: int, policies: Policies) -> None:
     if tied_groups and policies.ties == "trec_eval":
         warnings.warn(InputWarning(
             f"{tied_groups} group(s) of equal scores within a query; ordered by doc id descending as trec_eval "
-            "does (ties='trec_eval'); use ties='rank' for the order given or ties='average' to average them"),
+            f"does ({option('ties', 'trec_eval')}); use {option('ties', 'rank')} for the order given or "
+            f"{option('ties', 'average')} to average them"),
             stacklevel=4)
 
 

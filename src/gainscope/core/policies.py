@@ -33,6 +33,9 @@ policy                 default            meaning
                                           avgRating100) and do not set their own ``max_grade``; None = the largest
                                           judged grade of the evaluated queries (Quepid: the top of the scorer's
                                           scale; Elasticsearch: ERR's ``maximum_relevance``).
+``score_precision``    ``"float64"``      scores are ordered as read, in double precision (trec_eval 10).
+                                          ``"float32"``: rounded to the nearest float32 first, as trec_eval 9 and
+                                          pytrec_eval store them, so ``1.00000001`` and ``1.0`` tie there.
 =====================  =================  ==========================================================================
 """
 
@@ -42,10 +45,10 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
-from gainscope.errors import PolicyError
+from gainscope.errors import PolicyError, option
 
-__all__ = ["POSITIVE", "JudgedGrades", "Level", "Missing", "Negatives", "Policies", "Ties", "Undefined",
-           "format_level", "is_level", "level_value"]
+__all__ = ["POSITIVE", "JudgedGrades", "Level", "Missing", "Negatives", "Policies", "ScorePrecision", "Ties",
+           "Undefined", "format_level", "is_level", "level_value"]
 
 Ties = Literal["trec_eval", "rank", "average"]
 Missing = Literal["zero", "skip"]
@@ -80,6 +83,7 @@ def is_level(value: Any) -> bool:
     if value == POSITIVE and isinstance(value, str):
         return True
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0 and math.isfinite(value)
+ScorePrecision = Literal["float64", "float32"]
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "ties": ("trec_eval", "rank", "average"),
@@ -87,6 +91,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "negative_grades": ("unjudged", "nonrelevant"),
     "undefined": ("zero", "skip"),
     "judged_grades": ("as_is", "truncated"),
+    "score_precision": ("float64", "float32"),
 }
 
 _TIES_TEXT = {
@@ -109,6 +114,7 @@ class Policies:
     undefined: Undefined = "zero"
     judged_grades: JudgedGrades = "as_is"
     max_grade: float | None = None
+    score_precision: ScorePrecision = "float64"
 
     def __post_init__(self) -> None:
         for name, choices in _CHOICES.items():
@@ -133,7 +139,7 @@ class Policies:
             raise PolicyError(
                 "ties='average' cannot be combined with both depth and judged_only: the depth cuts groups of "
                 "tied documents before unjudged ones are dropped, so no expected value over their orders is "
-                "defined; drop one of depth, judged_only, or use ties='trec_eval'")
+                f"defined; drop one of depth, judged_only, or use {option('ties', 'trec_eval')}")
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> Policies:
@@ -168,4 +174,6 @@ class Policies:
              "keep their grades"),
             ("max grade", "the largest judged grade (ERR, avgRating100)" if self.max_grade is None
              else f"{self.max_grade:g}: the top of the grading scale (ERR, avgRating100)"),
+            ("scores", "float64, ordered as read (trec_eval 10)" if self.score_precision == "float64"
+             else "rounded to float32 before ordering, as trec_eval 9 and pytrec_eval"),
         ]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from gainscope.core.policies import is_level, level_value
-from gainscope.errors import InvalidParameterError, PolicyError
+from gainscope.errors import InvalidParameterError, PolicyError, option
 
 if TYPE_CHECKING:
     from gainscope.core.policies import Policies
@@ -228,8 +228,9 @@ class Metric:
         if policies.ties == "average" and not self.linear_in_gains \
                 and not (self.order_independent and policies.depth is None):
             raise PolicyError(
-                f"{self} does not support ties='average': its value is not a sum of per-position gains, so "
-                "averaging tied gains would not give its expected value; use ties='trec_eval' or ties='rank'")
+                f"{self} does not support {option('ties', 'average')}: its value is not a sum of per-position "
+                f"gains, so averaging tied gains would not give its expected value; use "
+                f"{option('ties', ('trec_eval', 'rank'))}")
 
     def level(self, policies: Policies) -> float:
         """The relevance threshold in force: the metric's own ``rel`` or the evaluation's relevance level."""

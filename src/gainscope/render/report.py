@@ -52,15 +52,19 @@ def report_metrics(metrics: Sequence[str], figures: ReportFigures) -> list[str]:
 
 
 def render_report(comparison: Comparison, *, curves: Sequence[Results] = (), figures: ReportFigures | None = None,
-                  title: str | None = None, sources: Sequence[str] = ()) -> str:
+                  title: str | None = None, sources: Sequence[str] = (),
+                  sections: Sequence[Callable[[HtmlPage], None]] = ()) -> str:
     """The HTML report of ``comparison``. ``curves`` are the same runs' results with the metrics of
-    :func:`report_metrics` (for the cutoff and precision-recall curves); ``sources`` name the input files."""
+    :func:`report_metrics` (for the cutoff and precision-recall curves); ``sources`` name the input files;
+    ``sections`` add to the page after the comparison table (an experiment's latency and overlap)."""
     figures = figures or ReportFigures()
     c = comparison
     page = HtmlPage(title or f"gainscope report: {', '.join(c.runs)}")
     page.paragraph(_summary(c, sources))
     page.heading("Comparison")
     _comparison_table(page, c)
+    for section in sections:
+        section(page)
     if figures.enabled:
         page.heading("Figures")
         _figures(page, c, curves, figures)

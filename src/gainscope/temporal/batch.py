@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from gainscope.errors import (
+    FileAccessError,
     FormatError,
     InputError,
     PolicyError,
@@ -236,7 +237,7 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
     """The records of a JSONL file (see the module docstring); every problem names the file and line."""
     p = Path(path)
     if not p.exists():
-        raise InputError(f"{p}: no such file")
+        raise FileAccessError(f"{p}: no such file", path=str(p))
     default_ref = checked_reference(reference_date, "--reference-date")  # type: ignore[arg-type]
     out: list[Record] = []
     seen: set[tuple[str, str]] = set()

@@ -197,6 +197,7 @@ def policies(**fixed: Any) -> st.SearchStrategy[Policies]:
         "judged_grades": st.sampled_from(("as_is", "as_is", "truncated")),
         # 2 is below the top grade: exercises the error of metrics that divide by the scale
         "max_grade": st.sampled_from((None, None, 4.0, 5.0, 2.0)),
+        "score_precision": st.sampled_from(("float64", "float32")),
     }
     unknown = set(fixed) - set(choices)
     if unknown:
