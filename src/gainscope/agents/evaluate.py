@@ -41,9 +41,8 @@ from gainscope.agents.overlap import Matched, check_overlap
 from gainscope.agents.trace import Conversation
 from gainscope.core.sessions import Session, build_session_run
 from gainscope.errors import InputError, PolicyError
-from gainscope.evaluation import compute
+from gainscope.evaluation import compute, resolve_metrics
 from gainscope.io.texts import Query
-from gainscope.metrics.base import Metric
 from gainscope.metrics.families.session import IterationsForAllGoodResults, SessionDCG
 from gainscope.results import Results, aggregate_values
 
@@ -322,10 +321,6 @@ def _notes(conversation: Conversation, dedup: Deduplication, grades: Sequence[Gr
     return tuple(notes)
 
 
-def _unique(metrics: Sequence[Metric]) -> list[Metric]:
-    return list({str(m): m for m in metrics}.values())
-
-
 def _view(items: Sequence[tuple[Conversation, Deduplication, Sequence[Grade], Session]], settings: AgentSettings,
           source: str) -> AgentReport:
     """Evaluate the sessions with the one pipeline and present the Results as the agent view."""
@@ -335,8 +330,8 @@ def _view(items: Sequence[tuple[Conversation, Deduplication, Sequence[Grade], Se
     per_i = [column_metrics(settings.good_gain, i) for i in range(1, top + 1)]
     all_good, whole = settings.all_good(source), settings.all_good(source, cap=max(settings.cap, top))
     sdcg = settings.session_dcg()
-    results = compute(jr, _unique([*at_n_metrics.values(), all_good, whole, sdcg,
-                                   *(m for cols in per_i for m in cols.values())]), warn=False)
+    results = compute(jr, resolve_metrics([*at_n_metrics.values(), all_good, whole, sdcg,  # each once
+                                           *(m for cols in per_i for m in cols.values())]), warn=False)
     column = {name: j for j, name in enumerate(results.metric_names)}
     values = {name: results.values[:, j].tolist() for name, j in column.items()}
     assert results.censored is not None  # IterationsForAllGoodResults marks its capped values
