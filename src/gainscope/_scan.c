@@ -23,6 +23,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
 #include <math.h>
@@ -1284,10 +1285,312 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ TREC qrels */
+/* read_qrels(path, columns) reads a qrels file of 4 (TREC: query iteration doc grade) or 3 (query doc grade)
+ * columns into flat arrays, or says why the Python readers must read it. Taken as is: lines of exactly that
+ * many tokens of printable ASCII (separated by spaces, tabs, VT, FF; CR only before LF), '#' comment lines,
+ * blank lines, and grades [+-]?[0-9]{1,18}. Anything else (a byte outside printable ASCII, another column
+ * count, a grade that is not a plain integer, a document judged twice for a query, no data line) is a
+ * fallback: the readers then give the exact error or warning, with the line. The file is read with read(),
+ * not mapped, so a file that changes meanwhile cannot fault. */
+
+typedef struct {
+    Buf qblob, qoff, dblob, doff, rowq, grade;
+    int64_t nq, nj;
+    /* query ids: slot -> query index + 1 (0 empty) */
+    int64_t *qslot;
+    uint64_t *qhash;
+    size_t qmask;
+    const char *prev; /* the previous line's query id, and its index */
+    size_t prev_len;
+    int64_t prev_q;
+} Qrels;
+
+static void qrels_free(Qrels *r) {
+    Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
+    free(r->qslot);
+    free(r->qhash);
+}
+
+/* Grow the query table to ``size`` slots, rehashing. */
+static int qrels_grow(Qrels *r, size_t size) {
+    int64_t *ns = calloc(size, sizeof(int64_t));
+    uint64_t *nh = malloc(size * sizeof(uint64_t));
+    if (!ns || !nh) {
+        free(ns);
+        free(nh);
+        return -1;
+    }
+    if (r->qslot) {
+        for (size_t i = 0; i <= r->qmask; i++) {
+            if (!r->qslot[i]) continue;
+            size_t s = r->qhash[i] & (size - 1);
+            while (ns[s]) s = (s + 1) & (size - 1);
+            ns[s] = r->qslot[i];
+            nh[s] = r->qhash[i];
+        }
+    }
+    free(r->qslot);
+    free(r->qhash);
+    r->qslot = ns;
+    r->qhash = nh;
+    r->qmask = size - 1;
+    return 0;
+}
+
+/* The index of query id ``id`` (``id`` points into the file's bytes), added if new; -1 when memory runs out.
+ * Lines of a query usually follow each other: the previous line's query is tried first. */
+static int64_t qrels_query(Qrels *r, const char *id, size_t n) {
+    if (r->prev && n == r->prev_len && !memcmp(id, r->prev, n)) return r->prev_q;
+    if ((size_t)(r->nq + 1) * 2 > r->qmask + 1 && qrels_grow(r, 2 * (r->qmask + 1))) return -1;
+    uint64_t h = hash_bytes(id, n);
+    const int64_t *off = (const int64_t *)r->qoff.data;
+    size_t s = h & r->qmask;
+    int64_t q = -1;
+    for (; r->qslot[s]; s = (s + 1) & r->qmask) {
+        int64_t k = r->qslot[s] - 1;
+        if (r->qhash[s] == h && (size_t)(off[k + 1] - off[k]) == n && !memcmp(r->qblob.data + off[k], id, n)) {
+            q = k;
+            break;
+        }
+    }
+    if (q < 0) {
+        if (buf_put(&r->qblob, id, n) || buf_i64(&r->qoff, (int64_t)r->qblob.len)) return -1;
+        r->qslot[s] = ++r->nq;
+        r->qhash[s] = h;
+        q = r->nq - 1;
+    }
+    r->prev = id;
+    r->prev_len = n;
+    r->prev_q = q;
+    return q;
+}
+
+static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int64_t grade) {
+    int32_t q32 = (int32_t)q;
+    if (buf_put(&r->dblob, doc, n) || buf_i64(&r->doff, (int64_t)r->dblob.len) || buf_put(&r->rowq, &q32, 4) ||
+        buf_i64(&r->grade, grade))
+        return -1;
+    r->nj++;
+    return 0;
+}
+
+/* The first row that repeats an earlier row's (query, doc), or -1; -2 when memory runs out. The rows are
+ * grouped by query (a counting sort) and each query's docs go through a small table that stays in cache. */
+static int64_t qrels_duplicate(const Qrels *r) {
+    const int64_t *off = (const int64_t *)r->doff.data;
+    const int32_t *rowq = (const int32_t *)r->rowq.data;
+    int64_t nq = r->nq, nj = r->nj, found = -1;
+    int64_t *start = calloc((size_t)nq + 1, sizeof(int64_t)), *rows = malloc(((size_t)nj + 1) * sizeof(int64_t));
+    uint64_t *hash = NULL;
+    int64_t *slot = NULL;
+    size_t cap = 0;
+    if (!start || !rows) goto nomem;
+    for (int64_t j = 0; j < nj; j++) start[rowq[j] + 1]++;
+    for (int64_t q = 0; q < nq; q++) start[q + 1] += start[q];
+    for (int64_t j = 0; j < nj; j++) rows[start[rowq[j]]++] = j; /* start[q] is now the end of q */
+    for (int64_t q = nq - 1; q >= 0; q--) start[q + 1] = start[q];
+    start[0] = 0;
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t count = start[q + 1] - start[q];
+        size_t size = 16;
+        while (size < 2 * (size_t)count) size <<= 1;
+        if (size > cap) {
+            free(hash);
+            free(slot);
+            hash = malloc(size * sizeof(uint64_t));
+            slot = malloc(size * sizeof(int64_t));
+            cap = size;
+            if (!hash || !slot) goto nomem;
+        }
+        memset(slot, 0xff, size * sizeof(int64_t));
+        for (int64_t k = start[q]; k < start[q + 1]; k++) {
+            int64_t j = rows[k];
+            const char *doc = r->dblob.data + off[j];
+            size_t n = (size_t)(off[j + 1] - off[j]);
+            uint64_t h = hash_bytes(doc, n);
+            size_t s = h & (size - 1);
+            for (; slot[s] >= 0; s = (s + 1) & (size - 1)) {
+                int64_t i = slot[s];
+                if (hash[s] == h && (size_t)(off[i + 1] - off[i]) == n && !memcmp(r->dblob.data + off[i], doc, n)) {
+                    if (found < 0 || j < found) found = j; /* rows of a query ascend: j is the later one */
+                    break;
+                }
+            }
+            if (slot[s] < 0) {
+                slot[s] = j;
+                hash[s] = h;
+            }
+        }
+    }
+    free(start);
+    free(rows);
+    free(hash);
+    free(slot);
+    return found;
+nomem:
+    free(start);
+    free(rows);
+    free(hash);
+    free(slot);
+    return -2;
+}
+
+/* byte classes of qrels: 0 data (printable ASCII), 1 whitespace, 2 CR, 3 LF, 4 refuse */
+static unsigned char QCLASS[256];
+
+static void init_qrels_classes(void) {
+    for (int c = 0; c < 256; c++) QCLASS[c] = c > 0x20 && c < 0x7f ? 0 : 4;
+    QCLASS[' '] = QCLASS['\t'] = QCLASS['\v'] = QCLASS['\f'] = 1;
+    QCLASS['\r'] = 2;
+    QCLASS['\n'] = 3;
+}
+
+#define QSTOP(why)        \
+    do {                  \
+        *reason = (why);  \
+        *at = line;       \
+        return 1;         \
+    } while (0)
+
+/* 0 read, 1 fallback (reason and line set), -1 out of memory */
+static int qrels_parse(Qrels *r, const char *p, const char *end, int ncols, const char **reason, int64_t *at) {
+    int doc_col = ncols - 2, grade_col = ncols - 1;
+    int64_t line = 0;
+    while (p < end) {
+        line++;
+        if (*p == '#') { /* a comment, unless a lone CR would end it early for the readers */
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const char *stop = nl ? nl : end;
+            for (const char *cr = memchr(p, '\r', (size_t)(stop - p)); cr; cr = memchr(cr + 1, '\r', (size_t)(stop - cr - 1)))
+                if (cr + 1 >= end || cr[1] != '\n') QSTOP("a carriage return that does not end a line");
+            p = nl ? nl + 1 : end;
+            continue;
+        }
+        const char *tok[4];
+        size_t len[4];
+        int nt = 0;
+        for (;;) {
+            unsigned char c = 0;
+            while (p < end && (c = QCLASS[(unsigned char)*p]) != 0) {
+                if (c == 3) break;
+                if (c == 4) QSTOP("a byte that is not printable ASCII");
+                if (c == 2 && (p + 1 >= end || p[1] != '\n')) QSTOP("a carriage return that does not end a line");
+                p++;
+            }
+            if (p >= end || c == 3) break;
+            const char *t = p;
+            while (p < end && QCLASS[(unsigned char)*p] == 0) p++;
+            if (nt < 4) {
+                tok[nt] = t;
+                len[nt] = (size_t)(p - t);
+            }
+            if (++nt > ncols) QSTOP("a line with more columns than the format has");
+        }
+        if (p < end) p++; /* the newline */
+        if (nt == 0) continue;
+        if (nt != ncols) QSTOP("a line with fewer columns than the format has");
+        int64_t grade;
+        if (parse_rank(tok[grade_col], len[grade_col], &grade)) QSTOP("a grade that is not a plain integer");
+        if (len[doc_col] > UINT32_MAX || len[0] > UINT32_MAX) QSTOP("an id longer than 4 GB");
+        int64_t q = qrels_query(r, tok[0], len[0]);
+        if (q < 0) return -1;
+        if (q > INT32_MAX) QSTOP("more than 2^31 queries");
+        if (qrels_add(r, q, tok[doc_col], len[doc_col], grade)) return -1;
+    }
+    if (!r->nj) QSTOP("no data line");
+    int64_t dup = qrels_duplicate(r);
+    if (dup == -2) return -1;
+    if (dup >= 0) {
+        *reason = "a document judged twice for a query";
+        *at = 0; /* the readers name both lines */
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *read_qrels(PyObject *self, PyObject *args) {
+    PyObject *path_obj;
+    int ncols;
+    if (!PyArg_ParseTuple(args, "O&i", PyUnicode_FSConverter, &path_obj, &ncols)) return NULL;
+    if (ncols != 3 && ncols != 4) {
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_ValueError, "columns must be 3 or 4");
+        return NULL;
+    }
+    int fd = open(PyBytes_AS_STRING(path_obj), O_RDONLY | O_NONBLOCK); /* a FIFO must not block here */
+    Py_DECREF(path_obj);
+    if (fd < 0) return fallback("the file cannot be opened", 0); /* the readers say why, naming it */
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fallback("not a regular file", 0);
+    }
+    Qrels r;
+    memset(&r, 0, sizeof r);
+    char *data = NULL;
+    size_t size = 0, cap = (size_t)st.st_size + 1;
+    int rc = 0, err = 0;
+    const char *reason = NULL;
+    int64_t at = 0;
+    Py_BEGIN_ALLOW_THREADS
+    data = malloc(cap);
+    if (!data) rc = -1;
+    while (!rc) { /* read to the end, whatever fstat said: the file may change meanwhile */
+        if (size == cap) {
+            char *grown = realloc(data, cap * 2);
+            if (!grown) {
+                rc = -1;
+                break;
+            }
+            data = grown;
+            cap *= 2;
+        }
+        ssize_t got = read(fd, data + size, cap - size);
+        if (got < 0) {
+            err = errno;
+            if (err == EINTR) {
+                err = 0;
+                continue;
+            }
+            break;
+        }
+        if (got == 0) break;
+        size += (size_t)got;
+    }
+    if (!rc && !err) {
+        if (qrels_grow(&r, 1024) || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0))
+            rc = -1;
+        else
+            rc = qrels_parse(&r, data, data + size, ncols, &reason, &at);
+    }
+    Py_END_ALLOW_THREADS
+    close(fd);
+    free(data);
+    PyObject *out;
+    if (err) {
+        out = fallback("the file cannot be read", 0); /* the readers say why, naming it */
+    } else if (rc < 0) {
+        out = PyErr_NoMemory();
+    } else if (rc > 0) {
+        out = fallback(reason, at);
+    } else {
+        out = Py_BuildValue("{s:y#,s:y#,s:y#,s:y#,s:y#,s:y#}", "query_blob", r.qblob.data ? r.qblob.data : "",
+                            (Py_ssize_t)r.qblob.len, "query_offsets", r.qoff.data, (Py_ssize_t)r.qoff.len,
+                            "doc_blob", r.dblob.data ? r.dblob.data : "", (Py_ssize_t)r.dblob.len, "doc_offsets",
+                            r.doff.data, (Py_ssize_t)r.doff.len, "row_query", r.rowq.data, (Py_ssize_t)r.rowq.len,
+                            "grades", r.grade.data, (Py_ssize_t)r.grade.len);
+    }
+    qrels_free(&r);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan_trec_run", (PyCFunction)(void (*)(void))scan_trec_run, METH_VARARGS | METH_KEYWORDS,
      "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
     {"scan_arrow", scan_arrow, METH_VARARGS, "Scan an Arrow stream of a run's rows into judged positions."},
+    {"read_qrels", read_qrels, METH_VARARGS, "Read a plain TREC qrels file into flat arrays (see gainscope.io.scan_qrels)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1296,6 +1599,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gainscope._scan",
 
 PyMODINIT_FUNC PyInit__scan(void) {
     init_classes();
+    init_qrels_classes();
     C_LOCALE = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     if (PyType_Ready(&JudgmentIndexType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);

@@ -17,7 +17,8 @@
     ├── JudgeError                             an LLM judge could not label
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
-    │   └── BudgetExceededError                the call or cost budget is spent
+    │   ├── BudgetExceededError                the call or cost budget is spent
+    │   └── TemporalGradeError                 .failures: documents a temporal metric needed were not graded
     ├── EngineError                            a search engine could not answer (gainscope.search)
     │   ├── EngineRequestError                 .status, .attempts: a request failed after every retry
     │   ├── EngineResponseError                .raw: an answer that cannot be read as a ranking
@@ -84,6 +85,7 @@ __all__ = [
     "PolicyError",
     "QueryCoverageWarning",
     "StoreError",
+    "TemporalGradeError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
@@ -190,6 +192,19 @@ class JudgeAnswerError(JudgeError):
 
 class BudgetExceededError(JudgeError):
     """The budget of calls or cost is spent; nothing more is sent."""
+
+
+class TemporalGradeError(JudgeError):
+    """The judge could not grade some documents a temporal metric needs, so its value is not computed (a failed
+    grade is never 0); ``failures`` holds ``(doc id, reason)`` pairs."""
+
+    def __init__(self, metric: str, failures: tuple[tuple[str, str], ...]) -> None:
+        self.failures = failures
+        shown = "; ".join(f"{d}: {why}" for d, why in failures[:3])
+        more = f"; ... ({len(failures) - 3} more)" if len(failures) > 3 else ""
+        super().__init__(f"{metric}: the judge could not grade {len(failures)} document(s), so the value is not "
+                         f"computed (a failed grade is never 0): {shown}{more}. Pass on_failure='nan' to get NaN "
+                         "with the reason instead")
 
 
 class EngineError(GainscopeError):

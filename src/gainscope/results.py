@@ -62,20 +62,36 @@ class Results:
     #: :meth:`Metric.censored <gainscope.metrics.base.Metric.censored>`): left out of the aggregate; None when
     #: no metric censors
     censored: np.ndarray | None = None
+    #: the names the columns are shown under when an adapter names them (one per metric, unique): the temporal
+    #: batch's ``TemporalNDCG@10`` for the core's ``nDCG@10``, its ``TemporalCoverage@3`` for ``SetR`` over the
+    #: anchors covered; empty: the metrics' canonical names
+    labels: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.labels and (len(self.labels) != len(self.metrics) or len(set(self.labels)) != len(self.labels)):
+            raise MetricError(f"labels name each of the {len(self.metrics)} metrics once; got {list(self.labels)}")
 
     # ------------------------------------------------------------------ access
     @property
     def metric_names(self) -> list[str]:
-        """Canonical names of the metrics, in request order."""
-        return [str(m) for m in self.metrics]
+        """Names of the metrics, in request order: the canonical names, or the adapter's ``labels``."""
+        return list(self.labels) if self.labels else [str(m) for m in self.metrics]
 
     def _column(self, metric: str | Metric) -> int:
-        """The column of ``metric``: its canonical name, or any name that resolves to one metric the way the
-        evaluation resolved names (the same profile and policies): ``"map"`` finds ``AP``."""
+        """The column of ``metric``: its name (or label), its canonical name when one column has it, or any name
+        that resolves to one metric the way the evaluation resolved names (the same profile and policies):
+        ``"map"`` finds ``AP``."""
         key = str(metric)
         names = self.metric_names
         if key in names:
             return names.index(key)
+        canonical = [str(m) for m in self.metrics]
+        if self.labels and canonical.count(key) > 1:
+            raise MetricError(f"{key!r} is the metric of {canonical.count(key)} columns "
+                              f"({', '.join(n for n, c in zip(names, canonical, strict=True) if c == key)}); "
+                              "name the column")
+        if key in canonical:
+            return canonical.index(key)
         if isinstance(metric, str):
             from gainscope.metrics.resolve import resolve_metrics
 
@@ -84,8 +100,8 @@ class Results:
             if len(found) > 1:
                 raise MetricError(f"{key!r} names {len(found)} metrics ({', '.join(map(str, found))}); look one "
                                   "up at a time")
-            if str(found[0]) in names:
-                return names.index(str(found[0]))
+            if str(found[0]) in canonical:
+                return self._column(found[0])
         raise MetricError(f"{key!r} is not among the evaluated metrics: {', '.join(names)}")
 
     def _censored(self, j: int) -> np.ndarray | None:
@@ -94,8 +110,8 @@ class Results:
     @property
     def aggregates(self) -> dict[str, float]:
         """``{metric name: aggregate value}`` in request order (censored values left out)."""
-        return {str(m): aggregate_values(self.values[:, j], m.aggregate, self._censored(j))
-                for j, m in enumerate(self.metrics)}
+        return {name: aggregate_values(self.values[:, j], m.aggregate, self._censored(j))
+                for j, (name, m) in enumerate(zip(self.metric_names, self.metrics, strict=True))}
 
     def __getitem__(self, metric: str | Metric) -> float:
         j = self._column(metric)
@@ -122,8 +138,8 @@ class Results:
 
         cols = [self._column(m) for m in metrics]
         return replace(self, metrics=tuple(self.metrics[j] for j in cols), values=self.values[:, cols],
-                       undefined=self.undefined[:, cols],
-                       censored=None if self.censored is None else self.censored[:, cols])
+                       undefined=self.undefined[:, cols], labels=tuple(self.labels[j] for j in cols) if self.labels
+                       else (), censored=None if self.censored is None else self.censored[:, cols])
 
     # ------------------------------------------------------------------ conversion
     def to_dict(self) -> dict[str, Any]:
@@ -134,10 +150,11 @@ class Results:
             for q, row in zip(self.query_ids, self.values.tolist(), strict=True)
         }
         aggregates = {k: (None if math.isnan(v) else v) for k, v in self.aggregates.items()}
+        core = {"core_metrics": dict(zip(self.labels, map(str, self.metrics), strict=True))} if self.labels else {}
         censored = {} if self.censored is None or not self.censored.any() else {"censored": {
             name: self.censored_queries(name) for j, name in enumerate(self.metric_names) if self.censored[:, j].any()}}
         return {"run": self.run_name, "metrics": self.metric_names, "aggregates": aggregates,
-                "per_query": per_query, **censored, **self.conventions()}
+                "per_query": per_query, **core, **censored, **self.conventions()}
 
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`."""

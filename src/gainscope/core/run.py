@@ -9,12 +9,16 @@ ranks). Rows keep the order of the input, which is the order used when a run has
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from gainscope.core.checks import has_duplicate_pairs
+from gainscope.deferred import deferred_module
 from gainscope.errors import InconsistentInputError, InputError, option
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["Run"]
 

@@ -20,13 +20,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
 from gainscope.core.judged_run import Coverage, JudgedRun, SessionLayout
 from gainscope.core.policies import Policies
+from gainscope.deferred import deferred_module
 from gainscope.errors import InconsistentInputError, InputError, PolicyError
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["Session", "build_session_run"]
 

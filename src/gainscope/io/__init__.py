@@ -39,6 +39,7 @@ from gainscope.io.frames import (
     mapping_table,
 )
 from gainscope.io.jsonl import load_json_table
+from gainscope.io.scan_qrels import scan_trec_judgments
 from gainscope.io.tabular import load_tabular_table
 from gainscope.io.text import TextFile, is_stream
 from gainscope.io.trec import read_trec_judgments, read_trec_run
@@ -129,6 +130,9 @@ def _read_judgments(source: Any, fmt: str | None, opts: JudgmentOptions, encodin
     fmt = fmt or detect_text_format(src, "judgments")
     if fmt in ("trec", "qrels3"):
         notes = [_QRELS3_NOTE] if detected and fmt == "qrels3" else []
+        scanned = scan_trec_judgments(src, fmt, opts, notes=notes)  # the C scanner, when the file is plain
+        if scanned is not None:
+            return scanned, []
         return read_trec_judgments(src, fmt, opts, notes=notes)
     return finish_judgments(_load_table(src, "judgments", fmt), opts)
 

@@ -38,15 +38,15 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from gainscope.core.checks import has_duplicate_pairs
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
+from gainscope.deferred import deferred_module
 from gainscope.errors import (
     FormatError,
     InconsistentInputError,
@@ -56,6 +56,11 @@ from gainscope.errors import (
     option,
 )
 from gainscope.io.text import check_normal_form, normalize_id_columns
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = [
     "ALIASES",
@@ -302,8 +307,9 @@ def table_from_columns(frame: pl.DataFrame, kind: str, origin: Origin, *, where:
 
 # ---------------------------------------------------------------------- DataFrames
 def is_dataframe(obj: Any) -> bool:
-    """True for a polars DataFrame or LazyFrame, or a pandas DataFrame (recognised without importing it)."""
-    if isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
+    """True for a polars DataFrame or LazyFrame, or a pandas DataFrame (recognised without importing either:
+    nothing is a polars frame while polars is not imported)."""
+    if "polars" in sys.modules and isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
         return True
     module = type(obj).__module__ or ""
     return module.split(".")[0] == "pandas" and type(obj).__name__ == "DataFrame"

@@ -31,14 +31,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
+from gainscope.deferred import deferred_module
 from gainscope.errors import FormatError
 from gainscope.io.detect import format_option
 from gainscope.io.frames import ALIASES, PREFERRED, Origin, TokenTable, mapping_table, scalar_token
 from gainscope.io.text import BOM, MAX_RECORD_BYTES, TextFile, decode_utf8
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["GROUND_TRUTH_KEY", "RESULTS_KEY", "RETRIEVED_KEY", "load_json_table"]
 

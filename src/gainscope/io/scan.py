@@ -33,10 +33,9 @@ import os
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import polars as pl
 
 from gainscope.core.judged_run import (
     JudgedRun,
@@ -47,10 +46,16 @@ from gainscope.core.judged_run import (
 )
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
+from gainscope.deferred import deferred_module
 from gainscope.errors import FileAccessError
 from gainscope.io.detect import check_format, detect_text_format
 from gainscope.io.frames import RunOptions
 from gainscope.io.text import GZIP_MAGIC, TextFile, canonical_encoding, is_stream
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 try:
     from gainscope import _scan  # type: ignore[attr-defined]
@@ -74,6 +79,12 @@ def native_available() -> bool:
 def _index(prepared: PreparedJudgments) -> Any:
     """The scanner's hash index of ``prepared`` (built once per prepared judgments)."""
     index = _indexes.get(prepared)
+    arrays = prepared.judgments.arrays
+    if index is None and arrays is not None:  # read by the scanner: its arrays as they are (no polars)
+        index = _scan.JudgmentIndex(arrays.query_blob, arrays.query_offsets.tobytes(), arrays.doc_blob,
+                                    arrays.doc_offsets.tobytes(), arrays.row_query.tobytes(),
+                                    prepared.row_grades.tobytes())
+        _indexes[prepared] = index
     if index is None:
         frame = prepared.frame
         qids = [q.encode("utf-8") for q in prepared.query_ids]

@@ -20,13 +20,18 @@ skipped, and the number skipped goes into the notes.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
-import polars as pl
-
+from gainscope.deferred import deferred_module
 from gainscope.errors import FormatError, UnknownFormatError
 from gainscope.io.detect import format_option
 from gainscope.io.frames import ALIASES, ROLES, Origin, TokenTable, table_from_columns
 from gainscope.io.text import BOM, TextFile, decode_utf8
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["SEPARATORS", "load_tabular_table"]
 

@@ -41,11 +41,15 @@ import weakref
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-import polars as pl
-
+from gainscope.deferred import deferred_module
 from gainscope.errors import FileAccessError, FormatError, InputError, PolicyError, UnknownFormatError, option
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = [
     "BOM",

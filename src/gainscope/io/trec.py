@@ -45,12 +45,11 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
-
-import polars as pl
+from typing import TYPE_CHECKING, TypeVar
 
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
+from gainscope.deferred import deferred_module
 from gainscope.errors import FormatError, PolicyError, option
 from gainscope.io.detect import format_option, not_ranks_error
 from gainscope.io.frames import (
@@ -64,6 +63,11 @@ from gainscope.io.frames import (
     finish_run,
 )
 from gainscope.io.text import BOM, HEAD_BYTES, MAX_LINE_BYTES, LineTooLong, TextFile, is_comment
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = [
     "FAST_MIN_BYTES",

@@ -28,9 +28,9 @@ import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import polars as pl
-
+from gainscope.deferred import deferred_module
 from gainscope.errors import GainscopeError, InputError, PolicyError, option, spell
 from gainscope.io.detect import check_format, check_kind, detect_text_format, guess_kind
 from gainscope.io.frames import (
@@ -53,6 +53,11 @@ from gainscope.io.jsonl import load_json_table
 from gainscope.io.tabular import load_tabular_table
 from gainscope.io.text import TextFile, normalize_id_columns
 from gainscope.io.trec import LAYOUTS, LineProblem, LineStats, careful_table, check_rank_sequences
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["Issue", "validate_files"]
 

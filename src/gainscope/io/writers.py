@@ -28,13 +28,17 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
+from gainscope.deferred import deferred_module
 from gainscope.errors import FileAccessError, InputError, UnknownFormatError, option
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["WRITE_FORMATS", "write_file", "write_judgments", "write_run"]
 

@@ -1,8 +1,9 @@
 """Named convention profiles: one word that sets the policies and metric parameters of another tool.
 
 A :class:`Profile` is policy values, per-metric parameter defaults, names of its own (Quepid's ``NDCG_CUT``,
-``default``, ``v1``) and a one-line description. ``profile="quepid"`` (Python) or ``--profile quepid`` (the
-command line) applies it:
+``default``, ``v1``), parameter defaults that an adapter applies in one of its modes (``variants``: TempoEval's
+nDCG builds its ideal from the top k in focus-time and LLM modes) and a one-line description.
+``profile="quepid"`` (Python) or ``--profile quepid`` (the command line) applies it:
 
 * the profile's policies replace the defaults; a policy given explicitly (``ties="trec_eval"``,
   ``--ties trec_eval``) overrides the profile's, and the output says so;
@@ -20,8 +21,10 @@ profile            conventions
 ``quepid``         Quepid's built-in scorers: results in the order returned, relevant = rating > 0,
                    judged pool truncated to integers, gain 2^r - 1, nDCG's ideal uncut, P over the
                    documents returned; names NDCG_CUT, default, v1
-``tempoeval``      TempoEval's gold mode: retrieved list in order, gain 2^g - 1 with the ideal from every
-                   gold grade (``ideal=judged``), precision and MAP over the documents retrieved
+``tempoeval``      TempoEval 0.1.0: retrieved list in order, gain 2^g - 1 with the ideal from every gold
+                   grade (``ideal=judged``, its gold mode), precision and MAP over the documents retrieved;
+                   in the temporal adapter's focus-time and LLM modes the ideal from the top k retrieved
+                   (``ideal=retrieved``, the temporal metrics reading the first k documents)
 ``sklearn``        scikit-learn's ``ndcg_score``/``dcg_score``: tied scores averaged, the ideal from the
                    scored items, linear gain
 ``ranx``           ranx: the relevance level applies to nDCG and DCG (``-l``), negative labels are judged
@@ -64,8 +67,9 @@ RELEVANCE_LEVEL: Any = _RelevanceLevel()
 class Profile:
     """A named set of conventions: ``policies`` (values of :class:`~gainscope.core.policies.Policies`
     fields), ``parameters`` (metric class name -> parameter defaults), ``names`` (extra metric names:
-    name -> (class name, fixed parameters)), a one-line ``description`` and ``notes`` (what the profile
-    cannot set for you)."""
+    name -> (class name, fixed parameters)), ``variants`` (an adapter's mode -> metric class name -> parameter
+    defaults over ``parameters`` in that mode: the temporal adapter's ``focus_time`` and ``llm``), a one-line
+    ``description`` and ``notes`` (what the profile cannot set for you)."""
 
     name: str
     description: str
@@ -73,11 +77,15 @@ class Profile:
     parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     names: Mapping[str, tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    variants: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
 
-    def parameter_defaults(self, metric_class: str, policies: Policies) -> dict[str, Any]:
-        """The parameter values this profile gives a metric class under ``policies``."""
+    def parameter_defaults(self, metric_class: str, policies: Policies, variant: str | None = None) -> dict[str, Any]:
+        """The parameter values this profile gives a metric class under ``policies`` (in an adapter's mode
+        ``variant``, that mode's values over the others)."""
         out = {}
-        for key, value in self.parameters.get(metric_class, {}).items():
+        given = {**self.parameters.get(metric_class, {}),
+                 **(self.variants.get(variant, {}).get(metric_class, {}) if variant is not None else {})}
+        for key, value in given.items():
             out[key] = policies.relevance_level if value is RELEVANCE_LEVEL else value
         return out
 
@@ -90,6 +98,10 @@ class Profile:
         for alias, (target, fixed) in self.names.items():
             given = "(" + ", ".join(f"{k}={format_value(v)}" for k, v in fixed.items()) + ")" if fixed else ""
             out.append(f"{alias} = {target}{given}")
+        for variant, per_metric in self.variants.items():
+            for metric, params in per_metric.items():
+                out.append(f"{metric} in {variant} mode: " + ", ".join(f"{k}={format_value(v)}"
+                                                                       for k, v in params.items()))
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -98,6 +110,7 @@ class Profile:
                 "parameters": {m: {k: ("relevance_level" if v is RELEVANCE_LEVEL else v) for k, v in p.items()}
                                for m, p in self.parameters.items()},
                 "names": {n: {"metric": t, "parameters": dict(f)} for n, (t, f) in self.names.items()},
+                "variants": {v: {m: dict(p) for m, p in per.items()} for v, per in self.variants.items()},
                 "notes": list(self.notes)}
 
 
@@ -142,14 +155,19 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
                    "ratings) and clamps negative scores to 0: `gainscope case score` applies those rules; here a "
                    "query without ratings is not evaluated, and undefined values (NaN in Quepid, counted 0 by "
                    "its score || 0) follow the undefined policy")),
-    Profile("tempoeval", "TempoEval's gold mode: the retrieved list in the order given, gain 2^g - 1 with the "
-                         "ideal from every gold grade (ideal=judged), the k best; precision and MAP over the "
-                         "documents retrieved",
+    Profile("tempoeval", "TempoEval 0.1.0: the retrieved list in the order given, gain 2^g - 1 with the ideal from "
+                         "every gold grade (ideal=judged, its gold mode), the k best; precision and MAP over the "
+                         "documents retrieved; in focus-time and LLM modes the ideal from the top k retrieved",
             policies={"ties": "rank"},
             parameters={"nDCG": {"gain": "exponential"}, "P": {"denominator": "retrieved"},
                         "AP": {"denominator": "retrieved"}},
-            notes=("the temporal adapter grades focus-time and LLM modes into judgments; its facade "
-                   "(gainscope.temporal) carries the metrics TempoEval has no core twin for",)),
+            variants={mode: {"nDCG": {"ideal": "retrieved"}} for mode in ("focus_time", "llm")},
+            notes=("the focus-time and LLM modes are the temporal adapter's (gainscope temporal evaluate --profile "
+                   "tempoeval): it grades each document (4 x the focus-time Jaccard, or a judge's 0-4 grade) into "
+                   "judgments, and each temporal metric at k reads the first k documents retrieved, so nDCG's "
+                   "ideal=retrieved there is TempoEval's top k re-sorted",
+                   "TempoEval returns 0.0 where a value is undefined, as undefined='zero' does, and rounds to 5 "
+                   "decimals (not reproduced)")),
     Profile("sklearn", "scikit-learn's ndcg_score and dcg_score: tied scores share their mean gain, the ideal "
                        "from the scored items only, linear gain, k cuts the ranking and the ideal",
             policies={"ties": "average"},
@@ -191,6 +209,10 @@ def profiles_of(metric_class: str) -> list[str]:
                  for n, (target, fixed) in profile.names.items() if target == metric_class]
         if names:
             parts.append("names " + ", ".join(names))
+        for variant, per_metric in profile.variants.items():
+            if metric_class in per_metric:
+                parts.append(f"in {variant} mode " + ", ".join(f"{k}={format_value(v)}"
+                                                              for k, v in per_metric[metric_class].items()))
         if parts:
             out.append(f"{profile.name}: " + "; ".join(parts))
     return out

@@ -35,8 +35,12 @@ def register(cls: M) -> M:
 
 
 def lookup(name: str) -> type[Metric]:
-    """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise."""
+    """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise.
+    Plugins are loaded when a name is not a built-in metric's (reading every installed package's entry points
+    takes longer than evaluating a small run)."""
     _load_builtin()
+    if name not in _REGISTRY and name not in _ALIASES:
+        _load_plugins()
     if name in _REGISTRY:
         return _REGISTRY[name]
     if name in _ALIASES:
@@ -54,10 +58,12 @@ def lookup(name: str) -> type[Metric]:
 def all_metric_classes() -> list[type[Metric]]:
     """Every registered metric class, in registration order."""
     _load_builtin()
+    _load_plugins()
     return list(_REGISTRY.values())
 
 
 _loaded = False
+_plugins_loaded = False
 
 
 def _load_builtin() -> None:
@@ -67,6 +73,12 @@ def _load_builtin() -> None:
     _loaded = True
     from gainscope.metrics import families  # noqa: F401  (registers the built-in metrics)
 
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
     try:
         from importlib.metadata import entry_points
 

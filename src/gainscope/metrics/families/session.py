@@ -41,17 +41,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import polars as pl
 
 from gainscope.core.policies import Policies
+from gainscope.deferred import DeferredSeries, deferred_module
 from gainscope.errors import InvalidParameterError
 from gainscope.metrics.base import Explanation, GainMap, Metric, RankedQuery, Step, format_value, param
 from gainscope.metrics.context import Context, ratio, segmented_cumsum
 from gainscope.metrics.gains import gain_array, gain_value
 from gainscope.metrics.registry import register
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["DRAG", "DRG", "RAG", "RG", "SRE", "SRR", "AvgGain", "IterCG", "IterDCG", "IterDupR", "IterGR", "IterR",
            "IterUR", "IterationsForAllGoodResults", "SessionDCG", "iteration_discount"]
@@ -623,6 +628,11 @@ class SRR(_Session):
 # IterationsForAllGoodResults
 
 
+def _series(ids: pl.Series | DeferredSeries) -> pl.Series:
+    """A judged run's doc ids as the polars Series (made now when deferred)."""
+    return ids.series if isinstance(ids, DeferredSeries) else ids
+
+
 def _retrieved_at(ctx: Context) -> np.ndarray:
     """Per judged grade, the first iteration at which the run retrieved that document (0 = never): the
     session's own record, or for a ranked list the rank of the judged document (found by doc id)."""
@@ -632,9 +642,9 @@ def _retrieved_at(ctx: Context) -> np.ndarray:
             return jr.session.judged_iteration
         if jr.doc_ids is None:  # pragma: no cover - every builder records the doc ids of judged positions
             raise ValueError("IterationsForAllGoodResults needs the doc ids of the ranked documents")
-        ranked = (pl.DataFrame({"q": ctx.segment, "doc_id": jr.doc_ids, "at": jr.rank})
+        ranked = (pl.DataFrame({"q": ctx.segment, "doc_id": _series(jr.doc_ids), "at": jr.rank})
                   .group_by("q", "doc_id").agg(pl.col("at").min()))
-        judged = pl.DataFrame({"q": jr.judged_segment, "doc_id": jr.judged_doc_ids,
+        judged = pl.DataFrame({"q": jr.judged_segment, "doc_id": _series(jr.judged_doc_ids),
                                "row": np.arange(len(jr.judged_grades))})
         found = judged.join(ranked, on=["q", "doc_id"], how="left").sort("row")
         return found["at"].fill_null(0).to_numpy().astype(np.int64, copy=False)
@@ -807,7 +817,7 @@ class SessionDCG(Metric):
         else:  # first occurrences among the ranks within the depth
             counted = kept.copy()
             where = np.flatnonzero(kept)
-            counted[where] = pl.DataFrame({"q": ctx.segment[where], "d": jr.doc_ids.gather(where)}) \
+            counted[where] = pl.DataFrame({"q": ctx.segment[where], "d": _series(jr.doc_ids).gather(where)}) \
                 .select(pl.struct("q", "d").is_first_distinct()).to_series().to_numpy()
         grades = jr.grades[counted]
         _unmapped(self, grades)
