@@ -52,7 +52,6 @@ nothing from the adapters above them.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -65,7 +64,7 @@ import numpy as np
 from gainscope.errors import InputError, UnknownFormatError
 from gainscope.render.plots import CURVE_SIZE, finish_axes, new_figure, run_label, save, series_color
 from gainscope.render.plots import FORMATS as FIGURE_FORMATS
-from gainscope.render.text import fmt_number, text_table
+from gainscope.render.text import CsvWriter, fmt_number, text_table
 from gainscope.results import aggregate_values
 
 if TYPE_CHECKING:
@@ -206,7 +205,7 @@ CSV_COLUMNS = ("scope", "conversation_id", "query_id", "i", "metric", "statistic
 
 def _csv(report: ReportView, per_conversation: bool) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = CsvWriter(buffer)
 
     def number(x: float) -> str:
         return "" if math.isnan(x) else repr(float(x))
