@@ -55,7 +55,7 @@ def _reference(metric, jr):
 
 def _assert_same(metric, jr):
     """compute == reference, or both raise the same MetricError: ERR with a grade above max_grade (the kernel
-    names the top grade of all queries, the reference that of the first query above it), or DCG or G with
+    names the top grade of all queries, the reference that of the first query above it), or DCG, G or sDCG with
     exponential gains beyond float64 (the same message up to the query)."""
     try:
         fast = _fast(metric, jr)
@@ -135,8 +135,8 @@ _LARGE_GRADE_METRICS = [parse_metric(x) for x in (
     "nDCG(gain=exponential, ideal_depth=all)@2", "nDCG(gain=exponential, ideal_depth=retrieved)@3",
     "DCG(gain=exponential)",
     "DCG(gain=exponential)@3", "CG(gain=exponential)@2", "ndcg_rel(gain=exponential)", "Rndcg(gain=exponential)",
-    "G(gain=exponential)",
-    "nDCG@5", "DCG", "RBP", "ndcg_rel", "Rndcg", "G")]
+    "G(gain=exponential)", "sDCG(gain=exponential)", "sDCG(gain=exponential, depth=2)",
+    "nDCG@5", "DCG", "RBP", "ndcg_rel", "Rndcg", "G", "iterDCG", "sDCG")]
 
 
 @pytest.mark.parametrize("metric", _LARGE_GRADE_METRICS, ids=str)

@@ -13,6 +13,7 @@ w(1) = 1, w(2) = 1/log2(3) = 0.63093, w(3) = 0.5.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import pytest
@@ -28,6 +29,7 @@ from gainscope.errors import (
     InconsistentInputError,
     InputError,
     InvalidParameterError,
+    MetricError,
     PolicyError,
 )
 from gainscope.evaluation import compute, ranked_query
@@ -193,6 +195,23 @@ def test_session_dcg_gain_map_must_give_every_grade():
         value("sDCG(gain={0: 0, 4: 16})")
     with pytest.raises(InvalidParameterError, match=r"the 'b' parameter of sDCG must be a number > 1; got 1\."):
         parse_metric("sDCG(b=1)")
+
+
+def test_session_dcg_refuses_exponential_gains_beyond_float64():
+    # grade 1100: 2^1100 - 1 exceeds float64 (about 1.8e308): an error as DCG's, never inf; grade 1000 stays finite
+    # (2^1000 - 1 = 1.07e301, at rank 1 of search 1: not discounted)
+    huge = Session("s", ("a", "b"), (1, 1), (1, 1), 1, {"a": 1100.0, "b": 1.0})
+    with pytest.raises(MetricError, match=re.escape(
+            "sDCG(gain=exponential) of query 's' exceeds the largest float64 number (about 1.8e308): exponential "
+            "gains 2^grade - 1 exceed it from grade 1024 on (and their sums earlier); give sDCG linear gains or a "
+            "map of smaller gains instead.")):
+        value("sDCG(gain=exponential)", huge)
+    jr = build_session_run([huge])
+    with pytest.raises(MetricError, match="exceeds the largest float64 number"):
+        parse_metric("sDCG(gain=exponential)").reference(ranked_query(jr, 0), jr.policies)
+    assert value("sDCG", huge) == 1100 + 1  # linear gains: b at rank 2, max(1, log2 2) = 1
+    fine = Session("s", ("a",), (1,), (1,), 1, {"a": 1000.0})
+    assert value("sDCG(gain=exponential)", fine) == 2.0 ** 1000 - 1
 
 
 def test_session_dcg_explains_each_counted_document():

@@ -50,6 +50,7 @@ from gainscope.deferred import DeferredSeries, deferred_module
 from gainscope.errors import InvalidParameterError
 from gainscope.metrics.base import Explanation, GainMap, Metric, RankedQuery, Step, format_value, param
 from gainscope.metrics.context import Context, ratio, segmented_cumsum
+from gainscope.metrics.families.graded import _require_finite
 from gainscope.metrics.gains import gain_array, gain_value
 from gainscope.metrics.registry import register
 
@@ -754,6 +755,10 @@ class IterationsForAllGoodResults(Metric):
 # session DCG
 
 
+#: what to report instead of an sDCG whose exponential gains exceed float64
+_SMALLER_GAINS = "give sDCG linear gains or a map of smaller gains instead"
+
+
 def _unmapped(metric: SessionDCG, grades: np.ndarray) -> None:
     """Refuse a judged grade (>= 0) that sDCG's gain map does not give (the first one, in order): the map
     weights every relevance level."""
@@ -781,7 +786,8 @@ class SessionDCG(Metric):
     met later within it. Gains: ``linear`` the grade itself, ``exponential`` 2^grade - 1, or a map that must
     give every judged grade its gain (a grade it does not list is an error, not gain = grade: the paper weights
     each relevance level, e.g. ``{0: 0, 1: 1, 2: 10, 3: 100, 4: 1000}``). Unjudged and negative grades count
-    0. Undefined when a counted document's gain is unknown. For a ranked list every rank is its own search.
+    0. Undefined when a counted document's gain is unknown. For a ranked list every rank is its own search. A
+    value beyond float64 (exponential gain from grade 1024 on) is an error (MetricError), never ``inf``.
     Reference: Järvelin, Price, Delcambre & Nielsen, "Discounted Cumulated Gain based Evaluation of Multiple-Query
     IR Sessions", ECIR 2008 (b = 2, bq = 4).
     """
@@ -828,7 +834,9 @@ class SessionDCG(Metric):
         per_search = np.bincount(cell[counted], weights=gains / rank_discount, minlength=ncells)
         cell_query = ctx.segment[starts]
         search_discount = self._table(ctx, "bq", int(lay.search.max(initial=0)))[lay.search[starts] - 1]
-        return np.bincount(cell_query, weights=per_search / search_discount, minlength=ctx.nq)
+        out = np.bincount(cell_query, weights=per_search / search_discount, minlength=ctx.nq)
+        _require_finite(self, jr.query_ids, out, instead=_SMALLER_GAINS)
+        return out
 
     def _table(self, ctx: Context, which: str, top: int) -> np.ndarray:
         """``max(1, log_b j)`` (rank discounts) or ``1 + log_bq q`` (search discounts) for 1..top, with the C
@@ -870,6 +878,7 @@ class SessionDCG(Metric):
         total = 0.0
         for search in sorted(per_search):
             total += per_search[search] / (1.0 + math.log(search, self.bq))
+        _require_finite(self, (q.query_id,), np.array([total]), instead=_SMALLER_GAINS)
         return total
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
