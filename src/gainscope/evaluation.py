@@ -80,9 +80,14 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
         if m.uses_max_grade and getattr(m, "max_grade", 1) is None and policies.max_grade is None:
             extra_notes.append(f"{m}: grades scaled by the largest judged grade, {ctx.max_grade:g}")
     if policies.undefined == "zero":
-        values[undefined] = 0.0
-        if warn and undefined.any():
-            _warn_undefined(jr, metrics, undefined)
+        kept = undefined & np.array([not m.undefined_scores_zero for m in metrics], dtype=bool)
+        values[undefined & ~kept] = 0.0
+        if warn and (undefined & ~kept).any():
+            _warn_undefined(jr, metrics, undefined & ~kept)
+        for j in np.flatnonzero(kept.any(axis=0)).tolist():
+            ids = [jr.query_ids[i] for i in np.flatnonzero(kept[:, j]).tolist()]
+            extra_notes.append(f"{metrics[j]}: undefined for {len(ids)} quer{'y' if len(ids) == 1 else 'ies'}, "
+                               f"left out of the mean rather than scored 0 (its best value): {format_ids(ids)}")
     return Results(run_name=jr.run_name, metrics=tuple(metrics), query_ids=jr.query_ids, values=values,
                    undefined=undefined, policies=policies, coverage=jr.coverage,
                    notes=tuple(notes) + tuple(extra_notes), profile=profile, censored=censored)

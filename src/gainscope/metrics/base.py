@@ -181,6 +181,10 @@ class Metric:
     #: ``-c``). False when it gets the metric's own value on an empty ranking instead: a distance (where 0
     #: would be the best value) or a metric whose value without results is undefined (Quepid's null).
     missing_scores_zero: ClassVar[bool] = True
+    #: True when an undefined value becomes 0 under ``undefined="zero"`` (trec_eval's convention). False when 0
+    #: would pass for the best value (IterationsForAllGoodResults, where lower is better: 0 iterations): its
+    #: undefined values stay undefined (NaN, left out of the mean) under every ``undefined`` policy, noted.
+    undefined_scores_zero: ClassVar[bool] = True
     #: True when an undefined value of this metric is what Quepid calls ``null`` (its script sets no score:
     #: avgRating100, the default scorer) rather than NaN (a division by zero, which Quepid's ``score || 0``
     #: counts as 0). Quepid labels a null query ``zsr`` (no results) or ``--`` (no ratings) and leaves it out

@@ -31,6 +31,7 @@ from gainscope.errors import (
     InvalidParameterError,
     MetricError,
     PolicyError,
+    UndefinedMetricWarning,
 )
 from gainscope.evaluation import compute, ranked_query
 from gainscope.metrics import parse_metric
@@ -172,6 +173,28 @@ def test_a_missing_query_is_not_zero_iterations():
     assert res.per_query("IterationsForAllGoodResults") == {"m": 100.0, "q": 1.0}
     assert res.censored_queries("IterationsForAllGoodResults") == ["m"]
     assert res.per_query("iterCG") == {"m": 0.0, "q": 2.0}
+
+
+def test_no_good_result_is_not_zero_iterations_under_undefined_zero():
+    # q finds its good document a at rank 3 -> 3; n has no good result (grade 1 < 2): undefined, and under the
+    # default undefined="zero" it stays undefined (0 iterations would be the best value) and out of the mean:
+    # mean 3, not (3 + 0) / 2 = 1.5. AP(rel=2) (higher is better) is zeroed for n as trec_eval does, and warned.
+    j = Judgments.from_dict({"q": {"a": 2}, "n": {"b": 1}})
+    r = Run.from_dict({"q": ["x", "y", "a"], "n": ["b"]})
+    with pytest.warns(UndefinedMetricWarning) as caught:
+        res = evaluate(j, r, ["IterationsForAllGoodResults", "AP(rel=2)"], undefined="zero")
+    per_query = res.per_query("IterationsForAllGoodResults")
+    assert per_query["q"] == 3.0 and math.isnan(per_query["n"])
+    assert res["IterationsForAllGoodResults"] == 3.0
+    assert res.per_query("AP(rel=2)") == {"n": 0.0, "q": 1 / 3}
+    assert "IterationsForAllGoodResults: undefined for 1 query, left out of the mean rather than scored 0 " \
+           "(its best value): n" in res.notes
+    assert [str(w.message).split(" is undefined")[0] for w in caught] == ["AP(rel=2)"]  # only what was zeroed
+    # skip: the same value and no note
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        skipped = evaluate(j, r, ["IterationsForAllGoodResults"], undefined="skip")
+    assert skipped["IterationsForAllGoodResults"] == 3.0 and not any("left out of the mean" in n for n in skipped.notes)
 
 
 # ---------------------------------------------------------------------------------------------- sDCG

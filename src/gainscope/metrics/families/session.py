@@ -667,7 +667,8 @@ class IterationsForAllGoodResults(Metric):
       the good results it missed); k is the iteration of the last good first occurrence. Undefined when some
       retrieved document's gain is unknown (it might be good).
 
-    Undefined (NaN) when there is no good result to find. A value at the cap that is not an iteration count
+    Undefined (NaN) when there is no good result to find, under every ``undefined`` policy (0 would read as the
+    best value: lower is better). A value at the cap that is not an iteration count
     (never all retrieved, or only after the cap) is censored: Results leave it out of the mean and count it
     apart (:meth:`~gainscope.results.Results.censored_queries`). Lower is better, so a judged query without a
     ranking gets the value of an empty session (the cap, censored), not 0. For a ranked list the iterations are
@@ -680,6 +681,7 @@ class IterationsForAllGoodResults(Metric):
     summary: ClassVar[str] = "first iteration by which every good result was retrieved, capped (lower is better)"
     bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
     missing_scores_zero: ClassVar[bool] = False
+    undefined_scores_zero: ClassVar[bool] = False
     reads_sessions: ClassVar[bool] = True
 
     good_gain: float = param(2.0, kind="float", ge=0, doc=_GOOD_DOC)
