@@ -109,7 +109,9 @@ def test_values_within_declared_bounds(cls, data):
     low, high = cls.bounds
     for q, v in values.items():
         if math.isnan(v):
-            assert policies.undefined == "skip", f"{metric}: NaN for {q!r} although undefined='zero'"
+            # undefined='zero' fills undefined values with 0, except where 0 would read as the best value
+            assert policies.undefined == "skip" or not cls.undefined_scores_zero, \
+                f"{metric}: NaN for {q!r} although undefined='zero'"
             continue
         assert low is None or v >= low - 1e-12, f"{metric} = {v} < {low} for query {q!r}"
         assert high is None or v <= high + 1e-12, f"{metric} = {v} > {high} for query {q!r}"
