@@ -6,7 +6,8 @@
     ├── InputError (ValueError)                bad judgments / runs / files
     │   ├── FormatError                        .path, .line, .text: a line or record that cannot be read
     │   ├── InconsistentInputError             duplicates, conflicting grades, no query overlap, empty input
-    │   └── UnknownFormatError                 the format cannot be detected or is not supported
+    │   ├── UnknownFormatError                 the format cannot be detected or is not supported
+    │   └── NotFoundError                      a named thing that does not exist (a dashboard case, query, job)
     ├── MetricError (ValueError)
     │   ├── UnknownMetricError                 a name that no registered metric has
     │   ├── MetricSyntaxError                  .text, .position: a metric string that does not parse
@@ -82,6 +83,7 @@ __all__ = [
     "MetricError",
     "MetricSyntaxError",
     "MissingDependencyError",
+    "NotFoundError",
     "PolicyError",
     "QueryCoverageWarning",
     "StoreError",
@@ -132,6 +134,11 @@ class InconsistentInputError(InputError):
 
 class UnknownFormatError(InputError):
     """A file whose format cannot be detected, or a format name that is not supported."""
+
+
+class NotFoundError(InputError):
+    """A thing named by its id that does not exist: a dashboard case, query, scorer, snapshot or job (the
+    dashboard's API answers 404)."""
 
 
 class MetricError(GainscopeError, ValueError):

@@ -64,7 +64,7 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
     extra_notes: list[str] = []
     for j, m in enumerate(metrics):
         v = np.asarray(m.compute(ctx), dtype=np.float64)
-        zeroed = m.missing_scores_zero and not m.judgment_property
+        zeroed = m.missing_scores_zero and not m.judgment_property and policies.missing_queries == "zero"
         if zeroed:
             v = np.where(jr.missing, 0.0, v)  # a judged query without a ranking scores 0 (trec_eval -c)
         undefined[:, j] = np.isnan(v)

@@ -25,7 +25,8 @@ def test_evaluate_with_a_profile_prints_it_and_what_it_set(cli_runner) -> None:
                  "P(denominator=retrieved)@5"):
         assert f"│ {name}" in out
     assert "profile           quepid: Quepid's built-in scorers" in out
-    assert "profile sets      ties=rank; relevance_level=positive; judged_grades=truncated; nDCG: gain=" in out
+    assert ("profile sets      ties=rank; relevance_level=positive; judged_grades=truncated; missing_queries=empty; "
+            "nDCG: gain=") in out
     assert "relevance level   grade > 0 is relevant for binary metrics (-l positive)" in out
     assert "given over it" not in out
 

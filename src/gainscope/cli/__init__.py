@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pool": ("gainscope.cli.pool", "pool_cmd"),
     "report": ("gainscope.cli.report", "report_cmd"),
     "search": ("gainscope.cli.search", "search_cmd"),
+    "serve": ("gainscope.cli.serve", "serve_cmd"),
     "serve-engine": ("gainscope.cli.serve_engine", "serve_engine_cmd"),
     "store": ("gainscope.cli.judge", "store_group"),
     "temporal": ("gainscope.cli.temporal", "temporal_group"),
