@@ -18,6 +18,9 @@ cannot go down when a retrieved document becomes more relevant: then no such lab
 * SetR (recall over the whole ranking: a relevant retrieved document adds 1 to both ``a`` and ``R`` in ``a / R``,
   with ``a <= R``), SetP, SetRelP, SetAP, SetF, and the counts NumRel, NumRelRet, NumRet, NumQ,
   NumNonrelJudgedRet;
+* the session family on a ranked list (one document per iteration): iterCG, iterDCG, iterGR, RG, DRG, AvgGain,
+  RAG, DRAG, SRE and sDCG add up gains that rise with the grade over a fixed number of iterations or results;
+  iterR, iterUR, iterDupR and SRR do not change;
 
 and it does *not* hold for
 
@@ -30,8 +33,8 @@ and it does *not* hold for
   raise;
 * Bpref, GMBpref, infAP, binG: today's value skips unjudged documents rather than counting them not relevant,
   and R grows;
-* RBPResid, G, utility and Quepid's scorers (avgRating, avgRating100, editDistanceFromBest, QuepidV1, blogNDCG): not
-  analysed, so not claimed;
+* RBPResid, G, utility, Quepid's scorers (avgRating, avgRating100, editDistanceFromBest, QuepidV1, blogNDCG) and
+  IterationsForAllGoodResults: not analysed, so not claimed;
 * Judged and Unj measure coverage itself; the completion judges everything, so they are reported as they are.
 
 Documents no run retrieved are outside every bound: if relevant ones exist unjudged, recall-like values (R, SetR,
@@ -81,6 +84,14 @@ _BOUNDED = {
     "SetF": "a harmonic mean of SetP and SetR, both rising",
     "NumRel": "a count that grows", "NumRelRet": "a count that grows", "NumRet": "does not change",
     "NumQ": "does not change", "NumNonrelJudgedRet": "does not change: a completed document is relevant",
+    # the session family on a ranked list (one document per iteration): sums of gains that rise with the grade
+    # over a fixed number of iterations, and counts of results that do not change
+    "iterCG": "a sum of good gains of the first i", "iterDCG": "a sum of discounted good gains of the first i",
+    "iterGR": "a count of good documents in the first i", "RG": "a sum of good gains over a fixed i",
+    "DRG": "a sum of discounted good gains over a fixed i", "AvgGain": "a good gain over a fixed number of results",
+    "RAG": "a sum of good gains over fixed numbers of results", "DRAG": "a sum of good gains over fixed numbers "
+    "of results", "SRE": "good documents over a fixed number of results", "sDCG": "a sum of discounted gains",
+    "iterR": "does not change", "iterUR": "does not change", "iterDupR": "does not change", "SRR": "does not change",
 }
 _NOT_BOUNDED = {
     "nDCG": "the ideal DCG grows with every relevant document, so the value can fall",
@@ -105,6 +116,7 @@ _NOT_BOUNDED = {
     "editDistanceFromBest": "a Quepid scorer: no claim",
     "QuepidV1": "a Quepid scorer: no claim",
     "blogNDCG": "an nDCG: the ideal grows with every relevant document",
+    "IterationsForAllGoodResults": "a cap and censored values: not analysed, no claim",
 }
 #: coverage metrics, reported as they are
 COVERAGE = ("Judged", "Unj")

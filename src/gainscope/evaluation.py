@@ -22,6 +22,7 @@ import contextlib
 import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from gainscope.core.judged_run import JudgedRun, PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import UndefinedMetricWarning, about, format_ids, option
+from gainscope.errors import PolicyError, UndefinedMetricWarning, about, format_ids, option
 from gainscope.metrics.base import Metric, RankedQuery
 from gainscope.metrics.context import Context
 from gainscope.metrics.profiles import Profile, ProfileUse, get_profile, profiled_policies
@@ -61,26 +62,45 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
     policies = jr.policies
     for m in metrics:
         m.check_policies(policies)
+        if jr.session is not None and not m.reads_sessions:
+            raise PolicyError(f"{m} is not a session metric: it reads a ranking of distinct documents, and a session "
+                              "repeats them; ask for the session metrics (iterCG, iterDCG, RG, ..., sDCG: `gainscope "
+                              "metrics` lists them)")
     ctx = Context(jr)
     nq = jr.num_queries
     values = np.zeros((nq, len(metrics)))
     undefined = np.zeros((nq, len(metrics)), dtype=bool)
+    censored: np.ndarray | None = None
     extra_notes: list[str] = []
     for j, m in enumerate(metrics):
         v = np.asarray(m.compute(ctx), dtype=np.float64)
-        if m.missing_scores_zero and not m.judgment_property and policies.missing_queries == "zero":
+        zeroed = m.missing_scores_zero and not m.judgment_property and policies.missing_queries == "zero"
+        if zeroed:
             v = np.where(jr.missing, 0.0, v)  # a judged query without a ranking scores 0 (trec_eval -c)
         undefined[:, j] = np.isnan(v)
         values[:, j] = v
+        c = m.censored(ctx)
+        if c is not None:
+            censored = np.zeros((nq, len(metrics)), dtype=bool) if censored is None else censored
+            censored[:, j] = c & ~jr.missing if zeroed else c
+            if censored[:, j].any():
+                ids = [jr.query_ids[i] for i in np.flatnonzero(censored[:, j]).tolist()]
+                extra_notes.append(f"{m}: {len(ids)} quer{'y' if len(ids) == 1 else 'ies'} censored (at the cap, "
+                                   f"a stand-in, not a measurement) and left out of the mean: {format_ids(ids)}")
         if m.uses_max_grade and getattr(m, "max_grade", 1) is None and policies.max_grade is None:
             extra_notes.append(f"{m}: grades scaled by the largest judged grade, {ctx.max_grade:g}")
     if policies.undefined == "zero":
-        values[undefined] = 0.0
-        if warn and undefined.any():
-            _warn_undefined(jr, metrics, undefined)
+        kept = undefined & np.array([not m.undefined_scores_zero for m in metrics], dtype=bool)
+        values[undefined & ~kept] = 0.0
+        if warn and (undefined & ~kept).any():
+            _warn_undefined(jr, metrics, undefined & ~kept)
+        for j in np.flatnonzero(kept.any(axis=0)).tolist():
+            ids = [jr.query_ids[i] for i in np.flatnonzero(kept[:, j]).tolist()]
+            extra_notes.append(f"{metrics[j]}: undefined for {len(ids)} quer{'y' if len(ids) == 1 else 'ies'}, "
+                               f"left out of the mean rather than scored 0 (its best value): {format_ids(ids)}")
     return Results(run_name=jr.run_name, metrics=tuple(metrics), query_ids=jr.query_ids, values=values,
                    undefined=undefined, policies=policies, coverage=jr.coverage,
-                   notes=tuple(notes) + tuple(extra_notes), profile=profile)
+                   notes=tuple(notes) + tuple(extra_notes), profile=profile, censored=censored)
 
 
 def _warn_undefined(jr: JudgedRun, metrics: Sequence[Metric], undefined: np.ndarray) -> None:
@@ -248,9 +268,15 @@ def ranked_query(jr: JudgedRun, index: int) -> RankedQuery:
             if start + kept - 1 == n and size > kept:  # the group a depth cut through: its cut members
                 tail = tuple(float(g) for g in cut) + (None,) * (size - kept - len(cut))
         ties = tuple(starts)
-    top = jr.judged_grades.max() if len(jr.judged_grades) else 0.0
-    return RankedQuery(
+    q = RankedQuery(
         query_id=jr.query_ids[index], grades=tuple(grades), judged=tuple(float(g) for g in
                                                                          jr.judged_grades[jr.judged_slice(index)]),
-        doc_ids=tuple(doc_ids), scores=tuple(scores), tie_start=ties, max_grade=float(top) if top > 0 else 0.0,
+        doc_ids=tuple(doc_ids), scores=tuple(scores), tie_start=ties, max_grade=jr.top_grade,
         judged_doc_ids=tuple(jr.judged_doc_ids[jr.judged_slice(index)].to_list()), tail=tail)
+    if jr.session is None:
+        return q
+    sl = jr.session  # a session is dense: its positions are ranks 1..num_ret in order
+    return replace(q, iterations=tuple(sl.iteration[s].tolist()), searches=tuple(sl.search[s].tolist()),
+                   first=tuple(sl.first[s].tolist()), unknown=tuple(sl.unknown[s].tolist()),
+                   num_iterations=int(sl.num_iterations[index]),
+                   judged_iterations=tuple(sl.judged_iteration[jr.judged_slice(index)].tolist()))

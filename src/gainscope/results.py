@@ -27,9 +27,12 @@ __all__ = ["Results", "aggregate_values"]
 GEO_FLOOR = 1e-5
 
 
-def aggregate_values(values: np.ndarray, how: str) -> float:
-    """Aggregate one metric's per-query values (NaN values are left out)."""
-    v = values[~np.isnan(values)]
+def aggregate_values(values: np.ndarray, how: str, censored: np.ndarray | None = None) -> float:
+    """Aggregate one metric's per-query values (NaN values, and ``censored`` ones, are left out)."""
+    keep = ~np.isnan(values)
+    if censored is not None:
+        keep &= ~censored
+    v = values[keep]
     if len(v) == 0:
         return math.nan
     if how == "sum":
@@ -53,6 +56,10 @@ class Results:
     notes: tuple[str, ...] = ()
     #: the convention profile the metrics and policies came from, and what was given over it
     profile: ProfileUse | None = None
+    #: ``queries x metrics``, True where a value is censored (a stand-in at a cap, see
+    #: :meth:`Metric.censored <gainscope.metrics.base.Metric.censored>`): left out of the aggregate; None when
+    #: no metric censors
+    censored: np.ndarray | None = None
     #: the names the columns are shown under when an adapter names them (one per metric, unique): the temporal
     #: batch's ``TemporalNDCG@10`` for the core's ``nDCG@10``, its ``TemporalCoverage@3`` for ``SetR`` over the
     #: anchors covered; empty: the metrics' canonical names
@@ -95,10 +102,13 @@ class Results:
                 return self._column(found[0])
         raise MetricError(f"{key!r} is not among the evaluated metrics: {', '.join(names)}")
 
+    def _censored(self, j: int) -> np.ndarray | None:
+        return None if self.censored is None else self.censored[:, j]
+
     @property
     def aggregates(self) -> dict[str, float]:
-        """``{metric name: aggregate value}`` in request order."""
-        return {name: aggregate_values(self.values[:, j], m.aggregate)
+        """``{metric name: aggregate value}`` in request order (censored values left out)."""
+        return {name: aggregate_values(self.values[:, j], m.aggregate, self._censored(j))
                 for j, (name, m) in enumerate(zip(self.metric_names, self.metrics, strict=True))}
 
     def __getitem__(self, metric: str | Metric) -> float:
@@ -116,7 +126,12 @@ class Results:
         gainscope.errors.MetricError: 'AP' is not among the evaluated metrics: nDCG@10, RR
         """
         j = self._column(metric)
-        return aggregate_values(self.values[:, j], self.metrics[j].aggregate)
+        return aggregate_values(self.values[:, j], self.metrics[j].aggregate, self._censored(j))
+
+    def censored_queries(self, metric: str | Metric) -> list[str]:
+        """The queries whose value of ``metric`` is censored (left out of its aggregate)."""
+        c = self._censored(self._column(metric))
+        return [] if c is None else [q for q, x in zip(self.query_ids, c.tolist(), strict=True) if x]
 
     def per_query(self, metric: str | Metric) -> dict[str, float]:
         """``{query id: value}`` for one metric (NaN = undefined and skipped)."""
@@ -142,19 +157,22 @@ class Results:
         cols = [self._column(m) for m in metrics]
         return replace(self, metrics=tuple(self.metrics[j] for j in cols), values=self.values[:, cols],
                        undefined=self.undefined[:, cols], labels=tuple(self.labels[j] for j in cols) if self.labels
-                       else ())
+                       else (), censored=None if self.censored is None else self.censored[:, cols])
 
     # ------------------------------------------------------------------ conversion
     def to_dict(self) -> dict[str, Any]:
-        """Plain data: run, metrics, aggregates, per-query values (None = undefined) and conventions."""
+        """Plain data: run, metrics, aggregates, per-query values (None = undefined), the censored queries of
+        each metric that has some, and conventions."""
         per_query = {
             q: {name: (None if math.isnan(v) else v) for name, v in zip(self.metric_names, row, strict=True)}
             for q, row in zip(self.query_ids, self.values.tolist(), strict=True)
         }
         aggregates = {k: (None if math.isnan(v) else v) for k, v in self.aggregates.items()}
         core = {"core_metrics": dict(zip(self.labels, map(str, self.metrics), strict=True))} if self.labels else {}
+        censored = {} if self.censored is None or not self.censored.any() else {"censored": {
+            name: self.censored_queries(name) for j, name in enumerate(self.metric_names) if self.censored[:, j].any()}}
         return {"run": self.run_name, "metrics": self.metric_names, "aggregates": aggregates,
-                "per_query": per_query, **core, **self.conventions()}
+                "per_query": per_query, **core, **censored, **self.conventions()}
 
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`."""

@@ -22,7 +22,7 @@ from gainscope.agents import (
     session_dcg,
 )
 from gainscope.agents.metrics import ITERATION_COLUMNS, values_at_n, w
-from gainscope.errors import PolicyError
+from gainscope.errors import InvalidParameterError, PolicyError
 
 L2_3 = math.log2(3)  # w(2) = 1 / log2(3)
 
@@ -264,7 +264,7 @@ def test_session_dcg_by_hand() -> None:
     # b = 3: ranks 1 and 2 undiscounted, rank 3 by log3 3 = 1, rank 9 by log3 9 = 2
     assert session_dcg([[0, 1, 2]], ones, b=3) == pytest.approx(3.0)
     assert math.isnan(session_dcg([[1, 9]], {1: 2.0, 9: None}))
-    with pytest.raises(PolicyError, match="log bases"):
+    with pytest.raises(InvalidParameterError, match="the 'b' parameter of sDCG must be a number > 1; got 1"):
         session_dcg([[1]], gains, b=1)
 
 
@@ -274,7 +274,7 @@ def test_session_dcg_gain_mapping() -> None:
     # q1 = [1, 2]: 100/1 + 10/log2 2; q2 = [2, 3]: 2 was seen, 3 new at rank 2: 1000/1, discounted 1/(1 + log4 2)
     assert session_dcg([[1, 2], [2, 3]], gains, gain_map=steep) == pytest.approx(110 + 1000 * 2 / 3)
     assert session_dcg([[1, 2], [2, 3]], gains) == pytest.approx(5 + 4 * 2 / 3)  # the grades as they are
-    with pytest.raises(PolicyError, match="the sDCG gain mapping has no gain for grade 3"):
+    with pytest.raises(InvalidParameterError, match="the sDCG gain mapping has no gain for grade 3"):
         session_dcg([[1]], gains, gain_map={0: 0.0})
     # through the settings and the command line
     c = conv([[Result(id="a", gain=2)], [Result(id="b", gain=3)]])

@@ -5,7 +5,8 @@
 * its docstring states a formula and a ``Reference`` line; every parameter is documented;
 * invalid parameters raise ``InvalidParameterError`` with the one message template;
 * its aliases resolve to it;
-* ``compute`` and ``reference`` are implemented; ``explain``, when implemented, agrees with ``compute``.
+* ``compute`` and ``reference`` are implemented; ``explain``, when implemented, agrees with ``compute`` (on
+  ranked lists, and on sessions for the session family).
 """
 
 from __future__ import annotations
@@ -341,6 +342,14 @@ def test_explain_value_equals_compute(cls, data):
         warnings.simplefilter("ignore", GainscopeWarning)
         jr = build_judged_run(judgments, run, policies)
     _check_explanations(metric, jr)
+
+
+@pytest.mark.parametrize("cls", [c for c in EXPLAINED if c.reads_sessions], ids=lambda c: c.name)
+@settings(QUICK, max_examples=25)
+@given(data=st.data())
+def test_explain_value_equals_compute_on_sessions(cls, data):
+    # sessions of an agent's searches: iterations, duplicates, unknown gains
+    _check_explanations(data.draw(gst.metrics_of(cls)), data.draw(gst.session_runs()))
 
 
 @pytest.mark.parametrize("cls", [c for c in EXPLAINED if c.linear_in_gains], ids=lambda c: c.name)

@@ -3,7 +3,9 @@ parameters, under every evaluation policy the metric supports.
 
 The data (``gainscope.testing.strategies``) has ties, negative and float grades, unjudged retrieved and
 unretrieved judged documents, queries without relevant documents, judged queries missing from the run and
-run-only queries. NaN (undefined) must be NaN on both sides; other values agree to 1e-12.
+run-only queries; and sessions of an agent's searches (iterations, duplicates, unknown gains), which only the
+session family reads (the others refuse them). NaN (undefined) must be NaN on both sides; other values agree
+to 1e-12.
 
 The graded metrics are also compared on grades up to 2000 (integers and floats), where 2^grade overflows
 float64 and ERR's stopping probability rounds to 1, and ERR against exact rational arithmetic.
@@ -53,7 +55,7 @@ def _reference(metric, jr):
 
 def _assert_same(metric, jr):
     """compute == reference, or both raise the same MetricError: ERR with a grade above max_grade (the kernel
-    names the top grade of all queries, the reference that of the first query above it), or DCG or G with
+    names the top grade of all queries, the reference that of the first query above it), or DCG, G or sDCG with
     exponential gains beyond float64 (the same message up to the query)."""
     try:
         fast = _fast(metric, jr)
@@ -76,6 +78,9 @@ def _assert_same(metric, jr):
     ok = ~np.isnan(ref)
     np.testing.assert_allclose(fast[ok], ref[ok], rtol=1e-12, atol=1e-12,
                                err_msg=f"{metric} under {jr.policies}, queries {jr.query_ids}")
+    censored = metric.censored(Context(jr))  # values at a cap, left out of the aggregate
+    expected = [metric.reference_censored(ranked_query(jr, i), jr.policies) for i in range(jr.num_queries)]
+    assert (censored.tolist() if censored is not None else [False] * jr.num_queries) == expected, str(metric)
 
 
 def _supports(metric, policies):
@@ -100,6 +105,28 @@ def test_fast_equals_reference(cls, data):
     _assert_same(metric, _judged_run(judgments, run, policies))
 
 
+@pytest.mark.parametrize("cls", [c for c in CLASSES if c.reads_sessions], ids=lambda c: c.name)
+@SETTINGS
+@given(data=st.data())
+def test_fast_equals_reference_on_sessions(cls, data):
+    # sessions of an agent's searches: iterations, duplicates, unknown gains, judged pools of their own
+    metric = data.draw(gst.metrics_of(cls), label="metric")
+    jr = data.draw(gst.session_runs(), label="sessions")
+    _assert_same(metric, jr)
+
+
+@pytest.mark.parametrize("cls", [c for c in CLASSES if not c.reads_sessions], ids=lambda c: c.name)
+def test_other_metrics_refuse_sessions(cls):
+    # a session repeats documents (Bpref's and G's formulas, for two, break on that): only the session family
+    # reads one; every other metric is refused, naming itself
+    from gainscope.core.sessions import Session, build_session_run
+
+    metric = _default_instance(cls)
+    jr = build_session_run([Session("c", ("a", "a"), (1, 2), (1, 2), 2, {"a": 2.0})])
+    with pytest.raises(PolicyError, match=re.escape(f"{metric} is not a session metric")):
+        compute(jr, [metric])
+
+
 #: graded metrics whose gains grow as 2^grade, and linear ones for contrast, on grades up to 2000
 _LARGE_GRADE_METRICS = [parse_metric(x) for x in (
     "ERR", "ERR@1", "ERR@3", "ERR(max_grade=2000)", "ERR(max_grade=2500)@5", "nDCG(gain=exponential)",
@@ -108,8 +135,8 @@ _LARGE_GRADE_METRICS = [parse_metric(x) for x in (
     "nDCG(gain=exponential, ideal_depth=all)@2", "nDCG(gain=exponential, ideal_depth=retrieved)@3",
     "DCG(gain=exponential)",
     "DCG(gain=exponential)@3", "CG(gain=exponential)@2", "ndcg_rel(gain=exponential)", "Rndcg(gain=exponential)",
-    "G(gain=exponential)",
-    "nDCG@5", "DCG", "RBP", "ndcg_rel", "Rndcg", "G")]
+    "G(gain=exponential)", "sDCG(gain=exponential)", "sDCG(gain=exponential, depth=2)",
+    "nDCG@5", "DCG", "RBP", "ndcg_rel", "Rndcg", "G", "iterDCG", "sDCG")]
 
 
 @pytest.mark.parametrize("metric", _LARGE_GRADE_METRICS, ids=str)

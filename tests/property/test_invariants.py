@@ -109,7 +109,9 @@ def test_values_within_declared_bounds(cls, data):
     low, high = cls.bounds
     for q, v in values.items():
         if math.isnan(v):
-            assert policies.undefined == "skip", f"{metric}: NaN for {q!r} although undefined='zero'"
+            # undefined='zero' fills undefined values with 0, except where 0 would read as the best value
+            assert policies.undefined == "skip" or not cls.undefined_scores_zero, \
+                f"{metric}: NaN for {q!r} although undefined='zero'"
             continue
         assert low is None or v >= low - 1e-12, f"{metric} = {v} < {low} for query {q!r}"
         assert high is None or v <= high + 1e-12, f"{metric} = {v} > {high} for query {q!r}"
@@ -299,6 +301,59 @@ def test_ideal_caps_are_what_the_definitions_say():
     assert res["AP@2"] == pytest.approx(2 / 3)
     assert res["Rprec(mult=2)"] == pytest.approx(0.5)
     assert res["AP"] == 1.0 and res["Rprec"] == 1.0
+
+
+# ---------------------------------------------------------------------------------------------- sessions
+SESSION = [c for c in CLASSES if c.reads_sessions]
+
+
+@pytest.mark.parametrize("cls", SESSION, ids=lambda c: c.name)
+@settings(PROPERTY, max_examples=20)
+@given(data=st.data())
+def test_session_values_within_declared_bounds(cls, data):
+    metric = data.draw(gst.metrics_of(cls))
+    jr = data.draw(gst.session_runs(judged_grades="as_is"))
+    try:
+        res = compute(jr, [metric], warn=False)
+    except InvalidParameterError:  # sDCG with a gain map that lacks a grade
+        return
+    low, high = cls.bounds
+    for q, v in zip(res.query_ids, res.values[:, 0].tolist(), strict=True):
+        if not math.isnan(v):
+            assert (low is None or v >= low - 1e-12) and (high is None or v <= high + 1e-12), f"{metric}, {q!r}: {v}"
+
+
+@PROPERTY
+@given(jr=gst.session_runs(undefined="skip"), t=st.sampled_from((0.0, 1.0, 2.0, 3.0)))
+def test_seed_003_identities_on_sessions(jr, t):
+    # |R^i| = |UR^i| + |Dup^i| and R@i = UR@i + DupR@i; GR@i <= UR@i; SRE + SRR <= 1; CG@i adds up G_k; R@i only
+    # grows; past N nothing is added; each document is new exactly once (UR@N = its distinct documents)
+    from gainscope.metrics import parse_metric
+
+    top = int(jr.session.num_iterations.max(initial=0)) + 1
+    kinds = {"R^": "iterR(scope=at)", "UR^": "iterUR(scope=at)", "Dup^": "iterDupR(scope=at)",
+             "G_": f"iterCG(good_gain={t}, scope=at)", "R@": "iterR", "UR@": "iterUR", "DupR@": "iterDupR",
+             "GR@": f"iterGR(good_gain={t})", "CG@": f"iterCG(good_gain={t})", "SRE@": f"SRE(good_gain={t})",
+             "SRR@": "SRR"}
+    metrics = {(kind, i): parse_metric(f"{name}@{i}") for kind, name in kinds.items() for i in range(1, top + 1)}
+    res = compute(jr, list(metrics.values()), warn=False)
+    column = {name: j for j, name in enumerate(res.metric_names)}
+    for q in range(jr.num_queries):
+        def at(kind: str, i: int, q: int = q) -> float:
+            return float(res.values[q, column[str(metrics[kind, i])]])
+        cg = 0.0
+        for i in range(1, top + 1):
+            assert at("R^", i) == at("UR^", i) + at("Dup^", i)
+            assert at("R@", i) == at("UR@", i) + at("DupR@", i)
+            assert i == 1 or at("R@", i) >= at("R@", i - 1)
+            if not math.isnan(at("GR@", i)):
+                assert at("GR@", i) <= at("UR@", i)
+                assert at("SRE@", i) + at("SRR@", i) <= 1 + 1e-12
+            cg += at("G_", i)
+            assert at("CG@", i) == pytest.approx(cg, nan_ok=True)
+        sl = jr.query_slice(q)
+        assert at("UR@", top) == len(set(jr.doc_ids[sl.start:sl.stop].to_list()))
+        assert at("R^", top) == 0  # past N: nothing more
 
 
 # ---------------------------------------------------------------------------------------------- known bugs

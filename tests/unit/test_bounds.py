@@ -108,7 +108,10 @@ def test_judged_only_is_refused() -> None:
 
 # ---------------------------------------------------------------------------------------------- claims checked
 BOUNDED = ["P@3", "Success@2", "RR", "RR@3", "CG@4", "DCG@4", "DCG(gain=exponential)@4", "ERR@4", "RBP(rel=1)",
-           "RBP(p=0.5, rel=2)", "SetP", "SetR", "SetRelP", "SetAP", "SetF", "NumRel", "NumRelRet", "NumRet"]
+           "RBP(p=0.5, rel=2)", "SetP", "SetR", "SetRelP", "SetAP", "SetF", "NumRel", "NumRelRet", "NumRet",
+           # the session family, a ranked list being a session of one document per iteration
+           "iterCG@4", "iterDCG@4", "iterGR(good_gain=1)@4", "RG@4", "DRG", "AvgGain@2", "RAG@4", "DRAG@4", "SRE",
+           "sDCG", "sDCG(depth=1, bq=2)", "iterR@3", "iterUR", "iterDupR@2", "SRR@4"]
 
 
 def _random_case(seed: int) -> tuple[Judgments, list[Run]]:

@@ -50,8 +50,7 @@ def test_moved_classes_keep_their_old_import_paths() -> None:
 
 def test_renderers_live_in_render() -> None:
     names = {p.relative_to(SRC).as_posix() for p in SRC.rglob("render*.py")}
-    # agents/render.py belongs to the agents branch (h-agents), which moves it
-    assert names - {"agents/render.py"} == set()
+    assert names == set()
     defined = [f"{p.relative_to(SRC)}" for p, tree in _modules() for node in ast.walk(tree)
                if isinstance(node, ast.FunctionDef) and node.name in ("markdown_table", "_markdown", "md_table")]
     assert defined == ["render/text.py"]

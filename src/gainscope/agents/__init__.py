@@ -1,5 +1,6 @@
-"""Multi-iteration search agents: traces, readers of real agent logs, two-phase de-duplication, gains, the
-Retrieved Good Gain metrics of seed 003 and session DCG.
+"""Multi-iteration search agents, as an adapter of the one metric engine: traces, readers of real agent logs,
+two-phase de-duplication and gains make one session per conversation, which the core's session metrics
+(:mod:`gainscope.metrics.families.session`: seed 003's Retrieved Good Gain and session DCG) evaluate.
 
 ::
 
@@ -8,12 +9,15 @@ Retrieved Good Gain metrics of seed 003 and session DCG.
     report = evaluate_agents(conversations)                         # gains from the trace
     report = evaluate_agents(conversations, judgments=read_judgments("qrels.txt"))
     report.conversations[0].curve[2]["CG@i"], report.aggregates     # per iteration, and over conversations
+    report.results.per_query("iterCG")                              # the Results the view presents
 
 Modules: ``trace`` (model, native JSONL, JSON Schema), ``mapping`` (where results are in tool outputs),
 ``chat`` / ``responses`` / ``otel`` (readers), ``readers`` (format detection), ``urls`` and ``fingerprints``
 (normalisation, SimHash), ``dedup`` (two phases, explanations), ``gains`` (trace, judgments, judge),
-``overlap`` (judgments that match nothing are refused), ``metrics`` (seed 003), ``session`` (sDCG), ``evaluate``
-(conversations and aggregates), ``render`` (tables, JSON, CSV) and ``plots`` (curves over iterations).
+``overlap`` (judgments that match nothing are refused), ``evaluate`` (conversations as sessions, the one
+pipeline, the agent view and its aggregates), ``metrics`` (seed 003's names of the core metrics) and
+``session`` (sDCG over plain numbers). The view is rendered by :mod:`gainscope.render.agents` (tables, JSON,
+CSV, curves over iterations).
 """
 
 from __future__ import annotations

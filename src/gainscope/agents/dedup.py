@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gainscope.agents.fingerprints import hamming, normalise_text, simhash, simhash_bands
-from gainscope.agents.trace import RESULT_FIELDS, Iteration, Result
+from gainscope.agents.trace import RESULT_FIELDS, Conversation, Iteration, Result
 from gainscope.agents.urls import UrlPolicy, normalise_url
 from gainscope.errors import PolicyError
 
@@ -61,6 +61,7 @@ __all__ = [
     "UniqueResult",
     "deduplicate",
     "explain",
+    "explain_conversations",
 ]
 
 NEAR = "near-duplicate text"
@@ -175,20 +176,12 @@ class Deduplication:
     n_iterations: int
     searches_per_iteration: tuple[int, ...] = ()
 
-    def by_iteration(self) -> list[list[Decision]]:
-        """The decisions of each iteration ``1..N`` (empty lists for iterations that returned nothing)."""
-        out: list[list[Decision]] = [[] for _ in range(self.n_iterations)]
-        for d in self.decisions:
-            out[d.occurrence.iteration - 1].append(d)
-        return out
-
-    def by_search(self) -> list[list[Decision]]:
-        """The decisions of each search in order (searches with no result give empty lists)."""
-        out: dict[tuple[int, int], list[Decision]] = {(i, s): [] for i, n in enumerate(self.searches_per_iteration, 1)
-                                                      for s in range(1, n + 1)}
-        for d in self.decisions:
-            out.setdefault((d.occurrence.iteration, d.occurrence.search), []).append(d)
-        return [out[k] for k in sorted(out)]
+    def search_number(self) -> dict[tuple[int, int], int]:
+        """The number of each search over the turn, 1, 2, ... in order, by (iteration, search): searches that
+        returned nothing keep theirs (a session's search q counts with its position)."""
+        keys = {(i, s) for i, n in enumerate(self.searches_per_iteration, 1) for s in range(1, n + 1)}
+        keys |= {(d.occurrence.iteration, d.occurrence.search) for d in self.decisions}
+        return {k: q for q, k in enumerate(sorted(keys), start=1)}
 
 
 def _comparable(result: Result, policy: UrlPolicy) -> tuple[dict[str, str], dict[str, str]]:
@@ -353,3 +346,18 @@ def explain(dedup: Deduplication, settings: DedupSettings = DEFAULT_DEDUP) -> li
                 text += "; not " + "; not ".join(_check_text(c, settings.threshold) for c in others)
         lines.append(head + text)
     return lines
+
+
+def explain_conversations(items: Sequence[tuple[Conversation, Deduplication]], settings: DedupSettings) -> str:
+    """Every merge decision of every conversation (last turn), with a header of counts per conversation."""
+    out = []
+    for conv, dedup in items:
+        total = len(dedup.decisions)
+        dups = sum(1 for d in dedup.decisions if not d.new)
+        turns = len(conv.turns)
+        scope = f"turn {turns} of {turns}" if turns > 1 else "single turn"
+        out.append(f"conversation {conv.conversation_id} ({scope}): {dedup.n_iterations} iteration(s), "
+                   f"{total} results, {len(dedup.unique)} unique, {dups} duplicates")
+        out.extend("  " + line for line in explain(dedup, settings))
+        out.append("")
+    return "\n".join(out)

@@ -126,10 +126,6 @@ class JudgmentIndex:
         source = getattr(judgments, "source", None)
         return cls(table, urls, source if isinstance(source, str) else None)
 
-    def good(self, query_id: str, threshold: float) -> set[str]:
-        """The doc ids judged good (grade >= threshold) for a query."""
-        return {d for d, g in self.grades.get(query_id, {}).items() if g >= threshold}
-
     def matches(self, query_id: str, unique: UniqueResult, url_policy: UrlPolicy = DEFAULT_URL_POLICY, *,
                 key: str = "id") -> list[str]:
         """The judged doc ids a unique result is, in lookup order: by its ``key`` field (``id``, ``domain_id``

@@ -1,38 +1,26 @@
-r"""Retrieved Good Gain metrics of seed 003, at every search iteration ``i = 1..N``.
+r"""Seed 003's values by their seed names, each one a core metric of the session family
+(:mod:`gainscope.metrics.families.session`, where the formulas are): this module only names them.
 
-Input: for each iteration the unique results (numbers from de-duplication) of its occurrences, in trace order,
-and a gain per unique result (``None`` when undefined). A result is *good* when ``gain(c) >= t`` (``t = 2``).
+=============  ==============================  =============  ==============================
+seed name      core metric at iteration i      seed name      core metric at iteration i
+=============  ==============================  =============  ==============================
+``|R^i|``      ``iterR(scope=at)@i``           ``CG@i``       ``iterCG@i``
+``|UR^i|``     ``iterUR(scope=at)@i``          ``RG@i``       ``RG@i``
+``|GR^i|``     ``iterGR(scope=at)@i``          ``DCG@i``      ``iterDCG@i``
+``|Dup^i|``    ``iterDupR(scope=at)@i``        ``DRG@i``      ``DRG@i``
+``G_i``        ``iterCG(scope=at)@i``          ``AvgGain_i``  ``AvgGain@i``
+``R@i``        ``iterR@i``                     ``RAG@i``      ``RAG@i``
+``UR@i``       ``iterUR@i``                    ``DRAG@i``     ``DRAG@i``
+``GR@i``       ``iterGR@i``                    ``SRE@i``      ``SRE@i``
+``DupR@i``     ``iterDupR@i``                  ``SRR@i``      ``SRR@i``
+=============  ==============================  =============  ==============================
 
-Per iteration:
+(with ``good_gain`` set where the metric has one). The values at N are the same metrics without ``@i``, named
+``|R^N|``, ``CG@N``, ``AvgGain_N`` ...; at N = 0 they are the values at i = 0 (sums and counts 0, SRE and SRR 0,
+RG, DRG, RAG and DRAG undefined). ``IterationsForAllGoodResults`` is the core metric of that name.
 
-* ``|R^i|``  -- every occurrence at iteration i, duplicates included;
-* ``|UR^i|`` -- first occurrences at iteration i (not seen earlier in i nor in 1..i-1);
-* ``|GR^i|`` -- first occurrences at i that are good;
-* ``|Dup^i|`` -- occurrences at i already seen earlier in i or in 1..i-1; so ``|R^i| = |UR^i| + |Dup^i|``;
-* ``G_i = sum_{c in GR^i} gain(c)``;
-* ``AvgGain_i = G_i / |R^i|`` when ``|R^i| > 0``, else 0.
-
-Cumulative through i: ``R@i``, ``UR@i``, ``GR@i``, ``DupR@i`` (sums of the above over k = 1..i, so
-``R@i = UR@i + DupR@i``), and with ``w(k) = 1 / log2(k + 1)``:
-
-* ``CG@i = sum_k G_k``;  ``RG@i = CG@i / i``;
-* ``DCG@i = sum_k w(k) G_k``;  ``DRG@i = DCG@i / i``;
-* ``RAG@i = (1/i) sum_k AvgGain_k``;  ``DRAG@i = (1/i) sum_k w(k) AvgGain_k``;
-* ``SRE@i = GR@i / R@i`` and ``SRR@i = DupR@i / R@i`` when ``R@i > 0``, else 0.
-
-Undefined gains: when a unique result without a gain first appears at iteration j, ``|GR^j|``, ``G_j`` and
-``AvgGain_j`` are NaN, and so is every cumulative gain-based value (``GR@i``, ``CG``, ``RG``, ``DCG``, ``DRG``,
-``RAG``, ``DRAG``, ``SRE``) for ``i >= j``; counts of results and duplicates (``R``, ``UR``, ``Dup``,
-``SRR``) stay defined. Nothing undefined is ever counted as 0.
-
-With ``N = 0`` (no search in the turn) the values "at N" are those at ``i = 0``: empty sums are 0, SRE and
-SRR are 0 by the seed's ``R@i = 0`` case, and RG, DRG, RAG, DRAG (divided by ``i = 0``) are undefined (NaN).
-
-``IterationsForAllGoodResults = min(k, 100)`` with ``k`` the smallest iteration by which every good result
-has been retrieved. "Every good result" is every result judged good for the query when judgments are given
-(when they are never all retrieved the value is the cap, 100, and the flag ``all_good_found`` is false), else
-every good result found in the trace; undefined when there is no good result to find (and, without
-judgments, when some gain is undefined). See :func:`iterations_for_all_good`.
+The functions below keep the earlier calling style over plain numbers (unique-result numbers and their gains):
+each builds a session (:func:`gainscope.core.sessions.build_session_run`) and evaluates the core metrics on it.
 """
 
 from __future__ import annotations
@@ -41,25 +29,65 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from gainscope.core.policies import Policies
+from gainscope.core.sessions import Session, build_session_run
+from gainscope.evaluation import compute
+from gainscope.metrics.base import Metric
+from gainscope.metrics.families.session import (
+    DRAG,
+    DRG,
+    RAG,
+    RG,
+    SRE,
+    SRR,
+    AvgGain,
+    IterationsForAllGoodResults,
+    IterCG,
+    IterDCG,
+    IterDupR,
+    IterGR,
+    IterR,
+    IterUR,
+)
+from gainscope.metrics.families.session import iteration_discount as w
+from gainscope.results import Results
+
 __all__ = [
     "CAP",
     "ITERATION_COLUMNS",
+    "POLICIES",
     "IterationValues",
+    "at_n",
+    "column_metrics",
     "good_gain_curve",
     "iterations_for_all_good",
     "values_at_n",
     "w",
 ]
 
-NAN = float("nan")
+#: the cap of IterationsForAllGoodResults (seed 003: 100)
 CAP = 100
 ITERATION_COLUMNS = ("|R^i|", "|UR^i|", "|GR^i|", "|Dup^i|", "G_i", "R@i", "UR@i", "GR@i", "DupR@i", "CG@i",
                      "RG@i", "DCG@i", "DRG@i", "AvgGain_i", "RAG@i", "DRAG@i", "SRE@i", "SRR@i")
+#: the policies sessions are evaluated under: the order is the trace's, undefined values stay undefined
+POLICIES = Policies(ties="rank", undefined="skip")
 
 
-def w(i: int) -> float:
-    """The iteration discount ``w(i) = 1 / log2(i + 1)``: 1, 0.631, 0.5, ..."""
-    return 1.0 / math.log2(i + 1)
+def at_n(name: str) -> str:
+    """The name of a value at N: ``CG@i`` -> ``CG@N``, ``AvgGain_i`` -> ``AvgGain_N``, ``|R^i|`` -> ``|R^N|``."""
+    return name.replace("@i", "@N").replace("_i", "_N").replace("^i", "^N")
+
+
+def column_metrics(good_gain: float, cutoff: int | None) -> dict[str, Metric]:
+    """The core metric of every column of :data:`ITERATION_COLUMNS` at iteration ``cutoff`` (None: N)."""
+    t, i = good_gain, cutoff
+    return {
+        "|R^i|": IterR(i, scope="at"), "|UR^i|": IterUR(i, scope="at"), "|GR^i|": IterGR(i, t, scope="at"),
+        "|Dup^i|": IterDupR(i, scope="at"), "G_i": IterCG(i, t, scope="at"), "R@i": IterR(i), "UR@i": IterUR(i),
+        "GR@i": IterGR(i, t), "DupR@i": IterDupR(i), "CG@i": IterCG(i, t), "RG@i": RG(i, t),
+        "DCG@i": IterDCG(i, t), "DRG@i": DRG(i, t), "AvgGain_i": AvgGain(i, t), "RAG@i": RAG(i, t),
+        "DRAG@i": DRAG(i, t), "SRE@i": SRE(i, t), "SRR@i": SRR(i),
+    }
 
 
 @dataclass(frozen=True)
@@ -73,88 +101,66 @@ class IterationValues:
         return self.values[name]
 
 
+def _values(results: Results, metrics: Mapping[str, Metric], row: int = 0) -> dict[str, float]:
+    columns = {name: j for j, name in enumerate(results.metric_names)}
+    return {name: results.values[row, columns[str(m)]].item() for name, m in metrics.items()}
+
+
+def _session(iterations: Sequence[Sequence[int]], gains: Mapping[int, float | None]) -> Session:
+    """Unique-result numbers by iteration (one search per iteration) as a session."""
+    docs = [(str(c), i) for i, members in enumerate(iterations, start=1) for c in members]
+    return Session("session", tuple(d for d, _ in docs), tuple(i for _, i in docs), tuple(i for _, i in docs),
+                   len(iterations), {str(c): g for c, g in gains.items()})
+
+
 def good_gain_curve(iterations: Sequence[Sequence[int]], gains: Mapping[int, float | None],
                     threshold: float = 2.0) -> list[IterationValues]:
-    """The values at every iteration (see the module docstring). ``iterations[k]`` lists the unique-result
-    numbers of iteration ``k + 1``'s occurrences in order; ``gains`` maps each number to its gain."""
-    seen: set[int] = set()
-    out = []
-    r_at = ur_at = dup_at = 0
-    gr_at = cg = dcg = avg_sum = davg_sum = 0.0
-    for i, members in enumerate(iterations, start=1):
-        r_i = len(members)
-        new: list[int] = []
-        for c in members:
-            if c not in seen:
-                seen.add(c)
-                new.append(c)
-        ur_i = len(new)
-        dup_i = r_i - ur_i
-        new_gains = [gains[c] for c in new]
-        if any(g is None for g in new_gains):
-            gr_i = g_i = NAN
-        else:
-            good = [g for g in new_gains if g is not None and g >= threshold]
-            gr_i, g_i = float(len(good)), float(sum(good))
-        avg_i = (g_i / r_i) if r_i > 0 else 0.0  # a NaN G_i has r_i > 0: it comes from a new result
-        r_at += r_i
-        ur_at += ur_i
-        dup_at += dup_i
-        gr_at += gr_i
-        cg += g_i
-        dcg += w(i) * g_i
-        avg_sum += avg_i
-        davg_sum += w(i) * avg_i
-        out.append(IterationValues(i, {
-            "|R^i|": float(r_i), "|UR^i|": float(ur_i), "|GR^i|": gr_i, "|Dup^i|": float(dup_i), "G_i": g_i,
-            "R@i": float(r_at), "UR@i": float(ur_at), "GR@i": gr_at, "DupR@i": float(dup_at),
-            "CG@i": cg, "RG@i": cg / i, "DCG@i": dcg, "DRG@i": dcg / i,
-            "AvgGain_i": avg_i, "RAG@i": avg_sum / i, "DRAG@i": davg_sum / i,
-            "SRE@i": gr_at / r_at if r_at > 0 else 0.0,
-            "SRR@i": dup_at / r_at if r_at > 0 else 0.0,
-        }))
-    return out
+    """The values at every iteration. ``iterations[k]`` lists the unique-result numbers of iteration ``k + 1``'s
+    occurrences in order; ``gains`` maps each number to its gain (None: unknown)."""
+    per_i = [column_metrics(threshold, i) for i in range(1, len(iterations) + 1)]
+    if not per_i:
+        return []
+    results = compute(build_session_run([_session(iterations, gains)], POLICIES),
+                      [m for cols in per_i for m in cols.values()], warn=False)
+    return [IterationValues(i, _values(results, cols)) for i, cols in enumerate(per_i, start=1)]
 
 
 def values_at_n(curve: Sequence[IterationValues]) -> dict[str, float]:
     """The values at ``N`` named ``R@N``, ``CG@N``, ``AvgGain_N`` ...; at ``N = 0`` the ``i = 0`` values."""
     if curve:
-        last = curve[-1]
-        return {name.replace("@i", "@N").replace("_i", "_N").replace("^i", "^N"): v for name, v in last.values.items()}
-    zero = dict.fromkeys(ITERATION_COLUMNS, 0.0)
-    for name in ("RG@i", "DRG@i", "RAG@i", "DRAG@i"):
-        zero[name] = NAN
-    return {name.replace("@i", "@N").replace("_i", "_N").replace("^i", "^N"): v for name, v in zero.items()}
+        return {at_n(name): v for name, v in curve[-1].values.items()}
+    cols = column_metrics(2.0, None)
+    results = compute(build_session_run([_session([], {})], POLICIES), list(cols.values()), warn=False)
+    return {at_n(name): v for name, v in _values(results, cols).items()}
 
 
 def iterations_for_all_good(first_iteration: Mapping[int, int], gains: Mapping[int, float | None],
                             threshold: float = 2.0, *, known_good: Collection[str] | None = None,
                             matched: Mapping[int, Collection[str]] | None = None,
                             cap: int = CAP) -> tuple[float, bool | None]:
-    """``IterationsForAllGoodResults = min(k, cap)`` and whether all good results were found.
+    """``IterationsForAllGoodResults = min(k, cap)`` and whether all good results were found (None: undefined).
 
-    "All good results" are, when judgments are given (``known_good``: the judged doc ids with grade >= t for
-    the query, with ``matched``: the judged doc ids each unique result is), every good result known for the
-    query: ``k`` is the first iteration by which each of them was matched by a retrieved result; when they
-    are never all found the value is the cap (100) and the flag False. Without judgments they are the good
-    results found in the trace: ``k`` is the iteration of the last first occurrence of a good result.
-
-    Undefined (NaN, flag None) when there is no good result to find, or (without judgments) when some unique
-    result has no gain, so that whether it is good is unknown.
+    With ``known_good`` (the judged doc ids with grade >= threshold, and ``matched``: the judged doc ids each
+    unique result is) every one of them must be retrieved (``target="judged"``); without, every good result of
+    ``gains`` (``target="retrieved"``, undefined when some gain is unknown). ``first_iteration`` gives each unique
+    result's first iteration.
     """
-    if known_good is not None:
-        target = set(known_good)
-        if not target:
-            return NAN, None
-        found: set[str] = set()
-        for c, k in sorted(first_iteration.items(), key=lambda x: (x[1], x[0])):
-            found.update(target.intersection((matched or {}).get(c, ())))
-            if found == target:
-                return float(min(k, cap)), True
-        return float(cap), False
-    if any(g is None for g in gains.values()):
-        return NAN, None
-    good = [first_iteration[c] for c, g in gains.items() if g is not None and g >= threshold]
-    if not good:
-        return NAN, None
-    return float(min(max(good), cap)), True
+    order = sorted(first_iteration.items(), key=lambda x: (x[1], x[0]))
+    docs = tuple(str(c) for c, _ in order)
+    its = tuple(i for _, i in order)
+    n = max(its, default=0)
+    grades = {str(c): gains.get(c) for c in first_iteration}
+    if known_good is None:
+        session = Session("session", docs, its, its, n, grades)
+        target = "retrieved"
+    else:
+        session = Session("session", docs, its, its, n, grades, judged=dict.fromkeys(known_good, threshold),
+                          matches={str(c): tuple((matched or {}).get(c, ())) for c in first_iteration})
+        target = "judged"
+    capped = IterationsForAllGoodResults(threshold, cap, target)
+    whole = IterationsForAllGoodResults(threshold, max(cap, n, 1), target)  # a cap that never binds
+    results = compute(build_session_run([session], POLICIES), [capped, whole], warn=False)
+    value = results.values[0, 0].item()
+    if math.isnan(value):
+        return value, None
+    return value, not results.censored_queries(whole)

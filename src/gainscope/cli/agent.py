@@ -91,7 +91,7 @@ def gain_options(fn: Any) -> Any:
                      help="Seconds per judge request."),
         click.option("--max-attempts", type=click.IntRange(min=1), default=6, show_default=True,
                      help="Attempts per judge request on 408/429/5xx, timeouts and dropped connections."),
-        click.option("--good-gain", type=float, default=2.0, show_default=True,
+        click.option("--good-gain", type=click.FloatRange(min=0), default=2.0, show_default=True,
                      help="A result is good when its gain is at least this."),
         click.option("--unjudged", type=click.Choice(["zero", "undefined"]), default=None,
                      help="A result without a gain: 0, or undefined (default: zero with --judgments, as "
@@ -260,7 +260,7 @@ def evaluate_cmd(traces: tuple[str, ...], per_conversation: bool, fmt: str, outp
     Its aggregate is over the conversations that retrieved every good result by the cap; capped ones (never all
     retrieved, or only after iteration 100) are left out and counted apart (capped), never averaged in.
     """
-    from gainscope.agents.render import render_report
+    from gainscope.render.agents import render_report
 
     conversations = _read(traces, kwargs)
     report = _report(conversations, kwargs, traces)
@@ -278,14 +278,14 @@ def evaluate_cmd(traces: tuple[str, ...], per_conversation: bool, fmt: str, outp
 def dedup_cmd(traces: tuple[str, ...], show: bool, **kwargs: Any) -> None:
     """De-duplicate the results of the last turn of each conversation in TRACES: candidates by id, domain id,
     normalised URL and text hashes, verified field by field."""
+    from gainscope.agents.dedup import explain_conversations
     from gainscope.agents.evaluate import deduplicate_conversation
-    from gainscope.agents.render import render_explanations
 
     conversations = _read(traces, kwargs)
     settings = _dedup_settings(kwargs)
     items = [(c, deduplicate_conversation(c, settings)) for c in conversations]
     if show:
-        click.echo(render_explanations(items, settings), nl=False)
+        click.echo(explain_conversations(items, settings), nl=False)
         return
     for conv, d in items:
         dups = sum(1 for x in d.decisions if not x.new)
@@ -303,7 +303,7 @@ def dedup_cmd(traces: tuple[str, ...], show: bool, **kwargs: Any) -> None:
 @guarded
 def plot_cmd(traces: tuple[str, ...], output_dir: Path, **kwargs: Any) -> None:
     """Plot cumulative good gain, SRE and SRR by iteration for the conversations in TRACES (PNG and SVG)."""
-    from gainscope.agents.plots import save_curves
+    from gainscope.render.agents import save_curves
 
     report = _report(_read(traces, kwargs), kwargs, traces)
     for path in save_curves(report, output_dir):

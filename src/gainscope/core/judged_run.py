@@ -38,7 +38,15 @@ array               shape        content
                                  to integers under ``judged_grades="truncated"``)
 ``judged_doc_ids``  ``m``        the doc ids of those grades (for explanations)
 ``missing``         ``nq``       True for judged queries that have no ranking at all
+``session``         (optional)   a :class:`SessionLayout` for sessions of several searches (agents)
 ==================  ===========  ====================================================================
+
+A ranked list is a *session* of one document per iteration: every rank is its own iteration and its own
+search, every position is a first occurrence, no gain is unknown, and a judged document counts as retrieved at
+its rank. ``session`` is None then (the builders above never set it; nothing is copied). A session of an
+agent's searches, built by :func:`gainscope.core.sessions.build_session_run`, carries a
+:class:`SessionLayout` instead: the iteration and search of every position, which positions are first
+occurrences after de-duplication, which gains are unknown, and when each judged document was retrieved.
 """
 
 from __future__ import annotations
@@ -61,7 +69,7 @@ if TYPE_CHECKING:
 else:
     pl = deferred_module("polars")
 
-__all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "RankedPositions", "build_judged_run",
+__all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "RankedPositions", "SessionLayout", "build_judged_run",
            "judged_run_from_positions"]
 
 
@@ -86,6 +94,39 @@ class Coverage:
             "ignored_queries": list(self.ignored),
             "tied_groups": self.tied_groups,
         }
+
+
+@dataclass(frozen=True, eq=False)
+class SessionLayout:
+    """How the positions of a :class:`JudgedRun` form sessions of iterations and searches (seed 003).
+
+    ==================  ======  ==============================================================================
+    array               shape   content
+    ==================  ======  ==============================================================================
+    ``iteration``       ``h``   1-based iteration of each position (non-decreasing within a query; an
+                                iteration whose searches returned nothing has no position)
+    ``search``          ``h``   1-based number of the search that returned it, counted over the session
+                                (a search that returned nothing has no position but keeps its number)
+    ``first``           ``h``   True at the first occurrence of a document in the session (de-duplicated),
+                                False at its repetitions
+    ``unknown``         ``h``   True where the document's gain is unknown (a failed judge, a trace without a
+                                gain): its grade is NaN, as an unjudged one's, but session metrics make the
+                                values it enters undefined instead of counting it 0
+    ``num_iterations``  ``nq``  N: the iterations of each session (trailing iterations without results count)
+    ``judged_iteration`` ``m``  per judged grade (``judged_grades`` order): the first iteration at which the
+                                session retrieved that judged document, 0 when it never did
+    ==================  ======  ==============================================================================
+
+    Metrics other than the session family read grades only, so to them a document with an unknown gain is an
+    unjudged one.
+    """
+
+    iteration: np.ndarray
+    search: np.ndarray
+    first: np.ndarray
+    unknown: np.ndarray
+    num_iterations: np.ndarray
+    judged_iteration: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +155,8 @@ class JudgedRun:
     policies: Policies
     run_name: str = "run"
     coverage: Coverage = field(default_factory=lambda: Coverage(0, 0, 0))
+    #: None for a ranked list (one document per iteration); see :class:`SessionLayout`
+    session: SessionLayout | None = None
 
     # ------------------------------------------------------------------ shape helpers
     @property
@@ -135,6 +178,15 @@ class JudgedRun:
     def position(self) -> np.ndarray:
         """1-based rank of every kept position within its query (the ``rank`` array)."""
         return self.rank
+
+    @cached_property
+    def top_grade(self) -> float:
+        """The largest grade of the evaluated queries, judged or ranked (0 when none is positive): the default top
+        of a grading scale (ERR, avgRating100). Ranked grades count too: ``judged_grades="truncated"`` truncates
+        the judged pool only, and a scale below a ranked grade would make ERR's stopping probability exceed 1."""
+        judged = float(self.judged_grades.max()) if len(self.judged_grades) else 0.0
+        ranked = self.grades[~np.isnan(self.grades)]
+        return max(judged, float(ranked.max()) if len(ranked) else 0.0, 0.0)
 
     @cached_property
     def judged_lengths(self) -> np.ndarray:

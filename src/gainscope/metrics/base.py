@@ -62,6 +62,12 @@ class RankedQuery:
     ``grades`` are the grades of the ranked documents in order (``None`` = not judged; negative = pooled
     but unjudged), ``judged`` all non-negative judged grades of the query, ``doc_ids``/``scores`` the ranked
     documents, ``tie_start`` where groups of equal scores start (used by ``ties="average"``).
+
+    A session (:class:`~gainscope.core.judged_run.SessionLayout`) also gives, per ranked document, its
+    ``iterations``, ``searches``, ``first`` occurrence and ``unknown`` gain, the session's ``num_iterations``
+    and, per judged grade, the iteration at which it was retrieved (``judged_iterations``, 0 = never). Empty
+    (None for ``num_iterations``) for a ranked list: each rank is its own iteration and search, every document
+    a first occurrence with a known gain, and a judged document is retrieved at its rank.
     """
 
     query_id: str
@@ -70,9 +76,15 @@ class RankedQuery:
     doc_ids: tuple[str, ...] = ()
     scores: tuple[float, ...] = ()
     tie_start: tuple[bool, ...] = ()
-    max_grade: float = 0.0  # the largest judged grade across all evaluated queries (ERR's default scale)
+    max_grade: float = 0.0  # the largest grade, judged or ranked, across all evaluated queries (ERR's scale)
     judged_doc_ids: tuple[str, ...] = ()  # doc ids of ``judged``, same order
     tail: tuple[float | None, ...] = ()  # ties="average" with a depth: grades of tied documents cut off
+    iterations: tuple[int, ...] = ()
+    searches: tuple[int, ...] = ()
+    first: tuple[bool, ...] = ()
+    unknown: tuple[bool, ...] = ()
+    num_iterations: int | None = None
+    judged_iterations: tuple[int, ...] = ()
 
     @property
     def top_ranked_grade(self) -> float:
@@ -169,6 +181,10 @@ class Metric:
     #: ``-c``). False when it gets the metric's own value on an empty ranking instead: a distance (where 0
     #: would be the best value) or a metric whose value without results is undefined (Quepid's null).
     missing_scores_zero: ClassVar[bool] = True
+    #: True when an undefined value becomes 0 under ``undefined="zero"`` (trec_eval's convention). False when 0
+    #: would pass for the best value (IterationsForAllGoodResults, where lower is better: 0 iterations): its
+    #: undefined values stay undefined (NaN, left out of the mean) under every ``undefined`` policy, noted.
+    undefined_scores_zero: ClassVar[bool] = True
     #: True when an undefined value of this metric is what Quepid calls ``null`` (its script sets no score:
     #: avgRating100, the default scorer) rather than NaN (a division by zero, which Quepid's ``score || 0``
     #: counts as 0). Quepid labels a null query ``zsr`` (no results) or ``--`` (no ratings) and leaves it out
@@ -178,6 +194,10 @@ class Metric:
     #: True when the metric divides by the top of the grading scale (ERR, avgRating100): its own
     #: ``max_grade``, else the evaluation's ``max_grade`` policy, else the largest judged grade (noted).
     uses_max_grade: ClassVar[bool] = False
+    #: True for the session family, which reads a session's layout (iterations, searches, first occurrences,
+    #: unknown gains). Every other metric treats a judged run as a ranking of distinct documents, and
+    #: :func:`~gainscope.evaluation.compute` refuses to give it a session (where documents repeat).
+    reads_sessions: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -195,6 +215,17 @@ class Metric:
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation | None:
         """Position-by-position explanation, for metrics where that makes sense; None otherwise."""
         return None
+
+    def censored(self, ctx: Context) -> np.ndarray | None:
+        """Per query, True where the value is *censored*: a stand-in at a cap (IterationsForAllGoodResults of a
+        session that did not retrieve every good result by its cap), not a measurement. The aggregate leaves
+        censored values out and :class:`~gainscope.results.Results` counts them apart. None (the default): this
+        metric never censors."""
+        return None
+
+    def reference_censored(self, q: RankedQuery, policies: Policies) -> bool:
+        """The plain twin of :meth:`censored` for one query (False by default)."""
+        return False
 
     def check_policies(self, policies: Policies) -> None:
         """Raise PolicyError when this metric cannot honour ``policies``."""

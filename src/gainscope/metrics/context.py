@@ -88,11 +88,11 @@ class Context:
         """Query index of each ranked document."""
         return self.jr.segment
 
-    @cached_property
+    @property
     def max_grade(self) -> float:
-        """Largest judged grade over all evaluated queries (0 when none is positive)."""
-        g = self.jr.judged_grades
-        return float(g.max()) if len(g) and g.max() > 0 else 0.0
+        """Largest grade over all evaluated queries, judged or ranked (0 when none is positive):
+        :attr:`JudgedRun.top_grade <gainscope.core.judged_run.JudgedRun.top_grade>`."""
+        return self.jr.top_grade
 
     @cached_property
     def top_ranked_grade(self) -> float:

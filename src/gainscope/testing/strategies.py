@@ -10,7 +10,10 @@ often rather than by luck:
 * retrieved documents that are not judged, judged documents that are not retrieved;
 * equal scores inside a query (ties), and doc ids that sort differently as bytes and as numbers
   (``"10" < "9"`` bytewise), so that trec_eval's tie order is exercised;
-* runs with scores and runs given as ordered lists (no scores).
+* runs with scores and runs given as ordered lists (no scores);
+* sessions of an agent's searches (:func:`sessions`, :func:`session_runs`): several searches per iteration,
+  iterations and searches that returned nothing, the same document again within and across iterations, unknown
+  gains, judged pools with documents never retrieved and retrieved documents matching several judged ones.
 
 >>> from hypothesis import given
 >>> from gainscope.testing import strategies as gst
@@ -38,15 +41,17 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "gainscope.testing.strategies needs hypothesis; install it with: pip install 'gainscope[test]'"
     ) from exc
 
+from gainscope.core.judged_run import JudgedRun
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
+from gainscope.core.sessions import Session, build_session_run
 from gainscope.errors import PolicyError
 from gainscope.metrics.base import GainMap, Metric
 from gainscope.metrics.registry import all_metric_classes
 
 __all__ = ["DOC_IDS", "QUERY_IDS", "RUN_ONLY_QUERY_IDS", "grades", "judgments_and_runs", "metric_classes",
-           "metrics", "metrics_of", "parameter_values", "policies"]
+           "metrics", "metrics_of", "parameter_values", "policies", "session_runs", "sessions"]
 
 #: Doc ids whose bytewise order differs from their numeric order ("10" < "9" < "a"), plus non-ASCII.
 DOC_IDS: tuple[str, ...] = ("1", "2", "3", "9", "10", "11", "19", "20", "100", "a", "B", "d-7", "é")
@@ -143,6 +148,54 @@ def judgments_and_runs(draw: st.DrawFn, *, min_queries: int = 1, max_queries: in
     return Judgments.from_dict(judgments), run
 
 
+@st.composite
+def sessions(draw: st.DrawFn, *, min_sessions: int = 1, max_sessions: int = 4, max_iterations: int = 5,
+             float_grades: bool | None = None) -> list[Session]:
+    """Sessions of an agent's searches (:class:`~gainscope.core.sessions.Session`), in the shapes seed 003 cares
+    about: one to three searches per iteration, searches and iterations that returned nothing (N may be 0), the
+    same document again within an iteration and in later ones, unknown gains (None), negative and float grades,
+    and, in about half the sessions, a judged pool of its own (documents never retrieved, retrieved documents
+    not in it, some matching several judged documents)."""
+    use_floats = draw(st.booleans()) if float_grades is None else float_grades
+    ids = draw(st.lists(st.sampled_from(QUERY_IDS), min_size=min_sessions,
+                        max_size=max(min_sessions, min(max_sessions, len(QUERY_IDS))), unique=True))
+    out = []
+    for sid in ids:
+        pool = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=6, unique=True))
+        n = draw(st.integers(0, max_iterations))
+        docs: list[str] = []
+        its: list[int] = []
+        searches: list[int] = []
+        search = 0
+        for i in range(1, n + 1):
+            for _ in range(draw(st.integers(1, 3))):
+                search += 1
+                for doc in draw(st.lists(st.sampled_from(pool), max_size=4)):
+                    docs.append(doc)
+                    its.append(i)
+                    searches.append(search)
+        grade_of: dict[str, float | None] = {
+            d: None if draw(st.integers(0, 5)) == 0 else float(draw(grades(float_grades=use_floats))) for d in pool}
+        judged: dict[str, float] | None = None
+        matches: dict[str, tuple[str, ...]] | None = None
+        if draw(st.booleans()):
+            others = draw(st.lists(st.sampled_from(DOC_IDS), max_size=4, unique=True))
+            judged = {d: float(draw(grades(float_grades=use_floats))) for d in dict.fromkeys([*pool[:3], *others])}
+            if draw(st.booleans()):
+                matches = {d: tuple(draw(st.lists(st.sampled_from(list(judged)), max_size=2, unique=True)))
+                           for d in pool}
+        out.append(Session(sid, tuple(docs), tuple(its), tuple(searches), n, grade_of, judged, matches))
+    return out
+
+
+@st.composite
+def session_runs(draw: st.DrawFn, /, **fixed: Any) -> JudgedRun:
+    """The judged run of :func:`sessions` under policies that apply to sessions (the order is the session's: no
+    depth, no judged-only); keyword arguments fix policies as :func:`policies` does."""
+    chosen = draw(policies(**{"ties": "rank", "depth": None, "judged_only": False, **fixed}))
+    return build_session_run(draw(sessions()), chosen)
+
+
 def policies(**fixed: Any) -> st.SearchStrategy[Policies]:
     """Evaluation policies over every valid combination; keyword arguments fix some of them, to a value or
     to a strategy (``policies(ties="rank", depth=st.none())``). Combinations that :class:`Policies` rejects
@@ -185,7 +238,7 @@ def metric_classes() -> list[type[Metric]]:
 
 # ---------------------------------------------------------------------------------------------- parameters
 _GAIN_MAPS: tuple[dict[float, float], ...] = ({1: 3, 2: 9}, {0: 0, 1: 1, 2: 5, 3: 10}, {1: 0.5, 3: 10},
-                                                {2: 1, 4: 2})
+                                                {2: 1, 4: 2}, {0: 0, 1: 1, 2: 10, 3: 100, 4: 1000})
 
 
 def _gain_maps() -> st.SearchStrategy[GainMap]:
@@ -205,6 +258,11 @@ _BY_NAME: dict[str, st.SearchStrategy[Any]] = {
     "max_grade": st.sampled_from((4.0, 5.0, 4.0, 2.0)),  # 2 is below the top grade: exercises the error
     "beta": st.sampled_from((0.0, 0.25, 0.5, 1.0, 2.0)),
     "num_docs": st.integers(0, 1000),
+    "good_gain": st.sampled_from((2.0, 1.0, 3.0, 0.5, 0.0, 4.0)),
+    "cap": st.sampled_from((100, 1, 2, 3)),  # small caps bind: censored values
+    "b": st.sampled_from((2.0, 3.0, 1.5)),
+    "bq": st.sampled_from((4.0, 2.0, 10.0)),
+    "depth": st.one_of(st.none(), st.integers(1, 4)),
 }
 
 
@@ -212,7 +270,8 @@ _BY_NAME: dict[str, st.SearchStrategy[Any]] = {
 _KINDS_BY_NAME: dict[str, tuple[str, ...]] = {
     "cutoff": ("int",), "rel": ("float", "level"), "p": ("float",), "mult": ("float",), "recall": ("float",),
     "levels": ("floats",), "gain": ("gain",), "max_grade": ("float",), "beta": ("float",),
-    "num_docs": ("int",),
+    "num_docs": ("int",), "good_gain": ("float",), "cap": ("int",), "b": ("float",), "bq": ("float",),
+    "depth": ("int",),
 }
 
 

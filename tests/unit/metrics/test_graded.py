@@ -178,6 +178,18 @@ def test_err_default_scale_spans_all_evaluated_queries():
     assert any("largest judged grade, 4" in n for n in res.notes)
 
 
+def test_err_default_scale_is_never_below_a_ranked_grade():
+    # judged_grades='truncated' truncates the judged pool (2.75 -> 2) but the ranked grade keeps 2.75: a scale of
+    # 2 would give p = (2^2.75 - 1) / 4 = 1.43 > 1, and ERR NaN. The scale is the largest grade judged or ranked,
+    # 2.75: p_a = (2^2.75 - 1) / 2^2.75 = 0.8513, p_b = (2^1 - 1) / 2^2.75 = 0.1487;
+    # ERR = 0.8513 + 1/2 * 0.1487 * (1 - 0.8513) = 0.8624. (Regression: it was NaN, with a RuntimeWarning.)
+    qrels, run = {"q": {"a": 2.75, "b": 1}}, {"q": ["a", "b"]}
+    top = 2 ** 2.75
+    p_a, p_b = (top - 1) / top, 1 / top
+    assert value("ERR", qrels, run, judged_grades="truncated") == pytest.approx(p_a + p_b * (1 - p_a) / 2, abs=1e-12)
+    assert value("ERR", qrels, run) == pytest.approx(p_a + p_b * (1 - p_a) / 2, abs=1e-12)  # as judged: the same
+
+
 def test_err_grade_above_max_grade_is_an_error():
     with pytest.raises(InvalidParameterError) as err:
         value("ERR(max_grade=1)")

@@ -161,16 +161,17 @@ def _ref_dcg(gains: list[float], cutoff: int | None) -> float:
     return float(sum(g / math.log2(i + 1) for i, g in enumerate(gains[:cutoff], start=1) if g != 0))
 
 
-def _require_finite(metric: Metric, query_ids: Any, *values: np.ndarray) -> None:
+def _require_finite(metric: Metric, query_ids: Any, *values: np.ndarray, instead: str | None = None) -> None:
     """Refuse per-query sums that exceeded float64 (inf) instead of reporting them: only unshifted
-    exponential gains (DCG, G) and huge mapped gains get there. NaN (undefined) passes."""
+    exponential gains (DCG, G, sDCG) and huge mapped gains get there. NaN (undefined) passes. ``instead``: what
+    to report instead of an exponential-gain sum (default: nDCG(gain=exponential))."""
     bad = np.flatnonzero(np.logical_or.reduce([np.isinf(v) for v in values]))
     if not len(bad):
         return
     gain = getattr(metric, "gain", None)
     if isinstance(gain, str) and gain == "exponential":
         why = "exponential gains 2^grade - 1 exceed it from grade 1024 on (and their sums earlier)"
-        fix = "report nDCG(gain=exponential) instead, a ratio gainscope computes without overflow"
+        fix = instead or "report nDCG(gain=exponential) instead, a ratio gainscope computes without overflow"
     else:
         why, fix = "the gains of its map add up past it", "give the map smaller gains"
     raise MetricError(f"{metric} of query {query_ids[int(bad[0])]!r} exceeds the largest float64 number "
