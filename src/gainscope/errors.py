@@ -6,7 +6,8 @@
     ├── InputError (ValueError)                bad judgments / runs / files
     │   ├── FormatError                        .path, .line, .text: a line or record that cannot be read
     │   ├── InconsistentInputError             duplicates, conflicting grades, no query overlap, empty input
-    │   └── UnknownFormatError                 the format cannot be detected or is not supported
+    │   ├── UnknownFormatError                 the format cannot be detected or is not supported
+    │   └── ScorerError                        .scorer, .query, .line: a case scorer (JavaScript or Python) failed
     ├── MetricError (ValueError)
     │   ├── UnknownMetricError                 a name that no registered metric has
     │   ├── MetricSyntaxError                  .text, .position: a metric string that does not parse
@@ -84,6 +85,7 @@ __all__ = [
     "MissingDependencyError",
     "PolicyError",
     "QueryCoverageWarning",
+    "ScorerError",
     "StoreError",
     "TemporalGradeError",
     "UndefinedMetricWarning",
@@ -132,6 +134,35 @@ class InconsistentInputError(InputError):
 
 class UnknownFormatError(InputError):
     """A file whose format cannot be detected, or a format name that is not supported."""
+
+
+class ScorerError(InputError):
+    """A case scorer (JavaScript or Python, :mod:`gainscope.cases`) failed: a syntax error, an exception, a time
+    or memory limit, or no score at all. The script is input, like a judgments file (exit code 3).
+
+    ``scorer`` names the script, ``query`` the query being scored, ``line``/``column`` (1-based) the place in the
+    user's script and ``source_line`` that line, quoted in the message: ``str(exc)`` reads
+    ``scorer.js:12: TypeError: ... (query 'star wars')`` followed by the quoted line.
+    """
+
+    def __init__(self, message: str, *, scorer: str | None = None, query: str | None = None,
+                 line: int | None = None, column: int | None = None, source_line: str | None = None) -> None:
+        self.scorer = scorer
+        self.query = query
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        where = ""
+        if scorer is not None:
+            where = f"{scorer}:{line}: " if line is not None else f"{scorer}: "
+        text = where + message
+        if query is not None:
+            text += f" (query {query!r})"
+        if source_line is not None:
+            text += f"\n    {source_line.rstrip()}"
+            if column is not None and column >= 1:
+                text += "\n    " + " " * (column - 1) + "^"
+        super().__init__(text)
 
 
 class MetricError(GainscopeError, ValueError):

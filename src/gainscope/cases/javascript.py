@@ -11,7 +11,7 @@ The sandbox:
 * **a process per scorer** (:mod:`gainscope.cases.js_process`, :mod:`gainscope.cases.js_worker`): V8 aborts
   the whole process when an allocation cannot be satisfied (``'ab'.repeat(2**27).split('')``,
   ``new Array(1e9).fill(0)``), and some built-in calls do not check its time limit; in a worker that ends the
-  worker, and the scorer gets a :class:`~gainscope.cases.errors.ScorerError` naming the query, while gainscope
+  worker, and the scorer gets a :class:`~gainscope.errors.ScorerError` naming the query, while gainscope
   and every other scorer go on. A worker is reused for the queries of a scorer (and, idle, by later scorers);
 * **an isolate per query**: every query runs in a V8 isolate of its own, so nothing a script does to one query
   (globals, ``Array.prototype`` or ``Math`` changed, promises left pending) reaches the next or the harness;
@@ -55,13 +55,12 @@ from pathlib import Path
 from typing import Any
 
 from gainscope.cases.edit_distance import EDIT_DISTANCES
-from gainscope.cases.errors import ScorerError
 from gainscope.cases.js_process import KILL_SLACK, SETUP_TIMEOUT, Reply, WorkerProcess, acquire, release
 from gainscope.cases.quepid_api_js import CHECK_FUNCTION, CHECKED_MARKER, HARNESS
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import ScorerResult
 from gainscope.cases.view import QueryView
-from gainscope.errors import InputError, InvalidParameterError
+from gainscope.errors import InputError, InvalidParameterError, ScorerError
 
 __all__ = ["DEFAULT_EDIT_DISTANCE", "DEFAULT_MEMORY_LIMIT", "DEFAULT_TIME_LIMIT", "JavaScriptRuntime",
            "JavaScriptScorer"]
