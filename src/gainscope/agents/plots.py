@@ -20,6 +20,7 @@ import numpy as np
 
 from gainscope.agents.evaluate import AgentReport
 from gainscope.errors import InputError
+from gainscope.io.writers import make_folder
 from gainscope.render.plots import CURVE_SIZE, FORMATS, finish_axes, new_figure, run_label, save, series_color
 
 if TYPE_CHECKING:
@@ -86,8 +87,7 @@ def iteration_curve(report: AgentReport, metric: str) -> Figure:
 
 def save_curves(report: AgentReport, directory: str | Path, formats: tuple[str, ...] = FORMATS) -> list[Path]:
     """Write every curve of :data:`CURVES` into ``directory`` (created if needed); returns the files."""
-    out_dir = Path(directory)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = make_folder(directory)
     paths: list[Path] = []
     for metric, (stem, _, _) in CURVES.items():
         paths.extend(save(iteration_curve(report, metric), out_dir / stem, formats))

@@ -146,7 +146,9 @@ def plot_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], ba
 
     for key, text in profile_pairs(conventions.use):  # the figures' names carry the parameters it set
         click.echo(f"note: {key}: {text}", err=True)
-    output_dir.mkdir(parents=True, exist_ok=True)
+    from gainscope.io.writers import make_folder
+
+    make_folder(output_dir)
     for stem, build in plan:
         for path in plots.save(build(), output_dir / stem, formats):
             click.echo(str(path))
