@@ -24,3 +24,33 @@ def test_the_scorer_error_lives_in_the_one_tree_and_keeps_its_public_path() -> N
 
 def test_no_module_but_errors_is_an_errors_module() -> None:
     assert [p.relative_to(SRC).as_posix() for p in SRC.rglob("errors.py")] == ["errors.py"]
+
+
+def test_options_in_messages_are_spelled_for_the_interface(tmp_path: Path) -> None:
+    """Messages that named both spellings at once ("names=[...] in Python, --name on the command line") name the
+    one of the interface they are shown in (issue 13, item 20 and review)."""
+    from click.testing import CliRunner
+
+    from gainscope.cli import cli
+    from gainscope.errors import spell
+
+    run = tmp_path / "a.run"
+    run.write_text("q1 Q0 d1 1 2 r\n", encoding="utf-8")
+    other = tmp_path / "b.run"
+    other.write_text("q1 Q0 d2 1 2 r\n", encoding="utf-8")
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    for command in (["compare", str(qrels), str(run), str(other), "-m", "P@1"],
+                    ["agreement", str(qrels), str(qrels), "--run", str(run), "--run", str(other)]):
+        result = CliRunner().invoke(cli, command)
+        assert result.exit_code == 3, result.output
+        assert result.stderr.splitlines()[-1].endswith("Give each a unique name (--name)"), result.stderr
+    import gainscope
+
+    try:
+        gainscope.compare(str(qrels), [str(run), str(other)], ["P@1"])
+    except gainscope.errors.InputError as exc:
+        assert str(exc).endswith("Give each a unique name (names=...)")
+        assert spell(exc, "cli").endswith("Give each a unique name (--name)")
+    else:
+        raise AssertionError("two runs named 'r' were accepted")
