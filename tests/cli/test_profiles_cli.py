@@ -80,7 +80,7 @@ def test_relevance_level_positive_max_grade_and_judged_grades_options(cli_runner
     code, _, err = cli_runner("evaluate", QRELS, BM25, "-m", "ERR@10", "--max-grade", "2")
     assert code == 2
     assert ("ERR@10 has the evaluation's max_grade=2 but a document has grade 3; raise the max_grade policy "
-            "(--max-grade on the command line)") in err
+            "(--max-grade ...)") in err
 
 
 # ---------------------------------------------------------------------------------------------- other commands
