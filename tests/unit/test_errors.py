@@ -54,3 +54,35 @@ def test_options_in_messages_are_spelled_for_the_interface(tmp_path: Path) -> No
         assert spell(exc, "cli").endswith("Give each a unique name (--name)")
     else:
         raise AssertionError("two runs named 'r' were accepted")
+
+
+def test_one_translation_of_sqlite_failures_for_every_store(tmp_path: Path) -> None:
+    """The judgment store and the snapshot store say an SQLite failure the same way, by SQLite's result code
+    (gainscope.io.sqlite.store_failure; issue 13 review: one helper, not two)."""
+    import sqlite3
+
+    import pytest
+
+    from gainscope.errors import StoreError
+    from gainscope.judges.store import JudgmentStore
+    from gainscope.search.store import SnapshotStore
+
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"\x00\x01 not a database at all " * 100)
+    said = ("not a {}: the file is not an SQLite database (file is not a database [SQLITE_NOTADB]). Give the path of "
+            "a store gainscope wrote, or a new file name to start an empty store")
+    with pytest.raises(StoreError) as judged:
+        JudgmentStore(junk, readonly=True)
+    with pytest.raises(StoreError) as snapped:
+        SnapshotStore.open(junk, readonly=True)
+    assert str(judged.value) == f"{junk}: " + said.format("judgment store")
+    assert str(snapped.value) == f"{junk}: " + said.format("snapshot store")
+    assert judged.value.path == snapped.value.path == str(junk)
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode, full.sqlite_errorname = sqlite3.SQLITE_FULL, "SQLITE_FULL"  # type: ignore[attr-defined]
+    from gainscope.io.sqlite import store_failure
+
+    assert str(store_failure(full, junk, kind="snapshot store", items="results")) == (
+        f"{junk}: no space left to write the snapshot store (database or disk is full [SQLITE_FULL]). Free disk "
+        "space or move the store to another disk, then run again: the results recorded so far are kept and are not "
+        "asked for again")
