@@ -82,7 +82,7 @@ from numpy.typing import ArrayLike
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.deferred import deferred_module
-from gainscope.errors import InconsistentInputError, InputError, PolicyError, format_ids
+from gainscope.errors import InconsistentInputError, InputError, PolicyError, format_ids, option, spell
 from gainscope.evaluation import MetricsArg, evaluate_runs, resolve_metrics
 from gainscope.results import Results
 from gainscope.stats import TOL, finite_vector
@@ -716,7 +716,7 @@ class Agreement:
         return {"names": {"a": self.names[0], "b": self.names[1]}, "labels": self.labels.to_dict(),
                 "rankings": [r.to_dict() for r in self.rankings],
                 "policies": self.policies.as_dict() if self.policies is not None else None,
-                "notes": list(self.notes)}
+                "notes": [spell(n) for n in self.notes]}
 
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`."""
@@ -750,7 +750,7 @@ def _evaluated(human: Judgments, llm: Judgments, runs: Sequence[Any], metrics: M
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
         raise InputError(f"two runs are named {dup[0]!r}; systems are told apart by name. Give each a unique name "
-                         "(names=[...] in Python, --name on the command line)")
+                         f"({option('names', ..., cli='--name')})")
     return res_a, res_b
 
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from gainscope import stats
 from gainscope.core.policies import Policies
-from gainscope.errors import InputError, PolicyError, format_ids
+from gainscope.errors import InputError, PolicyError, format_ids, option, spell
 from gainscope.evaluation import MetricsArg, evaluate_runs
 from gainscope.metrics.profiles import Profile
 from gainscope.results import Results
@@ -216,7 +216,7 @@ class Comparison:
         """Plain data: settings, rows, notes and the evaluation policies (NaN as None)."""
         return {"metrics": list(self.metrics), "runs": list(self.runs), "baseline": self.baseline,
                 "settings": asdict(self.settings), "rows": [_jsonable(r) for r in self.to_records()],
-                "policies": self.policies.as_dict(), "notes": list(self.notes)}
+                "policies": self.policies.as_dict(), "notes": [spell(n) for n in self.notes]}
 
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`."""
@@ -339,7 +339,7 @@ def compare_values(metrics: Sequence[str], systems: Sequence[SystemValues], *, b
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"two runs are named {dup[0]!r}; runs are told apart by name. Give each a unique name "
-                         "(names=[...] in Python, --name on the command line)")
+                         f"({option('names', ..., cli='--name')})")
     base_name = names[0] if baseline is None else baseline
     if base_name not in names:
         raise InputError(f"the baseline {base_name!r} is not among the runs: {', '.join(names)}")

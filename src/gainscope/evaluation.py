@@ -141,7 +141,7 @@ def _judged(prepared: PreparedJudgments, run: Run | Any, policies: Policies, *, 
     from gainscope.io.scan import judged_run_of, judged_run_of_run
 
     if isinstance(run, Run):
-        return judged_run_of_run(prepared, run, policies), tuple(run.notes)
+        return judged_run_of_run(prepared, run, policies), tuple(run.raw_notes)
     return judged_run_of(prepared, run, policies, name=name, **read_options)
 
 

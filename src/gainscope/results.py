@@ -18,7 +18,7 @@ import numpy as np
 
 from gainscope.core.judged_run import Coverage
 from gainscope.core.policies import Policies
-from gainscope.errors import MetricError
+from gainscope.errors import MetricError, spell
 from gainscope.metrics.base import Metric
 from gainscope.metrics.profiles import ProfileUse
 
@@ -141,7 +141,7 @@ class Results:
     def conventions(self) -> dict[str, Any]:
         """Everything that shaped the numbers: the profile (None without one), policies, coverage, notes."""
         return {"profile": self.profile.as_dict() if self.profile else None, "policies": self.policies.as_dict(),
-                "coverage": self.coverage.as_dict(), "notes": list(self.notes)}
+                "coverage": self.coverage.as_dict(), "notes": [spell(n) for n in self.notes]}
 
     def select(self, metrics: Sequence[str | Metric]) -> Results:
         """The same results restricted to ``metrics`` (any accepted spelling), in that order.

@@ -12,7 +12,7 @@ import pytest
 
 from gainscope.cases import Case, CaseQuery, RatingScale, ScorerError, score_case
 from gainscope.cases.view import QueryView
-from gainscope.errors import MissingDependencyError
+from gainscope.errors import MissingDependencyError, spell
 
 pytest.importorskip("py_mini_racer")
 
@@ -65,7 +65,8 @@ def test_fill_bomb_is_killed_past_the_time_limit() -> None:
         "fill.js: the script did not finish within the time limit of 0.5 s, and did not stop when V8 was told to "
         "(some work does not check the limit: one long built-in call, such as splitting or filling a huge array, "
         "or garbage collection near the memory limit): its worker process was killed after ")
-    assert str(exc.value).endswith("; raise the limit with time_limit= / --js-time-limit (query 'bomb')")
+    assert str(exc.value).endswith("; raise the limit with time_limit=... (query 'bomb')")
+    assert spell(exc.value, "cli").endswith("; raise the limit with --js-time-limit SECONDS (query 'bomb')")
     other_scorer_is_intact()
 
 
@@ -78,7 +79,7 @@ def test_a_worker_that_dies_is_an_error_naming_what_v8_said() -> None:
         "bomb.js: the script's worker process died (killed by SIGTRAP (V8 aborts that way); it said: Fatal "
         "JavaScript invalid size error 268435456 (see crbug.com/1201626)): V8 ends the process when an allocation "
         "cannot be satisfied, so the script most likely asked for more than the memory limit of 128 MiB at once (a "
-        "huge array or string); raise it with memory_limit= / --js-memory-limit if the script needs it (query "
+        "huge array or string); raise it with memory_limit=... if the script needs it (query "
         "'bomb')")
 
 
@@ -89,7 +90,7 @@ def test_a_worker_past_its_memory_cap_is_killed() -> None:
             rt.run("while (true) {}", view("first"), name="hog.js")
         assert str(exc.value).startswith("hog.js: the script's worker process grew to ")
         assert "MiB, past its cap (the memory limit of 128 MiB for the heap and as much for typed arrays, plus " \
-               "the worker's own), and was killed; raise the limit with memory_limit= / --js-memory-limit " \
+               "the worker's own), and was killed; raise the limit with memory_limit=... " \
                "(query 'first')" in str(exc.value)
         # the runtime goes on with a new worker
         assert rt.run("setScore(numReturned());", view("last"), name="ok.js").value == 2
@@ -160,7 +161,7 @@ def test_a_promise_left_running_is_its_own_querys_error() -> None:
         assert str(exc.value) == (
             "spin.js: the promise jobs the script left (then callbacks, async functions) did not finish within the "
             "time limit of 0.3 s (a promise chain that never ends?) (it had set its score already); raise the "
-            "limit with time_limit= / --js-time-limit (query 'first')")
+            "limit with time_limit=... (query 'first')")
         assert rt.run(code, view("last"), name="spin.js").value == 2  # the next query is not touched
 
 

@@ -44,7 +44,7 @@ def test_ratings_that_match_none_of_the_results_are_an_error(tmp_path: Path) -> 
     assert err == (f"error: {case}: no returned document of any query is rated: the results name '007', 'x', 'y'; "
                    f"the ratings name '7', '8', '9'; '007' and '7' match once whitespace and leading zeros are "
                    f"removed: fix the ids so that both spell them the same; to score anyway with a scorer that reads "
-                   f"no ratings, give --allow-unrated (allow_unrated=True in Python)\n")
+                   f"no ratings, give --allow-unrated\n")
 
 
 def test_no_ratings_or_no_results_at_all_are_errors() -> None:

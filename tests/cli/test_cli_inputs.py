@@ -33,6 +33,9 @@ def write(tmp_path: Path, name: str, content: str | bytes) -> str:
 
 
 # ---------------------------------------------------------------------- item 16: exit codes, one rule
+FULL = ("error: cannot write /dev/full: No space left on device; free disk space (or raise the quota or file size "
+        "limit), or write to another disk")
+
 def test_a_missing_input_file_is_an_io_failure(tmp_path: Path) -> None:
     absent = str(tmp_path / "absent.run")
     code, _, err = run_cli("evaluate", QRELS, absent, "-m", "AP")
@@ -55,13 +58,14 @@ def test_writing_to_a_full_disk_names_the_path_and_exits_4() -> None:
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
     code, _, err = run_cli("evaluate", QRELS, BM25, "-m", "AP", "-o", "/dev/full")
-    assert (code, err.splitlines()[-1]) == (4, "error: cannot write /dev/full: No space left on device")
+    assert (code, err.splitlines()[-1]) == (4, FULL)
 
 
 def test_writing_into_a_missing_folder_names_the_path_and_exits_4(tmp_path: Path) -> None:
     out = tmp_path / "no" / "such" / "folder" / "out.csv"
     code, _, err = run_cli("evaluate", QRELS, BM25, "-m", "AP", "--format", "csv", "-o", str(out))
-    assert (code, err.splitlines()[-1]) == (4, f"error: cannot write {out}: No such file or directory")
+    assert (code, err.splitlines()[-1]) == (4, f"error: cannot write {out}: No such file or directory; create the "
+                                               f"folder {out.parent} first, or give another path")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
@@ -204,4 +208,50 @@ def test_report_and_junit_writes_name_the_path_on_a_full_disk(tmp_path: Path) ->
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
     code, _, err = run_cli("gate", QRELS, BM25, "--fail-if", "AP < 0.01", "--junit", "/dev/full")
-    assert (code, err.splitlines()[-1]) == (4, "error: cannot write /dev/full: No space left on device")
+    assert (code, err.splitlines()[-1]) == (4, FULL)
+
+
+# every command that writes names the path it could not write and what to do (issue 13 review)
+def test_plots_name_the_file_they_could_not_write(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    (tmp_path / "pr.png").symlink_to("/dev/full")
+    code, _, err = run_cli("plot", QRELS, BM25, "-m", "AP", "--kind", "pr", "-o", str(tmp_path))
+    assert (code, err.splitlines()[-1]) == (4, FULL.replace("/dev/full", str(tmp_path / "pr.png"), 1))
+
+
+def test_plots_into_a_device_name_it_as_not_a_folder(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    code, _, err = run_cli("plot", QRELS, BM25, "-m", "AP", "--kind", "pr", "-o", "/dev/full")
+    assert (code, err.splitlines()[-1]) == (4, "error: cannot write into /dev/full: it is a file, not a folder; give "
+                                               "the path of a folder (it is created when missing)")
+    code, _, err = run_cli("plot", QRELS, BM25, "-m", "AP", "--kind", "pr", "-o", str(tmp_path / "a" / "b"))
+    assert code == 0 and (tmp_path / "a" / "b" / "pr.svg").is_file()
+
+
+def test_case_export_names_the_file_it_could_not_write(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    case = str(EX / "cases" / "movies_before.json")
+    for flag in ("--qrels", "--run", "--quepid-ratings"):
+        code, _, err = run_cli("case", "export", case, flag, "/dev/full")
+        assert (code, err.splitlines()[-1]) == (4, FULL), flag
+    out = tmp_path / "none" / "q.txt"
+    code, _, err = run_cli("case", "export", case, "--qrels", str(out))
+    assert (code, err.splitlines()[-1]) == (4, f"error: cannot write {out}: No such file or directory; create the "
+                                               f"folder {out.parent} first, or give another path")
+
+
+def test_write_case_and_write_pairs_raise_file_access_errors_naming_the_path(tmp_path: Path) -> None:
+    from gainscope.cases import Case, CaseQuery, write_case
+    from gainscope.errors import FileAccessError
+    from gainscope.judges.pool import write_pairs
+
+    out = tmp_path / "none" / "x"
+    with pytest.raises(FileAccessError, match=f"^cannot write {out}: No such file or directory; create the folder"):
+        write_case(Case(name="c", queries=(CaseQuery(query="q", results=("d",)),)), out)
+    with pytest.raises(FileAccessError, match=f"^cannot write {out}: No such file or directory; create the folder"):
+        write_pairs([("q1", "d1")], out)

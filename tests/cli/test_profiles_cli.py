@@ -25,8 +25,10 @@ def test_evaluate_with_a_profile_prints_it_and_what_it_set(cli_runner) -> None:
                  "P(denominator=retrieved)@5"):
         assert f"│ {name}" in out
     assert "profile           quepid: Quepid's built-in scorers" in out
-    assert ("profile sets      ties=rank; relevance_level=positive; judged_grades=truncated; missing_queries=empty; "
-            "nDCG: gain=") in out
+    # the policies it sets as the flags that set them (issue 13 review: the CLI user needs the flag)
+    assert ("profile sets      --ties rank; -l positive; --judged-grades truncated; missing queries scored as "
+            "empty rankings; nDCG: gain=") in out
+    assert "give it (--max-grade ...): 3 on Quepid's 0-3 graded scale" in out
     assert "relevance level   grade > 0 is relevant for binary metrics (-l positive)" in out
     assert "given over it" not in out
 
@@ -40,7 +42,7 @@ def test_explicit_options_and_parameters_override_the_profile_and_say_so(cli_run
     assert data["policies"]["ties"] == "trec_eval" and data["policies"]["judged_grades"] == "truncated"
     assert data["profile"]["name"] == "quepid"
     assert data["profile"]["overridden"] == [
-        "ties=trec_eval (the quepid profile: rank)",
+        "ties='trec_eval' (the quepid profile: rank)",
         "nDCG(ideal_depth=all)@10: gain=linear (the quepid profile: exponential)"]
 
 
@@ -49,7 +51,7 @@ def test_an_option_at_its_default_value_given_explicitly_still_overrides(cli_run
     code, out, _ = cli_runner("evaluate", QRELS, BM25, "-m", "P@5", "--profile", "quepid", "-l", "1",
                               "--format", "json")
     assert code == 0 and _json(out)["policies"]["relevance_level"] == 1.0
-    assert _json(out)["profile"]["overridden"] == ["relevance_level=1 (the quepid profile: positive)"]
+    assert _json(out)["profile"]["overridden"] == ["relevance_level=1.0 (the quepid profile: positive)"]
 
 
 def test_without_a_profile_the_json_says_none_and_nothing_changes(cli_runner) -> None:
@@ -79,7 +81,7 @@ def test_relevance_level_positive_max_grade_and_judged_grades_options(cli_runner
     code, _, err = cli_runner("evaluate", QRELS, BM25, "-m", "ERR@10", "--max-grade", "2")
     assert code == 2
     assert ("ERR@10 has the evaluation's max_grade=2 but a document has grade 3; raise the max_grade policy "
-            "(--max-grade on the command line)") in err
+            "(--max-grade ...)") in err
 
 
 # ---------------------------------------------------------------------------------------------- other commands
@@ -110,7 +112,7 @@ def test_explain_with_a_profile_and_for_a_metric_without_positions(cli_runner) -
     code, out, _ = cli_runner("explain", QRELS, BM25, "--query", "MQ003", "-m", "nDCG@5", "--profile", "quepid")
     assert code == 0
     assert "nDCG(gain=exponential, ideal_depth=all)@5 for query MQ003" in out
-    assert "note: profile quepid: ties=rank; relevance_level=positive" in out
+    assert "note: profile quepid: ties='rank'; relevance_level='positive'" in out
     code, out, _ = cli_runner("explain", QRELS, BM25, "--query", "MQ003", "-m", "SetP", "--format", "json")
     assert code == 0
     data = _json(out)
@@ -164,3 +166,34 @@ def test_metrics_describes_a_name_as_a_profile_reads_it(cli_runner) -> None:
     assert code == 0 and out.startswith("nDCG(gain=exponential)@10  —  ")
     code, _, err = cli_runner("metrics", "NDCG_CUT@10")
     assert code == 2 and "unknown metric 'NDCG_CUT'. Did you mean 'NDCG'?" in err
+
+
+def test_reader_notes_in_the_conventions_name_the_flags_on_the_command_line(cli_runner, tmp_path) -> None:
+    """The notes printed with CLI results name --nan-score and --on-duplicate, and the profile's overrides the
+    flags given; Python's conventions() keeps the keywords (issue 13 review)."""
+    import warnings
+
+    import gainscope
+    from gainscope.io import read_run
+
+    run = tmp_path / "r.run"
+    run.write_text("MQ001 Q0 d1 1 2 r\nMQ001 Q0 d1 2 1 r\nMQ001 Q0 d2 3 nan r\n", encoding="utf-8")
+    args = ("evaluate", QRELS, str(run), "-m", "P@5", "--on-duplicate", "first", "--nan-score", "-inf",
+            "--profile", "quepid", "--ties", "trec_eval")
+    code, out, _ = cli_runner(*args)
+    assert code == 0
+    assert "note              1 NaN score(s) replaced with -inf (--nan-score -inf)" in out
+    assert "note              duplicate docs resolved with --on-duplicate first (1 row(s) dropped)" in out
+    assert "given over it     --ties trec_eval (the quepid profile: rank)" in out
+    _, _, err = cli_runner(*args, "--format", "csv")
+    assert "#   note              1 NaN score(s) replaced with -inf (--nan-score -inf)" in err
+    assert "\ue000" not in out + err
+    with warnings.catch_warnings():  # the judged queries without a ranking: warned, not what this is about
+        warnings.simplefilter("ignore", gainscope.errors.QueryCoverageWarning)
+        res = gainscope.evaluate(QRELS, read_run(run, on_duplicate="first", nan_score="-inf"), ["P@5"],
+                                 profile="quepid", ties="trec_eval")
+    conv = res.conventions()
+    assert conv["notes"][:2] == ["1 NaN score(s) replaced with -inf (nan_score='-inf')",
+                                 "duplicate docs resolved with on_duplicate='first' (1 row(s) dropped)"]
+    assert conv["profile"]["overridden"] == ["ties='trec_eval' (the quepid profile: rank)"]
+    assert "give it (max_grade=...): 3 on" in conv["profile"]["notes"][0]

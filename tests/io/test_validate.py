@@ -239,3 +239,21 @@ def test_validate_names_flags_on_the_command_line(cli_runner, tmp_path: Path) ->
     assert "[bad-columns]" in out and "read as judgments in 'trec' format" in out
     code, _, err = cli_runner("validate", "--kind", "odd.txt", str(odd))
     assert code == 2 and "expected FILE=judgments or FILE=run; got 'odd.txt'" in err
+
+
+def test_a_damaged_gzip_is_an_issue_of_its_file_and_the_others_are_still_checked(tmp_path: Path) -> None:
+    """A truncated .gz failed validate as a whole (error: ..., nothing else reported) while a bad CRC was an
+    issue of its file: both are now issues, and the judgments are still checked (issue 13, item 13)."""
+    import gzip
+
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    data = gzip.compress(b"q1 Q0 d1 1 2.0 r\n" * 2000)
+    truncated = tmp_path / "t.run.gz"
+    truncated.write_bytes(data[:len(data) // 2])
+    issues = validate_files([str(qrels), str(truncated)])
+    bad = [i for i in issues if i.severity == "error"]
+    assert [(i.path, i.code, i.message) for i in bad] == [
+        (str(truncated), "unreadable", "the gzip data ends before the end of its compressed stream: the file is "
+                                       "truncated; copy or download it again")]
+    assert any(i.path == str(qrels) and i.code == "summary" for i in issues)

@@ -243,3 +243,19 @@ def test_pairs_with_a_hash_in_a_doc_id_are_judged_as_written(cli_runner, chat_se
     assert code == 0, out + err
     assert out_qrels.read_text() == "q1 0 doc#1 3\n"
     assert chat_server.count() == 1 and "[doc#1]" in user_text(chat_server.requests[0].body)
+
+
+def test_an_output_that_cannot_be_written_is_named_and_the_labels_stay_in_the_store(
+        cli_runner, chat_server: FakeChatServer, data) -> None:
+    """--output and --jsonl on a full disk: exit 4 naming the file and what to do (issue 13 review); the labels
+    are in the store, so the same command with another path sends nothing."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    full = ("error: cannot write /dev/full: No space left on device; free disk space (or raise the quota or file "
+            "size limit), or write to another disk")
+    code, _, err = cli_runner(*judge_args(data, chat_server, "--output", "/dev/full"))
+    assert (code, err.splitlines()[-1]) == (4, full)
+    code, _, err = cli_runner(*judge_args(data, chat_server, "--jsonl", "/dev/full"))
+    assert (code, err.splitlines()[-1]) == (4, full)
+    code, out, _ = cli_runner(*judge_args(data, chat_server))
+    assert code == 0 and chat_server.count() == 16 and "0 judged now, 16 from the store" in out

@@ -51,8 +51,10 @@ def test_snapshot_store_errors_are_io_errors(films_index: Path, tmp_path: Path) 
     junk.write_bytes(b"\x00\x01 not a database at all " * 100)
     code, _, err = invoke("search", "--engine", films_index, "--queries", tmp_path / "q.jsonl", "--snapshot", junk)
     assert code == 4
-    assert err.startswith(f"error: snapshot store {junk} is not a snapshot store or is damaged (file is not a "
-                          "database); choose another --snapshot file")
+    # the one translation of SQLite failures (gainscope.io.sqlite), as the judgment store says it
+    assert err == (f"error: {junk}: not a snapshot store: the file is not an SQLite database (file is not a database "
+                   "[SQLITE_NOTADB]). Give the path of a store gainscope wrote, or a new file name to start an empty "
+                   "store\n")
     other = tmp_path / "other.sqlite"
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE invoices (n INTEGER)")

@@ -11,7 +11,7 @@ import pytest
 import gainscope
 from gainscope import Judgments, Run, evaluate
 from gainscope.core.policies import Policies
-from gainscope.errors import MetricError, PolicyError
+from gainscope.errors import MetricError, PolicyError, spell
 from gainscope.metrics.profiles import PROFILES, RELEVANCE_LEVEL, get_profile, profiled_policies
 from gainscope.metrics.registry import lookup
 from gainscope.metrics.resolve import resolve_metrics, resolve_metrics_noting
@@ -114,7 +114,8 @@ def test_profile_policies_and_explicit_overrides():
     assert policies.ties == "trec_eval" and policies.relevance_level == "positive"
     assert policies.judged_grades == "truncated"
     # only values that differ from the profile's are overrides
-    assert use is not None and use.overridden == ("ties=trec_eval (the quepid profile: rank)",)
+    assert use is not None and tuple(spell(o) for o in use.overridden) == ("ties='trec_eval' (the quepid profile: rank)",)
+    assert spell(use.overridden[0], "cli") == "--ties trec_eval (the quepid profile: rank)"
 
 
 def test_a_policies_object_cannot_be_combined_with_a_profile():
@@ -128,7 +129,7 @@ def test_evaluate_under_a_profile_echoes_it_with_the_results():
     assert res.policies.ties == "trec_eval" and res.policies.relevance_level == "positive"
     conv = res.conventions()["profile"]
     assert conv["name"] == "quepid" and conv["policies"]["judged_grades"] == "truncated"
-    assert conv["overridden"] == ["ties=trec_eval (the quepid profile: rank)"]
+    assert conv["overridden"] == ["ties='trec_eval' (the quepid profile: rank)"]
     assert json.loads(res.to_json())["profile"]["name"] == "quepid"
     # q1: ranked grades [2, 0, 1.5] (decimals kept), judged pool truncated [2, 1, 0]; gain 2^g - 1:
     # DCG = 3 + 0 + (2^1.5 - 1)/2 = 3.9142; IDCG (uncut) = 3 + 1/log2(3) = 3.6309 -> 1.0780 (above 1, as Quepid)

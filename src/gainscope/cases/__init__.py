@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from gainscope.cases.compare import CaseComparison, compare_cases
 from gainscope.cases.custom import PythonScorer, python_scorer, resolve_scorer
-from gainscope.cases.errors import ScorerError
 from gainscope.cases.files import case_from_dict, read_case, write_case
 from gainscope.cases.javascript import JavaScriptScorer
 from gainscope.cases.model import Case, CaseQuery
@@ -42,6 +41,7 @@ from gainscope.cases.scorers import BUILTINS, BuiltinScorer, Scorer, ScorerResul
 from gainscope.cases.scoring import CaseScore, QueryScore, score_case
 from gainscope.cases.trec import write_trec_qrels, write_trec_run
 from gainscope.cases.view import QueryView
+from gainscope.errors import ScorerError
 from gainscope.metrics.edit_distance import edit_distance, levenshtein, quepid_legacy_distance
 
 __all__ = [

@@ -16,7 +16,7 @@ without ratings ``--``, and both are left out of the case score; elsewhere None 
 
 It is unit-testable like any function, needs no sandbox (it is your code, run as your code) and gets the
 same post-processing as every scorer (negative scores become 0). An exception inside it becomes a
-:class:`~gainscope.cases.errors.ScorerError` naming the query; the original is chained.
+:class:`~gainscope.errors.ScorerError` naming the query; the original is chained.
 
 :func:`resolve_scorer` turns what a user typed into a scorer: a built-in name (``nDCG@10``: a metric), a JavaScript
 file (``my_scorer.js``, run sandboxed, see :mod:`gainscope.cases.javascript`) or ``module:function`` (a Python
@@ -30,12 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gainscope.cases.errors import ScorerError
 from gainscope.cases.evaluation import runtime_distance
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import Scorer, ScorerResult, builtin_scorer
 from gainscope.cases.view import QueryView
-from gainscope.errors import InputError, MetricError
+from gainscope.errors import InputError, MetricError, ScorerError
 from gainscope.plugins import load_object
 
 __all__ = ["PythonScorer", "python_scorer", "resolve_scorer"]

@@ -42,6 +42,7 @@ from gainscope.cases.located import line_of, load_json, load_yaml
 from gainscope.cases.model import Case, CaseQuery
 from gainscope.cases.scale import RatingScale
 from gainscope.errors import FormatError, InputError, MissingDependencyError
+from gainscope.io.writers import write_file
 
 __all__ = ["case_from_dict", "case_to_dict", "read_case", "write_case"]
 
@@ -219,6 +220,6 @@ def write_case(case: Case, path: str | Path | None = None) -> str:
     else:
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
+        write_file(path, text)
     return str(text)
 

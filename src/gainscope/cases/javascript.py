@@ -11,7 +11,7 @@ The sandbox:
 * **a process per scorer** (:mod:`gainscope.cases.js_process`, :mod:`gainscope.cases.js_worker`): V8 aborts
   the whole process when an allocation cannot be satisfied (``'ab'.repeat(2**27).split('')``,
   ``new Array(1e9).fill(0)``), and some built-in calls do not check its time limit; in a worker that ends the
-  worker, and the scorer gets a :class:`~gainscope.cases.errors.ScorerError` naming the query, while gainscope
+  worker, and the scorer gets a :class:`~gainscope.errors.ScorerError` naming the query, while gainscope
   and every other scorer go on. A worker is reused for the queries of a scorer (and, idle, by later scorers);
 * **an isolate per query**: every query runs in a V8 isolate of its own, so nothing a script does to one query
   (globals, ``Array.prototype`` or ``Math`` changed, promises left pending) reaches the next or the harness;
@@ -54,13 +54,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gainscope.cases.errors import ScorerError
 from gainscope.cases.js_process import KILL_SLACK, SETUP_TIMEOUT, Reply, WorkerProcess, acquire, release
 from gainscope.cases.quepid_api_js import CHECK_FUNCTION, CHECKED_MARKER, HARNESS
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import ScorerResult
 from gainscope.cases.view import QueryView
-from gainscope.errors import InputError, InvalidParameterError
+from gainscope.errors import InputError, InvalidParameterError, ScorerError, option
 from gainscope.metrics.edit_distance import EDIT_DISTANCES
 
 __all__ = ["DEFAULT_EDIT_DISTANCE", "DEFAULT_MEMORY_LIMIT", "DEFAULT_TIME_LIMIT", "JavaScriptRuntime",
@@ -72,6 +71,9 @@ DEFAULT_EDIT_DISTANCE = "quepid-legacy"
 """What ``editDistanceFromBest`` computes in a JavaScript scorer unless told otherwise: Quepid's own."""
 _MESSAGE = re.compile(r"^(undefined|<anonymous>):(\d+): (.*)$")
 _MiB = 1024 * 1024
+
+_MEMORY_OPTION = option("memory_limit", ..., cli="--js-memory-limit MIB")
+_TIME_OPTION = option("time_limit", ..., cli="--js-time-limit SECONDS")
 
 
 def view_payload(view: QueryView, edit_distance: str, buffer_budget: int = DEFAULT_MEMORY_LIMIT, *,
@@ -197,22 +199,22 @@ class JavaScriptRuntime:
                     f"filling a huge array, or garbage collection near the memory limit): its worker process was "
                     f"killed after {reply.seconds:.1f} s")
         elif reply.kind == "memory":
-            return ScorerError(f"the script went over the memory limit of {mib} MiB; raise it with memory_limit= "
-                               f"/ --js-memory-limit", scorer=name, query=query)
+            return ScorerError(f"the script went over the memory limit of {mib} MiB; raise it with "
+                               f"{_MEMORY_OPTION}", scorer=name, query=query)
         elif reply.kind == "killed-memory":
             return ScorerError(f"the script's worker process grew to {reply.rss // _MiB} MiB, past its cap (the "
                                f"memory limit of {mib} MiB for the heap and as much for typed arrays, plus the "
-                               f"worker's own), and was killed; raise the limit with memory_limit= / "
-                               f"--js-memory-limit", scorer=name, query=query)
+                               f"worker's own), and was killed; raise the limit with "
+                               f"{_MEMORY_OPTION}", scorer=name, query=query)
         elif reply.kind == "died":
             return ScorerError(f"the script's worker process died ({reply.message}): V8 ends the process when an "
                                f"allocation cannot be satisfied, so the script most likely asked for more than "
                                f"the memory limit of {mib} MiB at once (a huge array or string); raise it with "
-                               f"memory_limit= / --js-memory-limit if the script needs it", scorer=name,
+                               f"{_MEMORY_OPTION} if the script needs it", scorer=name,
                                query=query)
         else:
             return ScorerError(f"the scorer runtime failed: {_reply_text(reply)}", scorer=name, query=query)
-        return ScorerError(f"{text}; raise the limit with time_limit= / --js-time-limit", scorer=name, query=query)
+        return ScorerError(f"{text}; raise the limit with {_TIME_OPTION}", scorer=name, query=query)
 
     def _locate_throw(self, code: str, view: QueryView, edit_distance: str, name: str) -> dict[str, Any]:
         """The line and column of a thrown value that is not an Error (it has no stack): the query is run again

@@ -25,11 +25,11 @@ import warnings
 from collections.abc import Sequence
 
 from gainscope.cases.model import Case
-from gainscope.errors import InconsistentInputError, QueryCoverageWarning, format_ids, loose_match
+from gainscope.errors import InconsistentInputError, QueryCoverageWarning, format_ids, loose_match, option
 
 __all__ = ["ALLOW_UNRATED", "check_query_join", "check_rated_results", "no_query_in_common"]
 
-ALLOW_UNRATED = "--allow-unrated (allow_unrated=True in Python)"
+ALLOW_UNRATED = option("allow_unrated")
 """How to score a case whose returned documents are all unrated, as the command line and Python spell it."""
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    check_names,
     emit,
     guarded,
     number_list,
@@ -65,8 +66,7 @@ def agreement_cmd(human: str, llm: str, runs: tuple[str, ...], names: tuple[str,
         raise click.UsageError("-m/--metric ranks runs under both label sets; give the runs with --run RUN")
     if len(runs) == 1:
         raise click.UsageError("ranking systems needs at least 2 runs (3 for tau_AP); give another --run")
-    if names and len(names) != len(runs):
-        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+    check_names(names, runs)
     policies = Policies.from_kwargs(**policies_from(kwargs))
     human_j, run_options = read_judgments_and_run_options(human, dict(kwargs))
     llm_j, _ = read_judgments_and_run_options(llm, kwargs)

@@ -291,13 +291,15 @@ def export_cmd(case_file: str, qrels: Path | None, run_out: Path | None, tag: st
 
     if qrels is None and run_out is None and quepid_ratings is None:
         raise click.UsageError("nothing to write: give --qrels, --run and/or --quepid-ratings")
+    from gainscope.io.writers import write_file
+
     case = read_case(case_file)
     if qrels is not None:
-        qrels.write_text(write_trec_qrels(case), encoding="utf-8")
+        write_file(qrels, write_trec_qrels(case))
     if run_out is not None:
-        run_out.write_text(write_trec_run(case, tag), encoding="utf-8")
+        write_file(run_out, write_trec_run(case, tag))
     if quepid_ratings is not None:
-        quepid_ratings.write_text(write_quepid_ratings(case), encoding="utf-8")
+        write_file(quepid_ratings, write_quepid_ratings(case))
     if qrels is not None and run_out is not None:
         _print_evaluate_command(case, qrels, run_out, scorer_spec, _scale(scale), edit_distance)
 

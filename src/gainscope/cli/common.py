@@ -116,7 +116,9 @@ def with_options(fn: F, options: Sequence[Callable[[Any], Any]]) -> F:
 
 
 def emit(text: str, output: Path | None) -> None:
-    """The rendered result to the file ``output``, or to standard output."""
+    """The rendered result to the file ``output``, or to standard output, with the options it names spelled as
+    flags (:func:`gainscope.errors.spell`)."""
+    text = spell(text, "cli")
     if output is not None:
         from gainscope.io.writers import write_file
 

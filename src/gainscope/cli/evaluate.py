@@ -22,6 +22,7 @@ from gainscope.cli.common import (
     reader_options,
     split_metrics,
 )
+from gainscope.errors import spell
 
 DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 
@@ -121,12 +122,12 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
         text = "".join(render_trec_eval(items, res, per_query=per_query, relstrings=rs, overrides=ov, run=label)
                        for (res, rs, ov), label in zip(chunks, labels, strict=True))
         for line in conventions_lines(all_results):
-            click.echo(f"# {line}", err=True)
+            click.echo(f"# {spell(line, 'cli')}", err=True)
     else:
         text = render_results(all_results, fmt, per_query=per_query)
         if fmt in ("csv", "jsonl"):
             for line in conventions_lines(all_results):
-                click.echo(f"# {line}", err=True)
+                click.echo(f"# {spell(line, 'cli')}", err=True)
     emit(text, output)
 
 
@@ -141,5 +142,5 @@ def _with_bounds(judgments: str, runs: tuple[str, ...], mets: list[Any], kwargs:
     found = bounds_of_files(judgments, runs, mets, kwargs, names=names, conventions=conventions)
     if fmt == "csv":
         for line in conventions_lines([b.results for b in found]):
-            click.echo(f"# {line}", err=True)
+            click.echo(f"# {spell(line, 'cli')}", err=True)
     return render_results_with_bounds(found, fmt, per_query=per_query)

@@ -20,6 +20,7 @@ from gainscope.cli.common import (
 )
 from gainscope.cli.compare import settings_from, statistics_options
 from gainscope.cli.spelling import Respelled
+from gainscope.errors import spell
 
 EXIT_GATE_FAILED = 1
 
@@ -88,7 +89,7 @@ def gate_cmd(judgments: str, run: str, baseline_run: str | None, rules: tuple[st
     # the names are canonical: resolved without the profile they are the very metrics the profile gave
     results = evaluate_files(judgments, files, resolve_metrics(names), kwargs, conventions=conventions)
     report = gate(results[0], parsed, checks, baseline=results[1] if baseline_run else None, settings=settings)
-    click.echo(render_gate(report, fmt), nl=False)
+    click.echo(spell(render_gate(report, fmt), "cli"), nl=False)
     if junit is not None:
         from gainscope.io.writers import write_file
 

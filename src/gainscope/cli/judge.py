@@ -212,22 +212,24 @@ async def _label(settings: Any, spec: Any, prices: Any, answer_attempts: int, ru
 
 
 def _write_qrels(path: Path, pairs: list[tuple[str, str]], labels: dict[tuple[str, str], Any]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for q, d in pairs:
-            if (q, d) in labels:
-                f.write(f"{q} 0 {d} {labels[(q, d)].grade}\n")
+    from gainscope.io.writers import write_file
+
+    write_file(path, "".join(f"{q} 0 {d} {labels[(q, d)].grade}\n" for q, d in pairs if (q, d) in labels))
 
 
 def _write_jsonl(path: Path, pairs: list[tuple[str, str]], labels: dict[tuple[str, str], Any],
                  failures: list[Any], spec: Any) -> None:
     """Every label of the pairs as judged on the texts given now (failures included), in pair order."""
     failed = {(lb.key.query_id, lb.key.doc_id): lb for lb in failures}
-    with path.open("w", encoding="utf-8") as f:
-        for pair in pairs:
-            label = labels.get(pair) or failed.get(pair)
-            if label is not None:
-                f.write(json.dumps({**label.to_json(), "prompt": spec.prompt.name,
-                                    "prompt_version": spec.prompt.version}) + "\n")
+    from gainscope.io.writers import write_file
+
+    lines = []
+    for pair in pairs:
+        label = labels.get(pair) or failed.get(pair)
+        if label is not None:
+            lines.append(json.dumps({**label.to_json(), "prompt": spec.prompt.name,
+                                     "prompt_version": spec.prompt.version}) + "\n")
+    write_file(path, "".join(lines))
 
 
 def _summary(p: Any, spec: Any, store_path: Path, priced: bool, output: Path | None) -> str:

@@ -30,6 +30,7 @@ from gainscope.cli.common import (
 from gainscope.cli.compare import naming_options
 from gainscope.cli.evaluate import DEFAULT_METRICS
 from gainscope.cli.spelling import Respelled
+from gainscope.errors import spell
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -146,8 +147,10 @@ def plot_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], ba
     from gainscope.render.results import profile_pairs
 
     for key, text in profile_pairs(conventions.use):  # the figures' names carry the parameters it set
-        click.echo(f"note: {key}: {text}", err=True)
-    output_dir.mkdir(parents=True, exist_ok=True)
+        click.echo(f"note: {key}: {spell(text, 'cli')}", err=True)
+    from gainscope.io.writers import make_folder
+
+    make_folder(output_dir)
     for stem, build in plan:
         for path in plots.save(build(), output_dir / stem, formats):
             click.echo(str(path))

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    check_names,
     emit,
     guarded,
     read_judgments_and_run_options,
@@ -59,8 +60,7 @@ def pool_cmd(runs: tuple[str, ...], judgments: str | None, budget: int, strategy
     from gainscope.judges.pool import pairs_text
 
     baseline, names = kwargs.pop("baseline"), kwargs.pop("names")
-    if names and len(names) != len(runs):
-        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+    check_names(names, runs)
     if strategy == "decision" and len(runs) < 2:
         raise click.UsageError("--strategy decision compares runs: give at least two")
     if strategy != "decision" and (metrics or baseline is not None):

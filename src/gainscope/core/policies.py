@@ -50,8 +50,7 @@ from typing import Any, Literal
 
 from gainscope.errors import PolicyError, option
 
-__all__ = ["POSITIVE", "JudgedGrades", "Level", "Missing", "Negatives", "Policies", "ScorePrecision", "Ties",
-           "Undefined", "format_level", "is_level", "level_value"]
+__all__ = ["JudgedGrades", "Level", "Missing", "Negatives", "POSITIVE", "Policies", "ScorePrecision", "Ties", "Undefined", "format_level", "is_level", "level_value", "policy_option"]
 
 Ties = Literal["trec_eval", "rank", "average"]
 Missing = Literal["zero", "skip", "empty"]
@@ -185,3 +184,25 @@ class Policies:
             ("scores", "float64, ordered as read (trec_eval 10)" if self.score_precision == "float64"
              else "rounded to float32 before ordering, as trec_eval 9 and pytrec_eval"),
         ]
+
+
+#: the command-line flag of each policy (the keyword is the policy's name)
+_FLAGS = {"ties": "--ties", "relevance_level": "-l", "depth": "-M", "judged_only": "-J",
+          "negative_grades": "--negative-grades", "undefined": "--undefined", "judged_grades": "--judged-grades",
+          "max_grade": "--max-grade", "score_precision": "--trec-eval-version"}
+
+
+def policy_option(name: str, value: Any) -> str:
+    """The policy ``name`` set to ``value``, named in a message as an :func:`~gainscope.errors.option`:
+    ``relevance_level='positive'`` in Python, ``-l positive`` on the command line."""
+    if name == "missing_queries":  # "empty" has no flag of its own: only --profile quepid sets it
+        cli = {"zero": "-c", "skip": "--skip-missing"}.get(value, "missing queries scored as empty rankings")
+        return option(name, value, cli=cli)
+    if name == "judged_only":
+        return option(name, value, cli="-J" if value else "(no -J)")
+    if name == "score_precision":
+        return option(name, value, cli="--trec-eval-version " + ("9" if value == "float32" else "10"))
+    flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
+    shown = "none" if value is None else (f"{value:g}" if isinstance(value, float) else str(value))
+    return option(name, value, cli=f"{flag} {shown}")
+

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gainscope.core.checks import has_duplicate_pairs
 from gainscope.deferred import deferred_module
-from gainscope.errors import InconsistentInputError, InputError, option
+from gainscope.errors import InconsistentInputError, InputError, option, spell
 
 if TYPE_CHECKING:
     import polars as pl
@@ -40,7 +40,7 @@ class Run:
     order (a list of ids per query) is ordered as given. A doc id may appear once per query.
     """
 
-    __slots__ = ("_frame", "name", "notes", "source")
+    __slots__ = ("_frame", "_notes", "name", "source")
 
     def __init__(self, frame: pl.DataFrame, *, name: str | None = None, source: str | None = None,
                  notes: Iterable[str] = ()) -> None:
@@ -84,6 +84,22 @@ class Run:
         self.name = name if name is not None else "run"
         self.source = source
         self.notes = tuple(notes)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the reader did to the input (NaN scores replaced, duplicates resolved), with the options it names
+        spelled as in Python (``on_duplicate='first'``)."""
+        return tuple(spell(n) for n in self._notes)
+
+    @notes.setter
+    def notes(self, value: Iterable[str]) -> None:
+        self._notes = tuple(value)
+
+    @property
+    def raw_notes(self) -> tuple[str, ...]:
+        """The notes with the options they name left for the renderer to spell (:func:`gainscope.errors.option`):
+        the command line shows them as flags."""
+        return self._notes
 
     # ------------------------------------------------------------------ constructors
     @classmethod

@@ -154,7 +154,7 @@ class _Scorer:
         from gainscope.io.scan import judged_run_of_run
 
         frame = run.frame.filter(pl.col("query_id").is_in(list(self.queries)))
-        subset = Run._from_validated(frame, name=run.name, source=run.source, notes=run.notes)
+        subset = Run._from_validated(frame, name=run.name, source=run.source, notes=run.raw_notes)
         jr = judged_run_of_run(self.prepared, subset, self.policies)
         return compute(jr, [self.metric], warn=False)[str(self.metric)]
 

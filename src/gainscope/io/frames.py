@@ -848,7 +848,7 @@ def convert_run_values(frame: pl.DataFrame, opts: RunOptions, where: str
                 pl.when(pl.col("score").is_nan()).then(pl.lit(opts.nan_score)).otherwise(pl.col("score"))
                 .alias("score"))
             replacement = _num_text(opts.nan_score)
-            notes.append(f"{n_nan} NaN score(s) replaced with {replacement} (nan_score={replacement!r})")
+            notes.append(f"{n_nan} NaN score(s) replaced with {replacement} ({option('nan_score', replacement)})")
     return frame, notes, warns
 
 
@@ -880,7 +880,7 @@ def resolve_run_duplicates(frame: pl.DataFrame, on_duplicate: str, origin: Origi
     dropped = frame.height - resolved.height
     if on_duplicate == "error":
         return resolved, []
-    note = f"duplicate docs resolved with on_duplicate={on_duplicate!r} ({dropped} row(s) dropped)"
+    note = f"duplicate docs resolved with {option('on_duplicate', on_duplicate)} ({dropped} row(s) dropped)"
     return resolved, [note]
 
 

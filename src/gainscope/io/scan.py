@@ -376,4 +376,4 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
         jr = judged_run_from_positions(prepared, positions, policies, run_name=run_name, run_source=label)
         return jr, ()
     run = read_run(source, format=format, name=name, encoding=encoding, **read_options)
-    return judged_run_of_run(prepared, run, policies), tuple(run.notes)
+    return judged_run_of_run(prepared, run, policies), tuple(run.raw_notes)

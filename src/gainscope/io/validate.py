@@ -169,7 +169,11 @@ def _validate_file(path: str, kind: str | None, reading: _Reading) -> tuple[list
         src = TextFile(path, reading.encoding)
     except GainscopeError as exc:
         return [Issue("error", path, None, "unreadable", _raw(exc))], None
-    kind = kind or guess_kind(src)
+    try:
+        kind = kind or guess_kind(src)  # reads the file's head: a damaged .gz fails here
+    except InputError as exc:
+        return [Issue("error", path, getattr(exc, "line", None), "unreadable",
+                      _raw(exc).removeprefix(f"{path}: "))], None
     if kind is None:
         return [Issue("error", path, None, "unknown-kind",
                       f"cannot tell whether this file holds judgments or a run; say which, for example "

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 else:
     pl = deferred_module("polars")
 
-__all__ = ["WRITE_FORMATS", "write_file", "write_judgments", "write_run"]
+__all__ = ["WRITE_FORMATS", "make_folder", "write_file", "write_judgments", "write_run"]
 
 WRITE_FORMATS: dict[str, tuple[str, ...]] = {
     "judgments": ("trec", "qrels3", "beir", "jsonl", "json", "csv", "tsv", "parquet"),
@@ -88,7 +88,39 @@ def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
                 removed = " (the incomplete file was removed)"
         except OSError:
             pass
-        raise FileAccessError(f"cannot write {name}: {exc.strerror or exc}{removed}", path=name) from None
+        raise FileAccessError(f"cannot write {name}: {exc.strerror or exc}{removed}; {_advice(exc, name)}",
+                              path=name) from None
+
+
+def make_folder(path: str | os.PathLike[str]) -> Path:
+    """The output folder ``path``, created with its parents when missing. A failure (a file in the way, no
+    permission, a read-only file system) is a :class:`~gainscope.errors.FileAccessError` naming the folder."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        name = os.fspath(folder)
+        if folder.exists() and not folder.is_dir():
+            raise FileAccessError(f"cannot write into {name}: it is a file, not a folder; give the path of a folder "
+                                  "(it is created when missing)", path=name) from None
+        raise FileAccessError(f"cannot create the folder {name}: {exc.strerror or exc}; {_advice(exc, name)}",
+                              path=name) from None
+    return folder
+
+
+def _advice(exc: OSError, name: str) -> str:
+    """What to do about an ``OSError`` raised while writing ``name``."""
+    import errno
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return "free disk space (or raise the quota or file size limit), or write to another disk"
+    if exc.errno == errno.ENOENT:
+        return f"create the folder {os.path.dirname(os.path.abspath(name))} first, or give another path"
+    if exc.errno == errno.EISDIR:
+        return "it is a folder; give a file name"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "make the file and its folder writable, or give a path in a writable folder"
+    return "check the path and the disk, or give another path"
 
 
 # ---------------------------------------------------------------------- TREC-style lines

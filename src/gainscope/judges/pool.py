@@ -17,6 +17,7 @@ from pathlib import Path
 from gainscope.core.run import Run
 from gainscope.errors import FormatError, InputError, PolicyError, option
 from gainscope.io.text import TextFile, is_comment
+from gainscope.io.writers import write_file
 
 __all__ = ["Rankings", "pairs_text", "pool_runs", "rankings", "read_pairs", "write_pairs"]
 
@@ -167,4 +168,4 @@ def pairs_text(pairs: Sequence[tuple[str, str]], *, header: Sequence[str] = ()) 
 
 def write_pairs(pairs: Sequence[tuple[str, str]], path: str | Path, *, header: Sequence[str] = ()) -> None:
     """Write :func:`pairs_text` to ``path``."""
-    Path(path).write_text(pairs_text(pairs, header=header), encoding="utf-8")
+    write_file(path, pairs_text(pairs, header=header))

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from gainscope.errors import InputError, StoreError
+from gainscope.io.sqlite import sqlite_code, store_failure
 
 __all__ = ["JudgmentStore", "PairKey", "StoredLabel", "text_hash"]
 
@@ -188,7 +189,7 @@ class JudgmentStore:
                 return db
             except sqlite3.Error as exc:
                 db.close()
-                if _code(exc) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or time.monotonic() > deadline:
+                if sqlite_code(exc) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or time.monotonic() > deadline:
                     raise self._failure(exc) from exc
                 time.sleep(delay)
                 delay = min(0.5, delay * 2)
@@ -206,7 +207,7 @@ class JudgmentStore:
             return self._connect_checked(uri + "?mode=ro")
         except sqlite3.Error as exc:
             wal = Path(f"{self.path}-wal")
-            if _code(exc) not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+            if sqlite_code(exc) not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
                 raise self._failure(exc) from exc
             if wal.exists() and wal.stat().st_size > 0:
                 raise StoreError(
@@ -283,36 +284,8 @@ class JudgmentStore:
 
     def _failure(self, exc: sqlite3.Error) -> StoreError:
         """The StoreError for an sqlite3 error: the store's path, what happened and what to do."""
-        where = str(self.path)
-        code = _code(exc)
-        said = f"{exc} [{getattr(exc, 'sqlite_errorname', 'sqlite error')}]"
-        if code == sqlite3.SQLITE_NOTADB:
-            text = (f"not a judgment store: the file is not an SQLite database ({said}). Give the path of a store "
-                    "gainscope wrote, or a new file name to start an empty store")
-        elif code == sqlite3.SQLITE_CORRUPT:
-            text = (f"the judgment store is damaged, e.g. truncated or overwritten ({said}). Restore it from a "
-                    f"backup, or save what is readable with `sqlite3 {where} .recover | sqlite3 recovered.sqlite` "
-                    "and use that file; a new file name starts an empty store")
-        elif code == sqlite3.SQLITE_FULL:
-            text = (f"no space left to write the judgment store ({said}). Free disk space or move the store to "
-                    "another disk, then run again: the labels recorded so far are kept and are not asked for again")
-        elif code == sqlite3.SQLITE_IOERR:
-            text = (f"the judgment store could not be read or written ({said}). Check the disk: free space, a file "
-                    "size limit (ulimit -f), a device removed or unmounted; labels recorded before are kept")
-        elif code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM) and self.readonly:
-            text = f"the judgment store was opened read-only and cannot be written ({said})"
-        elif code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
-            text = (f"the judgment store cannot be written ({said}): the file, its folder or the file system is "
-                    "read-only. Make them writable, or work on a copy in a writable folder")
-        elif code == sqlite3.SQLITE_CANTOPEN:
-            text = (f"cannot open the judgment store ({said}); check that the path names a file in a folder that "
-                    "exists and that you may read (and, to add labels, write)")
-        elif code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-            text = (f"the judgment store stayed locked by another process for {LOCK_WAIT:g} s ({said}); let that "
-                    "process finish or stop it, then run again")
-        else:
-            text = f"the judgment store failed ({said})"
-        return StoreError(f"{where}: {text}", path=where)
+        return store_failure(exc, self.path, kind="judgment store", items="labels", readonly=self.readonly,
+                             lock_wait=LOCK_WAIT)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -472,11 +445,6 @@ class JudgmentStore:
             db.executemany("INSERT OR REPLACE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            batch)
         return len(batch)
-
-
-def _code(exc: sqlite3.Error) -> int:
-    """The primary SQLite result code of ``exc`` (``SQLITE_IOERR`` for ``SQLITE_IOERR_WRITE``...); 0 if unknown."""
-    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
 
 
 def _quoted(name: str) -> str:

@@ -285,7 +285,7 @@ def grade_scale(metric: Metric, own: float | None, policies: Policies, observed:
         scale, what, fix = own, f"max_grade={format_value(own)}", "raise max_grade"
     elif policies.max_grade is not None:
         scale, what = policies.max_grade, f"the evaluation's max_grade={format_value(policies.max_grade)}"
-        fix = "raise the max_grade policy (--max-grade on the command line)"
+        fix = f"raise the max_grade policy ({option('max_grade', ...)})"
     else:
         return observed
     if top > scale:

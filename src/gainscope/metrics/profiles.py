@@ -46,8 +46,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from gainscope.core.policies import Policies
-from gainscope.errors import PolicyError
+from gainscope.core.policies import Policies, policy_option
+from gainscope.errors import PolicyError, option, spell
 from gainscope.metrics.base import format_value
 
 __all__ = ["PROFILES", "RELEVANCE_LEVEL", "Profile", "ProfileUse", "get_profile", "profiled_policies", "profiles_of"]
@@ -92,7 +92,7 @@ class Profile:
 
     def settings(self) -> list[str]:
         """What the profile sets, one item per policy, per metric and per name, for the conventions."""
-        out = [f"{k}={format_value(v)}" for k, v in self.policies.items()]
+        out = [policy_option(k, v) for k, v in self.policies.items()]
         for metric, params in self.parameters.items():
             out.append(f"{metric}: " + ", ".join(f"{k}={v!r}" if v is RELEVANCE_LEVEL else f"{k}={format_value(v)}"
                                                  for k, v in params.items()))
@@ -112,7 +112,7 @@ class Profile:
                                for m, p in self.parameters.items()},
                 "names": {n: {"metric": t, "parameters": dict(f)} for n, (t, f) in self.names.items()},
                 "variants": {v: {m: dict(p) for m, p in per.items()} for v, per in self.variants.items()},
-                "notes": list(self.notes)}
+                "notes": [spell(n) for n in self.notes]}
 
 
 @dataclass(frozen=True)
@@ -133,10 +133,10 @@ class ProfileUse:
 
     def as_dict(self) -> dict[str, Any]:
         """The profile and its overrides, for JSON output."""
-        return {**self.profile.as_dict(), "overridden": list(self.overridden)}
+        return {**self.profile.as_dict(), "overridden": [spell(o) for o in self.overridden]}
 
 
-_MAX_GRADE_NOTE = ("{what} divide by the top of the grading scale: give max_grade (--max-grade){example}; "
+_MAX_GRADE_NOTE = ("{what} divide by the top of the grading scale: give it (" + option("max_grade", ...) + "){example}; "
                    "otherwise the largest judged grade is used (noted with the results)")
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
@@ -250,6 +250,6 @@ def profiled_policies(profile: Profile | None, given: Mapping[str, Any],
     if policies is not None:
         raise PolicyError(f"a Policies object overrides every policy of the {profile.name!r} profile: give the "
                           "policies to change as keywords instead (for example ties='trec_eval')")
-    overridden = [f"{k}={format_value(v)} (the {profile.name} profile: {format_value(profile.policies[k])})"
+    overridden = [f"{policy_option(k, v)} (the {profile.name} profile: {format_value(profile.policies[k])})"
                   for k, v in given.items() if k in profile.policies and v != profile.policies[k]]
     return Policies.from_kwargs(**{**profile.policies, **given}), ProfileUse(profile, tuple(overridden))

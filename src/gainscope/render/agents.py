@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from gainscope.errors import InputError, UnknownFormatError
+from gainscope.io.writers import make_folder
 from gainscope.render.plots import CURVE_SIZE, finish_axes, new_figure, run_label, save, series_color
 from gainscope.render.plots import FORMATS as FIGURE_FORMATS
 from gainscope.render.text import CsvWriter, fmt_number, text_table
@@ -307,8 +308,7 @@ def iteration_curve(report: ReportView, metric: str) -> Figure:
 
 def save_curves(report: ReportView, directory: str | Path, formats: tuple[str, ...] = FIGURE_FORMATS) -> list[Path]:
     """Write every curve of :data:`CURVES` into ``directory`` (created if needed); returns the files."""
-    out_dir = Path(directory)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = make_folder(directory)
     paths: list[Path] = []
     for metric, (stem, _, _) in CURVES.items():
         paths.extend(save(iteration_curve(report, metric), out_dir / stem, formats))

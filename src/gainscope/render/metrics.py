@@ -8,6 +8,7 @@ import inspect
 import textwrap
 from dataclasses import fields
 
+from gainscope.errors import spell
 from gainscope.metrics.base import Metric, explains_by_position, format_value, metric_formula, metric_reference
 from gainscope.metrics.profiles import PROFILES, profiles_of
 from gainscope.metrics.registry import all_metric_classes
@@ -64,10 +65,10 @@ def list_profiles() -> str:
     for p in PROFILES.values():
         lines += textwrap.wrap(f"{p.name}  —  {p.description}", WIDTH, subsequent_indent=" " * 14,
                                break_on_hyphens=False)
-        for setting in p.settings():
-            lines += _block("sets", setting)
+        for setting in p.settings():  # the command line's listing: options spelled as its flags
+            lines += _block("sets", spell(setting, "cli"))
         for note in p.notes:
-            lines += _block("note", note)
+            lines += _block("note", spell(note, "cli"))
         lines.append("")
     return "\n".join(lines) + ("Use one with --profile NAME (Python: profile=\"NAME\"); options given explicitly "
                                "override it.\n")

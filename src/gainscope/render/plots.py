@@ -35,6 +35,7 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
 from gainscope.errors import InputError, MetricError, MissingDependencyError, UnknownFormatError
 from gainscope.evaluation import evaluate, resolve_metrics
+from gainscope.io.writers import write_file
 from gainscope.metrics.base import Metric
 from gainscope.metrics.names import parse_metric
 from gainscope.results import Results
@@ -468,7 +469,7 @@ def save(fig: Figure, stem: Path | str, formats: Sequence[str] = FORMATS) -> lis
     for fmt in dict.fromkeys(formats):
         data = _render(fig, fmt)
         path = stem.with_name(f"{stem.name}.{fmt}")  # not with_suffix: a stem may hold a dot (IPrec@0.5)
-        path.write_bytes(data)
+        write_file(path, data)
         paths.append(path)
     return paths
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from gainscope.errors import InputError, StoreError
 from gainscope.io.database import Database
+from gainscope.io.sqlite import store_failure
 from gainscope.search.engine import Hit
 
 __all__ = ["QueryResult", "Snapshot", "SnapshotStore", "utc_now"]
@@ -278,19 +279,5 @@ def _result(row: Sequence[Any]) -> QueryResult:
 
 
 def _translated(exc: sqlite3.Error, path: Path) -> StoreError:
-    """An sqlite3 error as a StoreError naming the file and what to do."""
-    text = str(exc)
-    lower = text.lower()
-    if "not a database" in lower or "malformed" in lower or "disk image" in lower:
-        what = "is not a snapshot store or is damaged (" + text + "); choose another --snapshot file"
-    elif "readonly" in lower or "read-only" in lower:
-        what = f"cannot be written ({text}): the file or its folder is read-only; check the permissions"
-    elif "full" in lower:
-        what = f"cannot be written: the disk is full ({text}); free space, then run again (what was recorded stays)"
-    elif "locked" in lower or "busy" in lower:
-        what = f"is locked by another program ({text}); wait for it to finish, then run again"
-    elif "unable to open" in lower:
-        what = f"cannot be opened ({text}); check that the path and its folder exist and are readable"
-    else:
-        what = f"failed: {type(exc).__name__}: {text}"
-    return StoreError(f"snapshot store {path} {what}", path=str(path))
+    """An sqlite3 error as a StoreError naming the file and what to do (:func:`gainscope.io.sqlite.store_failure`)."""
+    return store_failure(exc, path, kind="snapshot store", items="results")

@@ -303,6 +303,6 @@ def test_max_grade_policy_below_a_grade_is_an_error_naming_the_policy():
     with pytest.raises(InvalidParameterError) as err:
         evaluate_dicts({"q": {"a": 3}}, {"q": ["a"]}, ["ERR@10"], max_grade=2)
     assert str(err.value) == ("ERR@10 has the evaluation's max_grade=2 but a document has grade 3; raise the "
-                              "max_grade policy (--max-grade on the command line) to the top of your grading scale")
+                              "max_grade policy (max_grade=...) to the top of your grading scale")
     with pytest.raises(PolicyError, match=r"^the 'max_grade' policy must be a number > 0 or None; got 0\.$"):
         evaluate_dicts({"q": {"a": 3}}, {"q": ["a"]}, ["ERR@10"], max_grade=0)
