@@ -130,7 +130,8 @@ def test_report_and_plot_accept_a_profile(cli_runner, tmp_path: Path) -> None:
     assert "nDCG(gain=exponential, ideal_depth=all)@10" in html and "quepid: Quepid&#x27;s built-in" in html
     pytest.importorskip("matplotlib")
     code, out, err = cli_runner("plot", QRELS, BM25, HYBRID, "--kind", "cutoff", "--family", "nDCG", "--cutoffs",
-                                "1,5", "--image-format", "svg", "--output-dir", str(tmp_path / "figs"), "--profile", "quepid")
+                                "1,5", "--image-format", "svg", "--output-dir", str(tmp_path / "figs"),
+                                "--profile", "quepid")
     assert code == 0 and out.strip().endswith(".svg")
     assert "note: profile: quepid: Quepid's built-in scorers" in err
     svg = Path(out.strip()).read_text(encoding="utf-8")

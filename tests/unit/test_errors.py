@@ -3,7 +3,6 @@ message is shown in (issue 13, review)."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import gainscope.cases

@@ -114,7 +114,8 @@ def test_profile_policies_and_explicit_overrides():
     assert policies.ties == "trec_eval" and policies.relevance_level == "positive"
     assert policies.judged_grades == "truncated"
     # only values that differ from the profile's are overrides
-    assert use is not None and tuple(spell(o) for o in use.overridden) == ("ties='trec_eval' (the quepid profile: rank)",)
+    assert use is not None
+    assert tuple(spell(o) for o in use.overridden) == ("ties='trec_eval' (the quepid profile: rank)",)
     assert spell(use.overridden[0], "cli") == "--ties trec_eval (the quepid profile: rank)"
 
 

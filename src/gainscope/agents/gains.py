@@ -18,7 +18,7 @@ once however often the result was returned. Each source gives one :class:`Grade`
   With ``id`` or ``domain_id``, a unique result none of whose occurrences has that field (a web page known
   only by its URL) is looked up by its URL instead; one that has the field is looked up by it only. A unique
   result takes the grade of the first doc id found over its occurrences in order.
-* **judge** -- any object with the :class:`~gainscope.judges.labeling.Judge` protocol on the 0-4 scale. The
+* **judge** -- any object with the :class:`~gainscope.judges.stored.Judge` protocol on the 0-4 scale. The
   judge sees the turn's query (the user's request) and the result's content (else its snippet) and title; the
   document id is the first of domain_id, id, normalised URL, else ``text:<hash>``. A label whose status is
   ``failed`` is a *failed* grade: reported, never counted as 0. A result with no text cannot be judged
@@ -188,7 +188,7 @@ def unique_doc_id(unique: UniqueResult, url_policy: UrlPolicy = DEFAULT_URL_POLI
 
 async def judge_grades(dedup: Deduplication, judge: Any, query: Query, *, workers: int = 8,
                        url_policy: UrlPolicy = DEFAULT_URL_POLICY) -> list[Grade]:
-    """Gains from a judge (the :class:`~gainscope.judges.labeling.Judge` protocol, scale 0-4), one request per
+    """Gains from a judge (the :class:`~gainscope.judges.stored.Judge` protocol, scale 0-4), one request per
     unique result with text, at most ``workers`` at a time."""
     scale = judge.spec.prompt.scale
     if (scale.low, scale.high) != (0, 4):

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import guarded, with_options
+from gainscope.cli.common import guarded, rating_scale, with_options
 from gainscope.cli.compare import settings_from, statistics_options
 from gainscope.cli.spelling import Respelled
 
@@ -54,18 +54,6 @@ def scorer_options(fn: Any) -> Any:
     return with_options(fn, options)
 
 
-def _scale(text: str | None) -> Any:
-    if text is None:
-        return None
-    if "," in text:
-        try:
-            return [float(v) if "." in v else int(v) for v in (p.strip() for p in text.split(",")) if v]
-        except ValueError:
-            raise click.BadParameter(f"expected numbers separated by commas; got {text!r}",
-                                     param_hint="--scale") from None
-    return text
-
-
 def _scorer(spec: str | None, case: Any, kwargs: dict[str, Any]) -> Any:
     from gainscope.cases.custom import resolve_scorer
     from gainscope.errors import InputError
@@ -80,7 +68,7 @@ def _scorer(spec: str | None, case: Any, kwargs: dict[str, Any]) -> Any:
 
 
 def _score_options(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return {"scale": _scale(kwargs["scale"]), "unscored": kwargs["unscored"], "undefined": kwargs["undefined"],
+    return {"scale": rating_scale(kwargs["scale"]), "unscored": kwargs["unscored"], "undefined": kwargs["undefined"],
             "allow_unrated": kwargs["allow_unrated"]}
 
 
@@ -228,7 +216,7 @@ def import_cmd(quepid_snapshot: str | None, quepid_ratings: str | None, rre: str
     if sum(groups) != 1:
         raise click.UsageError("give one source: --quepid-snapshot/--quepid-ratings, --rre, or "
                                "--rank-eval/--rank-eval-response")
-    sc = _scale(scale)
+    sc = rating_scale(scale)
     if quepid_snapshot or quepid_ratings:
         case = case_from_quepid(quepid_snapshot, quepid_ratings, scale=sc, scorer=scorer_spec)
     elif rre:
@@ -301,7 +289,7 @@ def export_cmd(case_file: str, qrels: Path | None, run_out: Path | None, tag: st
     if quepid_ratings is not None:
         write_file(quepid_ratings, write_quepid_ratings(case))
     if qrels is not None and run_out is not None:
-        _print_evaluate_command(case, qrels, run_out, scorer_spec, _scale(scale), edit_distance)
+        _print_evaluate_command(case, qrels, run_out, scorer_spec, rating_scale(scale), edit_distance)
 
 
 def _print_evaluate_command(case: Any, qrels: Path, run: Path, scorer_spec: str | None, scale: Any,

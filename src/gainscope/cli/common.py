@@ -38,8 +38,8 @@ from gainscope.errors import (
 )
 
 __all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "bounds_of_files", "conventions_from", "emit",
-           "guarded", "number_list", "policy_options", "profile_option", "reader_options", "run_options_from",
-           "split_metrics", "with_options"]
+           "guarded", "number_list", "policy_options", "profile_option", "rating_scale", "reader_options",
+           "run_options_from", "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -414,3 +414,16 @@ def bounds_of_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], k
             out.extend(bounds_runs(judg, [loaded], metrics, policies=conventions.policies,
                                    profile_use=conventions.use))
     return out
+
+
+def rating_scale(text: str | None) -> Any:
+    """A case's ``--scale``: a scale name (``graded``, ``1-10``) as given, or comma-separated grades as numbers."""
+    if text is None:
+        return None
+    if "," in text:
+        try:
+            return [float(v) if "." in v else int(v) for v in (p.strip() for p in text.split(",")) if v]
+        except ValueError:
+            raise click.BadParameter(f"expected numbers separated by commas; got {text!r}",
+                                     param_hint="--scale") from None
+    return text

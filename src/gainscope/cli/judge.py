@@ -141,7 +141,8 @@ def judge_cmd(queries: str, corpus: str, runs: tuple[str, ...], pairs: str | Non
     from gainscope.judges.store import JudgmentStore
 
     if bool(runs) == bool(pairs):
-        raise click.UsageError("give the pairs to judge: --run RUN (repeatable, pooled to --pool-depth) or --pairs FILE")
+        raise click.UsageError("give the pairs to judge: --run RUN (repeatable, pooled to --pool-depth) or "
+                               "--pairs FILE")
     if template is not None and scale is None:
         raise click.UsageError("--template needs --scale (for example --scale 0-3)")
     if (price_in is None) != (price_out is None):

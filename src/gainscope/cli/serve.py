@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from gainscope.cli.common import EXIT_IO, EXIT_USAGE, guarded
+from gainscope.cli.common import EXIT_IO, EXIT_USAGE, guarded, rating_scale
 
 __all__ = ["case_add_cmd", "serve_cmd"]
 
@@ -135,11 +135,7 @@ def case_add_cmd(workspace: Path, case_file: str, fmt: str, run_file: str | None
     from gainscope.server import cases as bridge
     from gainscope.server.workspace import Workspace
 
-    scale_spec = None
-    if scale is not None:
-        from gainscope.cli.case import _scale
-
-        scale_spec = _scale(scale)
+    scale_spec = rating_scale(scale)
     source = str(Path(case_file).resolve())
     case = bridge.read_any(case_file, fmt, run=run_file, snapshot=snapshot, response=response, scale=scale_spec,
                            name=name)

@@ -50,8 +50,8 @@ class Respelled(click.Option):
         if used:
             old, new = used[0], self.opts[-1]
             if self.name in opts or len(used) > 1:
-                raise click.UsageError(f"{'/'.join(used)} {'is the old spelling' if len(used) == 1 else 'are old spellings'} "
-                                       f"of {new}; give {new} only", ctx)
+                what = "is the old spelling" if len(used) == 1 else "are old spellings"
+                raise click.UsageError(f"{'/'.join(used)} {what} of {new}; give {new} only", ctx)
             value = opts[self._old_dest(old)]
             if self.accept_old is not None:
                 refused = self.accept_old(value[-1] if self.multiple else value)

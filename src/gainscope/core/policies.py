@@ -50,7 +50,8 @@ from typing import Any, Literal
 
 from gainscope.errors import PolicyError, option
 
-__all__ = ["JudgedGrades", "Level", "Missing", "Negatives", "POSITIVE", "Policies", "ScorePrecision", "Ties", "Undefined", "format_level", "is_level", "level_value", "policy_option"]
+__all__ = ["POSITIVE", "JudgedGrades", "Level", "Missing", "Negatives", "Policies", "ScorePrecision", "Ties",
+           "Undefined", "format_level", "is_level", "level_value", "policy_option"]
 
 Ties = Literal["trec_eval", "rank", "average"]
 Missing = Literal["zero", "skip", "empty"]

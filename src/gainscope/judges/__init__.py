@@ -15,5 +15,5 @@
     labeling.py  LLMJudge and label_pairs(): many pairs through a StoredJudge, within a budget
 
 Code that needs grades (temporal LLM mode, agent gains) takes any object with the :class:`~gainscope.judges.
-labeling.Judge` protocol; it never needs the HTTP client.
+stored.Judge` protocol; it never needs the HTTP client.
 """

@@ -42,7 +42,7 @@ from gainscope.io.texts import Document, Query
 from gainscope.judges.answers import parse_answer
 from gainscope.judges.spec import JudgeSpec
 from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel, text_hash
-from gainscope.judges.stored import WAIT_POLL, Answer, StoredJudge
+from gainscope.judges.stored import WAIT_POLL, Answer, Judge, StoredJudge
 
 __all__ = ["Budget", "Judge", "LLMJudge", "Prices", "Progress", "label_pairs"]
 
@@ -90,16 +90,6 @@ class Budget:
 
     max_requests: int | None = None
     max_cost: float | None = None
-
-
-class Judge(Protocol):
-    """What code that needs relevance grades (temporal LLM mode, agent gains) asks of a judge."""
-
-    spec: JudgeSpec
-
-    async def grade(self, query: Query, document: Document) -> StoredLabel:
-        """A label for the pair: ``status`` ok with a grade on ``spec.prompt.scale``, or failed without one."""
-        ...
 
 
 class _Client(Protocol):

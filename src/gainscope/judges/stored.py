@@ -1,6 +1,6 @@
 """One judge over one judgment store: each (query, document) is paid once, in this process and across processes.
 
-:class:`StoredJudge` wraps a judge (the :class:`~gainscope.judges.labeling.Judge` protocol; with a store it needs
+:class:`StoredJudge` wraps a judge (the :class:`Judge` protocol; with a store it needs
 ``.key(query, document)``, as :class:`~gainscope.judges.labeling.LLMJudge` has) and answers every grade request
 in this order:
 
@@ -32,17 +32,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from gainscope.errors import PolicyError, StoreError
 
 if TYPE_CHECKING:
     from gainscope.io.texts import Document, Query
-    from gainscope.judges.labeling import Judge
     from gainscope.judges.spec import JudgeSpec
     from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel
 
-__all__ = ["WAIT_POLL", "Answer", "StoredJudge"]
+__all__ = ["WAIT_POLL", "Answer", "Judge", "StoredJudge"]
+
+class Judge(Protocol):
+    """What code that needs relevance grades (temporal LLM mode, agent gains) asks of a judge."""
+
+    spec: JudgeSpec
+
+    async def grade(self, query: Query, document: Document) -> StoredLabel:
+        """A label for the pair: ``status`` ok with a grade on ``spec.prompt.scale``, or failed without one."""
+        ...
+
 
 #: seconds between two looks at a pair another process is judging
 WAIT_POLL = 0.25
@@ -57,7 +66,7 @@ class Answer:
 
 
 class StoredJudge:
-    """A judge (the :class:`~gainscope.judges.labeling.Judge` protocol) that pays for each pair once; see the module
+    """A judge (the :class:`Judge` protocol) that pays for each pair once; see the module
     docstring. Counters: ``asked`` pairs sent to the judge, ``stored`` labels taken from the store (recorded by an
     earlier run or by another process meanwhile), ``shared`` requests answered with a label already asked for in
     this run, ``waited`` pairs found claimed by another live process."""

@@ -136,8 +136,8 @@ class ProfileUse:
         return {**self.profile.as_dict(), "overridden": [spell(o) for o in self.overridden]}
 
 
-_MAX_GRADE_NOTE = ("{what} divide by the top of the grading scale: give it (" + option("max_grade", ...) + "){example}; "
-                   "otherwise the largest judged grade is used (noted with the results)")
+_MAX_GRADE_NOTE = ("{what} divide by the top of the grading scale: give it (" + option("max_grade", ...)
+                   + "){example}; otherwise the largest judged grade is used (noted with the results)")
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("trec_eval", "trec_eval 10's conventions, the default: ties by doc id descending, judged queries "

@@ -38,12 +38,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gainscope.server.jobs import Jobs
-from gainscope.server.workspace import Workspace
+from gainscope.server.workspace import COOKIE, HEADER, Workspace
 
 __all__ = ["COOKIE", "HEADER", "create_app", "is_loopback"]
 
-HEADER = "X-Gainscope-Token"
-COOKIE = "gainscope_token"
 STATIC = Path(__file__).parent / "static"
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})

@@ -24,8 +24,7 @@ from starlette.routing import Route
 from gainscope._version import __version__
 from gainscope.errors import GainscopeError, NotFoundError
 from gainscope.server import charts, views
-from gainscope.server.app import HEADER
-from gainscope.server.workspace import Workspace
+from gainscope.server.workspace import HEADER, Workspace
 
 __all__ = ["environment", "routes"]
 

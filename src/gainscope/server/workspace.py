@@ -27,7 +27,12 @@ from gainscope.search.store import utc_now
 from gainscope.server import cases as bridge
 from gainscope.server.store import CaseRecord, CaseSettings, QueryRecord, ScorePoint, WorkspaceStore
 
-__all__ = ["DATABASE_FILE", "TOKEN_FILE", "CaseScores", "Scoreboard", "Workspace", "database_problem", "token_problem"]
+__all__ = ["COOKIE", "DATABASE_FILE", "HEADER", "TOKEN_FILE", "CaseScores", "Scoreboard", "Workspace",
+           "database_problem", "token_problem"]
+
+#: the request header and the cookie that carry the workspace token (a write needs one of them)
+HEADER = "X-Gainscope-Token"
+COOKIE = "gainscope_token"
 
 DATABASE_FILE = "workspace.sqlite"
 TOKEN_FILE = "token"

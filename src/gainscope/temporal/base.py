@@ -56,7 +56,7 @@ from gainscope.temporal.engine import Prepared, evaluate_prepared
 from gainscope.temporal.grades import FOCUS_TIME_SCALE, Graded, focus_time_grades, gold_grades, judge_grades
 
 if TYPE_CHECKING:
-    from gainscope.judges.labeling import Judge
+    from gainscope.judges.stored import Judge
 
 __all__ = ["Mode", "Prepared", "TemporalGradeError", "TemporalMetric", "TemporalScore", "check_k", "invalid"]
 

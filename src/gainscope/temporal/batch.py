@@ -89,7 +89,7 @@ from gainscope.temporal.overlap import Line, check_overlap, check_systems
 
 if TYPE_CHECKING:
     from gainscope.compare import CompareSettings, Comparison
-    from gainscope.judges.labeling import Judge
+    from gainscope.judges.stored import Judge
 
 __all__ = ["METRICS", "DocumentFocusTime", "Evaluation", "LineFocusTimes", "MetricSpec", "Record", "aevaluate_records",
            "evaluate_records", "parse_metric", "read_records"]

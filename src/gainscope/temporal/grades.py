@@ -13,7 +13,7 @@ and the ``R`` of recall and AP come from it.
   k) and ``other_dfts`` (judged documents the system did not retrieve). An empty QFT grades nothing: every value
   is undefined, with that reason.
 * **llm** (``query``, ``retrieved_docs``, optional ``other_docs``): the grade a judge gives (any object with
-  the :class:`~gainscope.judges.labeling.Judge` protocol; this module never imports the HTTP client). The
+  the :class:`~gainscope.judges.stored.Judge` protocol; this module never imports the HTTP client). The
   built-in ``temporal`` prompt is seed 001's 0-4 rubric. Only the top k are graded unless the metric needs the
   pool; then every document given is. A failed grade is NaN with its reason in ``failures`` -- never 0 -- and
   the document is left out of the pool.
@@ -34,7 +34,7 @@ from gainscope.io.texts import Document, Query
 from gainscope.temporal.focus_time import FocusTime, as_focus_time, jaccard
 
 if TYPE_CHECKING:
-    from gainscope.judges.labeling import Judge
+    from gainscope.judges.stored import Judge
 
 __all__ = ["FOCUS_TIME_SCALE", "Graded", "as_documents", "as_query", "focus_time_grades", "fresh_ids", "gold_grades",
            "grade_all", "judge_grades"]

@@ -27,7 +27,7 @@ from gainscope.temporal.ranking import TemporalMAP, TemporalMRR, TemporalNDCG, T
 from gainscope.temporal.years import TemporalCoverage, TemporalDiversity, TemporalYearPrecision, TemporalYearRecall
 
 if TYPE_CHECKING:
-    from gainscope.judges.labeling import Judge
+    from gainscope.judges.stored import Judge
 
 __all__ = ["METRICS", "PROFILES", "MetricSpec", "parse_metric", "temporal_profile"]
 
