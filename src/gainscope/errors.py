@@ -6,6 +6,7 @@
     ├── InputError (ValueError)                bad judgments / runs / files
     │   ├── FormatError                        .path, .line, .text: a line or record that cannot be read
     │   ├── InconsistentInputError             duplicates, conflicting grades, no query overlap, empty input
+    │   │   └── DuplicateError                 .query_id, .doc_id, .locations, .extra: a doc twice in a ranking
     │   └── UnknownFormatError                 the format cannot be detected or is not supported
     ├── MetricError (ValueError)
     │   ├── UnknownMetricError                 a name that no registered metric has
@@ -41,6 +42,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "BudgetExceededError",
+    "DuplicateError",
     "FormatError",
     "GainscopeError",
     "GainscopeWarning",
@@ -93,6 +95,19 @@ class FormatError(InputError):
 
 class InconsistentInputError(InputError):
     """Input that reads fine but contradicts itself or the other input (duplicates, no overlap)."""
+
+
+class DuplicateError(InconsistentInputError):
+    """A document listed more than once for a query of a run: ``query_id``, ``doc_id``, the ``locations`` of its
+    first two rows (lines or rows, as the input counts them) and the ``extra`` duplicate rows of the whole run."""
+
+    def __init__(self, message: str, *, query_id: str, doc_id: str, locations: tuple[int, int],
+                 extra: int) -> None:
+        self.query_id = query_id
+        self.doc_id = doc_id
+        self.locations = locations
+        self.extra = extra
+        super().__init__(message)
 
 
 class UnknownFormatError(InputError):

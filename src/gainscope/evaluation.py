@@ -25,7 +25,7 @@ from gainscope.metrics.context import Context
 from gainscope.metrics.names import parse_metric
 from gainscope.results import Results
 
-__all__ = ["compute", "evaluate", "evaluate_runs", "ranked_query", "resolve_metrics"]
+__all__ = ["compute", "evaluate", "evaluate_runs", "ranked_query", "resolve_metrics", "warn_undefined"]
 
 MetricsArg = str | Metric | Iterable[str | Metric]
 
@@ -62,13 +62,17 @@ def _as_policies(policies: Policies | None, kwargs: dict[str, Any]) -> Policies:
 
 
 def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = (),
-            warn: bool = True) -> Results:
+            warn: bool = True, max_grade: float | None = None) -> Results:
     """Run every metric's kernel on a judged run and apply the ``missing_queries`` and ``undefined``
-    policies. Warns (UndefinedMetricWarning) when undefined values were filled with 0."""
+    policies. Warns (UndefinedMetricWarning) when undefined values were filled with 0.
+
+    ``max_grade``: the largest judged grade of every evaluated query, for an evaluation that computes a part
+    of its queries at a time (:mod:`gainscope.spark`); None takes ``jr``'s own. Every other value of a query
+    depends on that query alone."""
     policies = jr.policies
     for m in metrics:
         m.check_policies(policies)
-    ctx = Context(jr)
+    ctx = Context(jr, max_grade=max_grade)
     nq = jr.num_queries
     values = np.zeros((nq, len(metrics)))
     undefined = np.zeros((nq, len(metrics)), dtype=bool)
@@ -84,20 +88,21 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
     if policies.undefined == "zero":
         values[undefined] = 0.0
         if warn and undefined.any():
-            _warn_undefined(jr, metrics, undefined)
+            warn_undefined(jr.query_ids, metrics, undefined)
     return Results(run_name=jr.run_name, metrics=tuple(metrics), query_ids=jr.query_ids, values=values,
                    undefined=undefined, policies=policies, coverage=jr.coverage,
                    notes=tuple(notes) + tuple(extra_notes))
 
 
-def _warn_undefined(jr: JudgedRun, metrics: Sequence[Metric], undefined: np.ndarray) -> None:
+def warn_undefined(query_ids: Sequence[str], metrics: Sequence[Metric], undefined: np.ndarray) -> None:
+    """The UndefinedMetricWarning of values filled with 0 (``undefined`` is queries x metrics)."""
     groups: dict[tuple[int, ...], list[str]] = {}
     for j, m in enumerate(metrics):
         rows = tuple(np.flatnonzero(undefined[:, j]).tolist())
         if rows:
             groups.setdefault(rows, []).append(str(m))
     for rows, names in groups.items():
-        ids = [jr.query_ids[i] for i in rows]
+        ids = [query_ids[i] for i in rows]
         what = ", ".join(names)
         warnings.warn(UndefinedMetricWarning(
             f"{what} {'is' if len(names) == 1 else 'are'} undefined for {len(ids)} quer"

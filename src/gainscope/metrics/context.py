@@ -56,10 +56,12 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 class Context:
     """Cached arrays derived from one JudgedRun, shared by all metrics of one evaluation."""
 
-    def __init__(self, jr: JudgedRun) -> None:
+    def __init__(self, jr: JudgedRun, *, max_grade: float | None = None) -> None:
         self.jr = jr
         self.policies: Policies = jr.policies
         self._cache: dict[Hashable, Any] = {}
+        if max_grade is not None:  # the whole evaluation's, when jr holds only some of its queries
+            self.__dict__["max_grade"] = float(max_grade)
 
     def cached(self, key: Hashable, make: Callable[[], T]) -> T:
         """Memoise ``make()`` under ``key`` for the life of this context."""
@@ -90,7 +92,8 @@ class Context:
 
     @cached_property
     def max_grade(self) -> float:
-        """Largest judged grade over all evaluated queries (0 when none is positive)."""
+        """Largest judged grade over all evaluated queries (0 when none is positive). A distributed engine that
+        evaluates a part of the queries at a time passes the whole evaluation's value to the constructor."""
         g = self.jr.judged_grades
         return float(g.max()) if len(g) and g.max() > 0 else 0.0
 
