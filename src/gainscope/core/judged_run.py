@@ -240,7 +240,8 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
     universe, missing, ignored = _query_universe(judged_q, ranked_q, policies, judgments.source, run.source)
     ranked_set = set(ranked_q)
     rows, order_by_scores = _ordered_rows(rframe, jframe, universe, run, policies)
-    q = rows["_q"].to_numpy()
+    # astype: with no evaluated query polars types the empty query index as text, whatever return_dtype says
+    q = rows["_q"].to_numpy().astype(np.int64, copy=False)
     scores = rows["score"].to_numpy().astype(np.float64, copy=False)
     tie_start, tied_groups = _tie_groups(q, scores, order_by_scores)
     _warn_ties(tied_groups, policies)
