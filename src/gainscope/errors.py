@@ -18,6 +18,7 @@
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   └── BudgetExceededError                the call or cost budget is spent
     ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
+    ├── SparkError                             Apache Spark could not run an evaluation (gainscope.spark)
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -58,6 +59,7 @@ __all__ = [
     "MissingDependencyError",
     "PolicyError",
     "QueryCoverageWarning",
+    "SparkError",
     "StoreError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
@@ -172,6 +174,12 @@ class StoreError(GainscopeError, OSError):
     def __init__(self, message: str, *, path: str) -> None:
         self.path = path
         super().__init__(message)
+
+
+class SparkError(GainscopeError):
+    """Apache Spark could not run an evaluation (:mod:`gainscope.spark`): the session does not start, a worker
+    cannot import gainscope, a worker died or ran out of memory. The message says what Spark reported and
+    what to change."""
 
 
 class MissingDependencyError(GainscopeError, ImportError):

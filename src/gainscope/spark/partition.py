@@ -1,0 +1,294 @@
+"""The executor side: one partition of whole queries evaluated by the local engine's own code.
+
+Nothing here imports pyspark: a partition is an iterator of Arrow record batches in, an iterator of Arrow
+record batches out (what ``DataFrame.mapInArrow`` calls), so the tests run it without Spark.
+
+Input rows (:data:`INPUT_KINDS`), sorted by query id, then kind (markers first), then input position:
+
+* ``_kind = 1``: a *marker*, one per judged query (``query_id`` only). Every judged query has one, hashed to
+  the partition of its query like the run's rows, so a partition knows its judged queries, including those
+  the run does not rank (``missing_queries="zero"`` scores them; they live in no run row);
+* ``_kind = 0``: a run row: ``query_id``, ``doc_id``, ``score`` and/or ``rank`` (typed, or text tokens as
+  a line reader split them), ``tag`` (TREC run tag), ``_ord`` (the input position; see
+  :mod:`gainscope.spark.sources`) and ``_sub`` (the position inside one JSON record);
+* ``_kind = 2``: :class:`~gainscope.spark.facts.Facts` of an earlier stage (a line reader's problems) in
+  ``doc_id``, passed on.
+
+The partition is cut into blocks of whole queries of about ``block_rows`` rows (a query is never cut, so the
+largest query bounds the memory a block needs). Each block goes through exactly what
+:func:`gainscope.evaluate` does: :func:`~gainscope.io.frames.finish_run` (every check, conversion and
+duplicate rule of the readers), :class:`~gainscope.core.judged_run.PreparedJudgments` of the block's judged
+queries, :func:`~gainscope.io.scan.judged_run_of_run` (the C scanner, or the polars builder) and
+:func:`~gainscope.evaluation.compute` with the whole evaluation's ``max_grade``. Every per-query value depends
+on its query alone (and on that one global number), so the values are the local engine's, bit for bit;
+``tests/spark/test_partitioned.py`` checks it on random inputs cut at random.
+
+Output: one row per evaluated query of the partition (``query_id``, ``missing``, ``values``, ``undefined``,
+``relstring``), then one row holding the partition's :class:`~gainscope.spark.facts.Facts` as JSON.
+"""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from gainscope.core.judged_run import PreparedJudgments
+from gainscope.core.judgments import Judgments
+from gainscope.core.policies import Policies
+from gainscope.core.run import Run
+from gainscope.errors import DuplicateError, FormatError, InputError, MetricError, PolicyError
+from gainscope.evaluation import compute
+from gainscope.io.frames import WS_CHARS, Origin, RunOptions, TokenTable, finish_run
+from gainscope.io.scan import judged_run_of_run
+from gainscope.io.text import changed_ids
+from gainscope.metrics.base import Metric
+from gainscope.metrics.trec_eval import relstrings
+from gainscope.spark.facts import Facts, First, Problem
+
+__all__ = ["INPUT_KINDS", "OUTPUT_SCHEMA", "JudgmentShard", "PartPlan", "evaluate_block", "evaluate_partition",
+           "marker_batches"]
+
+INPUT_KINDS = {"run": 0, "marker": 1, "facts": 2}
+
+OUTPUT_SCHEMA = pa.schema([
+    ("query_id", pa.string()), ("missing", pa.bool_()), ("values", pa.list_(pa.float64())),
+    ("undefined", pa.list_(pa.bool_())), ("relstring", pa.string()), ("facts", pa.string()),
+])
+
+BLOCK_ROWS = 1_000_000
+
+
+class JudgmentShard:
+    """Judgments checked on the driver, shipped to the executors once (a Spark broadcast) as Arrow IPC bytes,
+    grouped by query. Each worker process decodes them once and hands each block the judgments of its queries.
+    """
+
+    def __init__(self, judgments: Judgments) -> None:
+        frame = judgments.frame.select("query_id", "doc_id", "grade").sort("query_id", maintain_order=True)
+        sink = pa.BufferOutputStream()
+        table = frame.to_arrow()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        self.key = uuid.uuid4().hex
+        self.data = sink.getvalue().to_pybytes()
+        self.source = judgments.source
+
+    def _index(self) -> tuple[pl.DataFrame, dict[str, tuple[int, int]], list[str]]:
+        cached = _SHARDS.get(self.key)
+        if cached is None:
+            table = pa.ipc.open_stream(self.data).read_all()
+            frame = pl.DataFrame(pl.from_arrow(table))
+            ids = frame["query_id"]
+            starts = (ids != ids.shift(1)).fill_null(True).arg_true().to_list()
+            ends = [*starts[1:], frame.height]
+            names = [ids[i] for i in starts]
+            cached = frame, {q: (a, b - a) for q, a, b in zip(names, starts, ends, strict=True)}, names
+            _SHARDS.clear()  # one evaluation at a time per worker: keep only the latest judgments
+            _SHARDS[self.key] = cached
+        return cached
+
+    def query_ids(self) -> list[str]:
+        """Every judged query id (in the shard's order)."""
+        return self._index()[2]
+
+    def subset(self, query_ids: Sequence[str]) -> Judgments:
+        """The judgments of ``query_ids`` (each a judged query)."""
+        frame, where, _ = self._index()
+        parts = [frame.slice(*where[q]) for q in query_ids]
+        part = pl.concat(parts) if parts else frame.clear()
+        return Judgments(part, source=self.source)
+
+
+_SHARDS: dict[str, tuple[pl.DataFrame, dict[str, tuple[int, int]], list[str]]] = {}
+
+
+@dataclass(frozen=True)
+class PartPlan:
+    """Everything a partition needs, shipped with the function: metrics, policies, reading options, the
+    judgments, the whole evaluation's ``max_grade``, the relstring length (trec_eval's ``relstring``; None
+    when not asked) and whether text tokens are already stripped (line readers)."""
+
+    metrics: tuple[Metric, ...]
+    policies: Policies
+    options: RunOptions
+    judgments: JudgmentShard
+    max_grade: float | None
+    tokens_clean: bool = False
+    relstring: int | None = None
+    block_rows: int = BLOCK_ROWS
+
+
+def marker_batches(batches: Iterable[pa.RecordBatch], shard: JudgmentShard) -> Iterator[pa.RecordBatch]:
+    """Markers (``_kind = 1``) of the judged queries whose positions in ``shard.query_ids()`` the ``id``
+    column of ``batches`` holds (a ``spark.range`` over the number of judged queries)."""
+    names = shard.query_ids()
+    for batch in batches:
+        index = batch.column("id").to_numpy()
+        yield pa.record_batch([pa.array([names[i] for i in index.tolist()], pa.string()),
+                               pa.array(np.full(len(index), INPUT_KINDS["marker"], dtype=np.int8))],
+                              names=["query_id", "_kind"])
+
+
+# ---------------------------------------------------------------------- a partition
+def evaluate_partition(batches: Iterable[pa.RecordBatch], plan: PartPlan) -> Iterator[pa.RecordBatch]:
+    """Evaluate one partition (see the module docstring): per-query rows, block by block, then its facts."""
+    facts = Facts()
+    pending: list[pl.DataFrame] = []
+    pending_rows = 0
+    for batch in batches:
+        frame = pl.DataFrame(pl.from_arrow(batch))
+        if frame.height == 0:
+            continue
+        earlier = frame.filter(pl.col("_kind") == INPUT_KINDS["facts"])
+        for text in earlier["doc_id"].to_list():
+            facts = facts.merge(Facts.from_json(text))
+        if earlier.height:
+            frame = frame.filter(pl.col("_kind") != INPUT_KINDS["facts"])
+        if pending_rows >= plan.block_rows and frame.height:
+            last = pending[-1]["query_id"][-1]
+            change = (frame["query_id"] != last).arg_true()
+            if len(change):
+                cut = int(change[0])
+                out, part = _block(pl.concat([*pending, frame.slice(0, cut)]), plan)
+                facts = facts.merge(part)
+                if out is not None:
+                    yield out
+                pending, pending_rows = [], 0
+                frame = frame.slice(cut)
+        pending.append(frame)
+        pending_rows += frame.height
+    if pending_rows:
+        out, part = _block(pl.concat(pending), plan)
+        facts = facts.merge(part)
+        if out is not None:
+            yield out
+    yield _facts_batch(facts)
+
+
+def _facts_batch(facts: Facts) -> pa.RecordBatch:
+    return pa.record_batch([pa.array([None], pa.string()), pa.array([None], pa.bool_()),
+                            pa.array([None], pa.list_(pa.float64())), pa.array([None], pa.list_(pa.bool_())),
+                            pa.array([None], pa.string()), pa.array([facts.to_json()], pa.string())],
+                           schema=OUTPUT_SCHEMA)
+
+
+def _block(rows: pl.DataFrame, plan: PartPlan) -> tuple[pa.RecordBatch | None, Facts]:
+    """:func:`evaluate_block`, with running out of memory reported as a problem naming the largest query."""
+    try:
+        return evaluate_block(rows, plan)
+    except MemoryError:
+        sizes = rows.filter(pl.col("_kind") == INPUT_KINDS["run"]).group_by("query_id").len().sort("len")
+        query, count = sizes.row(-1) if sizes.height else ("?", 0)
+        facts = Facts()
+        facts.add_problem(Problem(
+            "memory", f"query {query!r} ({count} ranked documents, {rows.height} rows in its block) does not fit "
+            "in the memory of a Spark Python worker; give the workers more (spark.executor.pyspark.memory, or "
+            "spark.executor.memoryOverhead), or cut the run at a depth before evaluating it"))
+        return None, facts
+
+
+def evaluate_block(rows: pl.DataFrame, plan: PartPlan) -> tuple[pa.RecordBatch | None, Facts]:
+    """Evaluate whole queries (input rows as described in the module docstring): the per-query output rows
+    (None when there are none, or a problem stops the block) and the block's facts."""
+    judged = rows.filter(pl.col("_kind") == INPUT_KINDS["marker"])["query_id"].to_list()
+    ranked = rows.filter(pl.col("_kind") == INPUT_KINDS["run"])
+    facts = Facts(rows=ranked.height)
+    run = _finished_run(ranked, plan, facts) if ranked.height else None
+    if ranked.height and run is None:
+        return None, facts
+    judged_set = set(judged)
+    frame = run.frame if run is not None else None
+    if frame is not None:
+        ids = frame["query_id"].unique(maintain_order=True).to_list()
+        facts.ignored = [q for q in ids if q not in judged_set]
+        if facts.ignored:
+            frame = frame.filter(pl.col("query_id").is_in(judged))
+    if not judged:
+        return None, facts
+    if frame is None:
+        frame = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64,
+                                     "rank": pl.Int64})
+    part = Run._from_validated(frame, name="run", source=None, notes=())
+    prepared = PreparedJudgments.of(plan.judgments.subset(judged), plan.policies.negative_grades)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the driver warns once, with the totals of every partition
+            jr = judged_run_of_run(prepared, part, plan.policies)
+            results = compute(jr, plan.metrics, warn=False, max_grade=plan.max_grade)
+    except (MetricError, PolicyError) as exc:
+        facts.add_problem(Problem("metric", str(exc), detail={"error": type(exc).__name__}))
+        return None, facts
+    coverage = jr.coverage
+    facts.tied_groups, facts.rank_steps, facts.rank_down = (coverage.tied_groups, coverage.rank_steps,
+                                                            coverage.rank_down)
+    grades = jr.judged_grades
+    if jr.num_queries:
+        facts.max_grade = float(grades.max()) if len(grades) and grades.max() > 0 else 0.0
+    facts.notes = list(results.notes)
+    strings = relstrings(jr, plan.relstring) if plan.relstring is not None else {}
+    nq = jr.num_queries
+    out = pa.record_batch([
+        pa.array(list(jr.query_ids), pa.string()), pa.array(jr.missing.astype(bool)),
+        pa.FixedSizeListArray.from_arrays(pa.array(results.values.reshape(-1)), len(plan.metrics))
+        .cast(pa.list_(pa.float64())),
+        pa.FixedSizeListArray.from_arrays(pa.array(results.undefined.reshape(-1)), len(plan.metrics))
+        .cast(pa.list_(pa.bool_())),
+        pa.array([strings.get(q) for q in jr.query_ids] if strings else [None] * nq, pa.string()),
+        pa.array([None] * nq, pa.string()),
+    ], schema=OUTPUT_SCHEMA)
+    return out, facts
+
+
+def _finished_run(ranked: pl.DataFrame, plan: PartPlan, facts: Facts) -> Run | None:
+    """The block's run rows read by the readers' own rules (:func:`finish_run`), or None with the problem
+    recorded; the facts the readers turn into warnings and notes are recorded too."""
+    columns = [c for c in ("query_id", "doc_id", "score", "rank", "tag") if c in ranked.columns]
+    table = ranked.select([*columns, pl.col("_ord").alias("_loc")])
+    try:
+        run, _ = finish_run(TokenTable(table, Origin(None, None), tokens_clean=plan.tokens_clean), plan.options)
+    except FormatError as exc:
+        facts.add_problem(Problem("row", str(exc), exc.line, exc.text))
+        return None
+    except DuplicateError as exc:
+        first, second = exc.locations
+        facts.duplicates = exc.extra
+        facts.add_problem(Problem("duplicate", str(exc), first, detail={
+            "query_id": exc.query_id, "doc_id": exc.doc_id, "second": second}))
+        return None
+    except InputError as exc:  # a column of the wrong type: no row to point at
+        facts.add_problem(Problem("schema", str(exc)))
+        return None
+    _record_reading_facts(table, run, plan, facts)
+    return run
+
+
+def _record_reading_facts(table: pl.DataFrame, run: Run, plan: PartPlan, facts: Facts) -> None:
+    """Counts and first examples behind the readers' warnings and notes, with input positions."""
+    facts.dropped = table.height - run.frame.height
+    if "score" in table.columns:
+        score = pl.col("score")
+        if table.schema["score"] == pl.String:
+            score = score.str.strip_chars(WS_CHARS)
+        scores = table.select(score.cast(pl.Float64, strict=False).alias("s"), "query_id", "doc_id", "_loc")
+        infinite = scores.filter(pl.col("s").is_infinite())
+        if infinite.height:
+            s, q, d, loc = infinite.row(0)
+            facts.infinite = First(infinite.height, loc, (s, q, d))
+        if plan.options.nan_score is not None:
+            facts.nan_scores = int(scores.select(pl.col("s").is_nan().sum()).item() or 0)
+    for column in ("query_id", "doc_id"):
+        changed = changed_ids(table[column], "NFC")
+        if changed.len():
+            firsts = (table.filter(pl.col(column).is_in(changed)).group_by(column)
+                      .agg(pl.col("_loc").min()))
+            facts.not_nfc[column] = dict(firsts.iter_rows())
+    if "tag" in table.columns:
+        facts.tags = dict(table.group_by("tag").agg(pl.col("_loc").min()).iter_rows())
+
