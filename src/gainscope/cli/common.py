@@ -23,11 +23,12 @@ from gainscope.errors import (
     MetricError,
     MissingDependencyError,
     PolicyError,
+    SparkError,
     StoreError,
 )
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "emit", "guarded", "policy_options", "reader_options",
-           "split_metrics", "with_options"]
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "backend_options", "emit", "guarded", "policy_options",
+           "reader_options", "spark_evaluations", "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -39,7 +40,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MetricError, PolicyError)):
         return EXIT_USAGE
-    if isinstance(exc, (MissingDependencyError, JudgeError, StoreError)):
+    if isinstance(exc, (MissingDependencyError, JudgeError, StoreError, SparkError)):
         return EXIT_IO
     if isinstance(exc, InputError):
         return EXIT_INPUT
@@ -188,6 +189,13 @@ def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tu
     """Read the judgments with the reader options popped from ``kwargs``; return the run reading options."""
     from gainscope.io import read_judgments
 
+    judgment_options, options = reading_options(kwargs)
+    j = read_judgments(judgments, **judgment_options)
+    return j, options
+
+
+def reading_options(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Pop the reader options from ``kwargs``: the keyword arguments of read_judgments and of read_run."""
     nan = kwargs.pop("nan_score")
     nan_score: str | float = nan
     if nan != "error":
@@ -196,11 +204,57 @@ def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tu
         except ValueError:
             raise click.BadParameter(f"expected 'error' or a number; got {nan!r}", param_hint="--nan-score") from None
     norm = kwargs.pop("normalize_ids")
-    j = read_judgments(judgments, format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
-                       float_grades=kwargs.pop("float_grades"), normalize_ids=norm)
+    judgment_options = {"format": kwargs.pop("judgments_format"), "on_conflict": kwargs.pop("on_conflict"),
+                        "float_grades": kwargs.pop("float_grades"), "normalize_ids": norm}
     options = {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
                "nan_score": nan_score, "normalize_ids": norm}
-    return j, options
+    return judgment_options, options
+
+
+def backend_options(fn: F) -> F:
+    """Where runs are evaluated: here, or on Apache Spark (``--backend spark``). Named --backend, not
+    --engine: in gainscope an engine is a search engine (``gainscope search --engine``)."""
+    options = [
+        click.option("--backend", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+                     help="Evaluate here, or on Apache Spark (runs too large for one machine; same numbers; needs "
+                          "pip install 'gainscope[spark]' and Java 17)."),
+        click.option("--master", default=None,
+                     help="With --backend spark: the Spark master (local[2], spark://host:7077, yarn...). "
+                          "Default: local[*]."),
+        click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+                     help="With --backend spark: a Spark setting (repeat for several), e.g. "
+                          "--spark-conf spark.executor.memory=8g."),
+        click.option("--partitions", type=click.IntRange(min=1), default=None,
+                     help="With --backend spark: partitions of the run (default: spark.sql.shuffle.partitions)."),
+    ]
+    return with_options(fn, options)
+
+
+def spark_evaluations(judgments: str, runs: tuple[str, ...], metrics: list[Any], policies: Any,
+                      kwargs: dict[str, Any], *, names: tuple[str, ...] = (), relstring: int | None = None) -> Any:
+    """Evaluate on Spark with the reader and backend options popped from ``kwargs`` (one SparkEvaluation per
+    run), when ``--backend spark``; None (nothing popped but the backend options) otherwise."""
+    backend, master = kwargs.pop("backend", "local"), kwargs.pop("master", None)
+    conf_items, partitions = kwargs.pop("spark_conf", ()), kwargs.pop("partitions", None)
+    if backend != "spark":
+        given = [flag for flag, value in (("--master", master), ("--spark-conf", conf_items),
+                                          ("--partitions", partitions)) if value]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} only apply with --backend spark")
+        return None
+    conf: dict[str, str] = {}
+    for item in conf_items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE; got {item!r}", param_hint="--spark-conf")
+        conf[key.strip()] = value
+    judgment_options, run_options = reading_options(kwargs)
+    from gainscope.spark import evaluate_runs, session
+
+    return evaluate_runs(judgments, runs, metrics, spark=session(master, conf), policies=policies,
+                         names=list(names) if names else None, judgments_format=judgment_options["format"],
+                         on_conflict=judgment_options["on_conflict"], float_grades=judgment_options["float_grades"],
+                         partitions=partitions, relstring=relstring, **run_options)
 
 
 def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kwargs: dict[str, Any], *,
@@ -218,6 +272,9 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
     policies = Policies.from_kwargs(**policies_from(kwargs))
     for m in metrics:
         m.check_policies(policies)
+    on_spark = spark_evaluations(judgments, runs, metrics, policies, kwargs, names=names)
+    if on_spark is not None:
+        return [e.results for e in on_spark]
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
     prepared = PreparedJudgments.of(judg, policies.negative_grades)
     out = []

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    backend_options,
     emit,
     evaluate_files,
     guarded,
@@ -98,6 +99,7 @@ def comparison_of(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...
               help="Write to this file instead of standard output.")
 @policy_options
 @reader_options
+@backend_options
 @guarded
 def compare_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], fmt: str, output: Path | None,
                 **kwargs: Any) -> None:

@@ -9,12 +9,14 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    backend_options,
     emit,
     guarded,
     policies_from,
     policy_options,
     read_judgments_and_run_options,
     reader_options,
+    spark_evaluations,
     split_metrics,
 )
 
@@ -40,6 +42,7 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
                    "pytrec_eval (legacy).")
 @policy_options
 @reader_options
+@backend_options
 @guarded
 def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], per_query: bool, fmt: str,
                  output: Path | None, num_docs: int, trec_eval_version: str, **kwargs: Any) -> None:
@@ -75,18 +78,27 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
         m.check_policies(policies)
     from gainscope.io.scan import judged_run_of
 
-    judg, run_options = read_judgments_and_run_options(judgments, kwargs)
-    prepared = PreparedJudgments.of(judg, policies.negative_grades)  # once for all runs
+    rel_item = next((it for it in items if it.family == "relstring"), None)
+    relstring = int(rel_item.param) if rel_item is not None and per_query and fmt == "trec_eval" else None
     all_results = []
     chunks = []
-    for run in runs:
-        jr, run_notes = judged_run_of(prepared, run, policies, **run_options)
-        res = compute(jr, mets, notes=tuple(judg.notes) + run_notes)
-        all_results.append(res)
-        if fmt == "trec_eval":
-            rel_item = next((it for it in items if it.family == "relstring"), None)
-            rs = relstrings(jr, rel_item.param) if rel_item is not None and per_query else None
-            chunks.append(render_trec_eval(items, res, per_query=per_query, relstrings=rs))
+    on_spark = spark_evaluations(judgments, runs, mets, policies, kwargs, relstring=relstring)
+    if on_spark is not None:
+        for ev in on_spark:
+            all_results.append(ev.results)
+            if fmt == "trec_eval":
+                rs = ev.results.extras.get("relstring") if relstring is not None else None
+                chunks.append(render_trec_eval(items, ev.results, per_query=per_query, relstrings=rs))
+    else:
+        judg, run_options = read_judgments_and_run_options(judgments, kwargs)
+        prepared = PreparedJudgments.of(judg, policies.negative_grades)  # once for all runs
+        for run in runs:
+            jr, run_notes = judged_run_of(prepared, run, policies, **run_options)
+            res = compute(jr, mets, notes=tuple(judg.notes) + run_notes)
+            all_results.append(res)
+            if fmt == "trec_eval":
+                rs = relstrings(jr, rel_item.param) if rel_item is not None and per_query else None
+                chunks.append(render_trec_eval(items, res, per_query=per_query, relstrings=rs))
     if fmt == "trec_eval":
         text = "".join(chunks)
         for line in conventions_lines(all_results):

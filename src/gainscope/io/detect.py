@@ -30,7 +30,8 @@ from gainscope.errors import PolicyError, UnknownFormatError
 from gainscope.io.frames import ALIASES
 from gainscope.io.text import BOM, TextFile
 
-__all__ = ["FORMATS", "KINDS", "check_format", "detect_format", "detect_text_format", "guess_kind"]
+__all__ = ["FORMATS", "KINDS", "check_format", "detect_format", "detect_head_format", "detect_text_format",
+           "guess_kind"]
 
 FORMATS: dict[str, tuple[str, ...]] = {
     "judgments": ("trec", "qrels3", "jsonl", "json", "csv", "tsv", "beir", "parquet"),
@@ -73,10 +74,15 @@ def detect_format(path: str | os.PathLike[str], *, kind: str) -> str:
 
 def detect_text_format(src: TextFile, kind: str) -> str:
     """:func:`detect_format` for an opened :class:`~gainscope.io.text.TextFile`."""
-    head = src.head()
+    return detect_head_format(src.head(), src.suffix, kind)
+
+
+def detect_head_format(head: bytes, suffix: str, kind: str) -> str:
+    """The format of a file whose first bytes are ``head`` and whose lower-case extension (``.gz`` looked
+    through) is ``suffix``; for files that are not opened here (read by Spark, for example)."""
     if head.startswith(b"PAR1"):
         return "parquet"
-    by_name = _EXTENSIONS.get(src.suffix)
+    by_name = _EXTENSIONS.get(suffix)
     if head.startswith(BOM):
         head = head[3:]
     if by_name == "json":

@@ -11,6 +11,7 @@ Nothing here imports pyspark: the partition outputs are an Arrow table.
 
 from __future__ import annotations
 
+import base64
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from gainscope.io.frames import (
     nan_scores_note,
     run_tags_warning,
 )
-from gainscope.io.text import not_nfc_warning
+from gainscope.io.text import _decode_error, not_nfc_warning
 from gainscope.metrics.base import Metric
 from gainscope.results import Results
 from gainscope.spark.facts import Facts, Problem
@@ -67,7 +68,7 @@ class RunInfo:
     default_name: str | None
     unit: str | None
     locate: Locator = _nowhere
-    line_offset: Callable[[int], int] | None = None  # the byte offset of the line at an ordinal (text files)
+    block_offset: Callable[[int], int] | None = None  # text: the file offset of the first line of an ordinal's block
     nan_score: float | None = None
     on_duplicate: str = "error"
     allow_empty: bool = False
@@ -99,12 +100,16 @@ def raise_problem(problem: Problem, facts: Facts, run: RunInfo) -> None:
         first: Any = loc if path == path2 else f"{path}:{loc}"
         raise duplicate_error(Origin(path2, run.unit if loc2 is not None else None), problem.detail["query_id"],
                               problem.detail["doc_id"], first, loc2, facts.duplicates)  # type: ignore[arg-type]
-    message = problem.message
-    if "offset" in problem.detail and problem.ordinal is not None and run.line_offset is not None:
-        message = message.replace("{offset}", str(run.line_offset(problem.ordinal) + int(problem.detail["offset"])))
+    if "raw" in problem.detail:  # not UTF-8: the reader's message, with the line's offset in the file
+        raw = base64.b64decode(problem.detail["raw"])
+        base = int(problem.detail["start"]) + (run.block_offset(problem.ordinal) if run.block_offset else 0)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _decode_error(path or "", raw, exc, encoding="UTF-8", base=base, line=loc) from None
     if problem.phase == "line":
-        raise FormatError(message, path=path, line=loc, text=problem.text)
-    raise Origin(path, run.unit if loc is not None else None).error(message, loc, problem.text)
+        raise FormatError(problem.message, path=path, line=loc, text=problem.text)
+    raise Origin(path, run.unit if loc is not None else None).error(problem.message, loc, problem.text)
 
 
 def _reading_messages(facts: Facts, run: RunInfo, name: str | None) -> tuple[list[str], list[str]]:

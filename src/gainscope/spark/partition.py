@@ -52,11 +52,14 @@ from gainscope.metrics.base import Metric
 from gainscope.metrics.trec_eval import relstrings
 from gainscope.spark.facts import Facts, First, Problem
 
-__all__ = ["INPUT_KINDS", "OUTPUT_SCHEMA", "JudgmentShard", "PartPlan", "evaluate_block", "evaluate_partition",
+__all__ = ["INPUT_KINDS", "OUTPUT_DDL", "OUTPUT_SCHEMA", "JudgmentShard", "PartPlan", "evaluate_block", "evaluate_partition",
            "marker_batches"]
 
 INPUT_KINDS = {"run": 0, "marker": 1, "facts": 2}
 
+#: the output of a partition, as Spark DDL and as an Arrow schema
+OUTPUT_DDL = ("query_id string, missing boolean, values array<double>, undefined array<boolean>, relstring string, "
+              "facts string")
 OUTPUT_SCHEMA = pa.schema([
     ("query_id", pa.string()), ("missing", pa.bool_()), ("values", pa.list_(pa.float64())),
     ("undefined", pa.list_(pa.bool_())), ("relstring", pa.string()), ("facts", pa.string()),
@@ -118,11 +121,16 @@ class PartPlan:
     metrics: tuple[Metric, ...]
     policies: Policies
     options: RunOptions
-    judgments: JudgmentShard
+    judgments: Any  # a JudgmentShard, or a Spark broadcast of one
     max_grade: float | None
     tokens_clean: bool = False
     relstring: int | None = None
     block_rows: int = BLOCK_ROWS
+
+    def shard(self) -> JudgmentShard:
+        """The judgments (read from the broadcast on an executor)."""
+        shard = self.judgments
+        return shard if isinstance(shard, JudgmentShard) else shard.value
 
 
 def marker_batches(batches: Iterable[pa.RecordBatch], shard: JudgmentShard) -> Iterator[pa.RecordBatch]:
@@ -216,7 +224,7 @@ def evaluate_block(rows: pl.DataFrame, plan: PartPlan) -> tuple[pa.RecordBatch |
         frame = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64,
                                      "rank": pl.Int64})
     part = Run._from_validated(frame, name="run", source=None, notes=())
-    prepared = PreparedJudgments.of(plan.judgments.subset(judged), plan.policies.negative_grades)
+    prepared = PreparedJudgments.of(plan.shard().subset(judged), plan.policies.negative_grades)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the driver warns once, with the totals of every partition

@@ -1,0 +1,271 @@
+"""Run inputs as Spark DataFrames of rows with their input positions: DataFrames, Parquet, TREC and MS MARCO text.
+
+Every run input becomes a DataFrame of ``_kind`` (0), ``query_id`` and ``doc_id`` (strings), the ``score``,
+``rank`` and ``tag`` columns the input has (typed, or text tokens for text files), and ``_ord``: the row's
+input position, increasing in input order (files in path order, then lines or rows), which orders a query's
+rows as the local readers see them (duplicates kept ``first``, the order given under ``ties="rank"``, the
+first example of a warning) and locates problems:
+
+* a **Spark DataFrame**: its columns matched by the readers' aliases (``qid``, ``docno``, ``sim``...),
+  ``_ord`` from ``monotonically_increasing_id()`` (its partition order); problems are named by their ids;
+* **Parquet** files: ``_ord = file << 44 | row index`` from Spark's ``_metadata``; problems are located as
+  ``file: row N``, as the local reader does;
+* **TREC or MS MARCO text**: lines read by Spark's text source and split by :mod:`gainscope.spark.parse`;
+  problems are located as ``file:line`` (the line numbers are counted only when a message needs one, with
+  one extra pass over the text).
+
+A path may be a file, a directory or a glob that Spark reads (``s3a://``, ``hdfs://``, local paths in local
+mode or on a shared file system), or a list of them read as one run. The format is ``format=`` or detected as
+the local readers detect it (extension, then the first lines). JSON documents and CSV/TSV files are refused
+with the way to read them (JSON Lines runs are not read by this backend yet; read them into a DataFrame).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import unquote
+
+from gainscope.errors import InputError, UnknownFormatError
+from gainscope.io.detect import check_format, detect_head_format
+from gainscope.io.frames import resolve_columns
+from gainscope.spark.assemble import RunInfo
+from gainscope.spark.parse import FILE_SHIFT, LinePlan, normal_uri, parse_lines, stream_schema
+from gainscope.spark.session import quiet
+
+__all__ = ["RunSource", "is_spark_frame", "run_source"]
+
+_MASK = (1 << FILE_SHIFT) - 1
+_TEXT_FORMATS = ("trec", "msmarco")
+
+
+@dataclass(frozen=True)
+class RunSource:
+    """A run input ready for the partitions: its rows (see the module docstring), what the driver knows
+    about it (:class:`~gainscope.spark.assemble.RunInfo`) and whether its text tokens are already stripped."""
+
+    frame: Any
+    info: RunInfo
+    tokens_clean: bool
+
+
+def is_spark_frame(obj: Any) -> bool:
+    """True for a Spark DataFrame (classic or Spark Connect), recognised without importing pyspark."""
+    module = type(obj).__module__ or ""
+    return module.startswith("pyspark.") and any(c.__name__ == "DataFrame" for c in type(obj).__mro__)
+
+
+def run_source(spark: Any, source: Any, *, format: str | None, name: str | None, nan_score: float | None,
+               on_duplicate: str, allow_empty: bool) -> RunSource:
+    """The :class:`RunSource` of a Spark DataFrame, or of the path(s) of a run Spark can read."""
+    options = {"nan_score": nan_score, "on_duplicate": on_duplicate, "allow_empty": allow_empty}
+    if is_spark_frame(source):
+        return _frame_source(source, name, options)
+    paths = _paths(source)
+    label = ", ".join(paths)
+    fmt = check_format(format, "run")
+    files = _listed(spark, paths, label)
+    fmt = fmt or _detected(spark, files)
+    if fmt == "parquet":
+        return _parquet_source(spark, paths, files, label, name, options)
+    if fmt in _TEXT_FORMATS:
+        return _text_source(spark, paths, files, label, fmt, name, options)
+    how = {"json": "write it as JSON Lines (one object per line) and read it with spark.read.json, then pass "
+                   "the DataFrame",
+           "jsonl": "read it with spark.read.json(path) and pass the DataFrame",
+           "csv": "read it with spark.read.csv(path, header=True) and pass the DataFrame",
+           "tsv": "read it with spark.read.csv(path, header=True, sep='\\t') and pass the DataFrame"}[fmt]
+    raise UnknownFormatError(f"{label}: the Spark backend reads runs from Parquet, TREC and MS MARCO text files "
+                             f"or Spark DataFrames; this is {fmt}: {how}")
+
+
+def _paths(source: Any) -> list[str]:
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    if not items or not all(isinstance(p, (str, os.PathLike)) for p in items):
+        raise InputError(f"the Spark backend reads a run from a Spark DataFrame or from paths Spark can read "
+                         f"(a path, or a list of paths); got {type(source).__name__}. For a run in memory, use "
+                         "gainscope.evaluate")
+    return [os.fspath(p) for p in items]
+
+
+def _listed(spark: Any, paths: list[str], label: str) -> list[str]:
+    """The files the paths name (Spark's listing: directories and globs expanded), in path order."""
+    with quiet():
+        try:
+            files = spark.read.text(paths).inputFiles()
+        except Exception as exc:  # AnalysisException: PATH_NOT_FOUND...
+            if "PATH_NOT_FOUND" in str(exc) or "does not exist" in str(exc):
+                raise InputError(f"no such file: {label!r}") from None
+            raise
+    if not files:
+        raise InputError(f"no file to read at {label!r}")
+    return sorted({normal_uri(f) for f in files})
+
+
+def _stem(path: str) -> str:
+    """A file's name without folders, ``.gz`` and one more extension (the readers' default run name)."""
+    name = PurePosixPath(path.rstrip("/")).name
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+
+
+def _suffix(path: str) -> str:
+    name = PurePosixPath(path).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return PurePosixPath(name).suffix
+
+
+def _detected(spark: Any, files: list[str]) -> str:
+    """The format of the first file, detected from its name and first lines as the local readers do."""
+    first = files[0]
+    if _suffix(first) in (".parquet", ".pq"):
+        return "parquet"
+    from pyspark.sql import functions as F  # noqa: N812
+
+    with quiet():
+        rows = (spark.read.option("lineSep", "\n").text(first).select(F.col("value").cast("binary"))
+                .limit(64).collect())
+    head = b"\n".join(bytes(r[0]) for r in rows)
+    return detect_head_format(head, _suffix(first), "run")
+
+
+def _display(files: list[str], paths: list[str]) -> list[str]:
+    """How messages name each file: the path as given for a single file, else the file's path or URI."""
+    if len(files) == 1 and len(paths) == 1:
+        return [paths[0]]
+    return [unquote(f[len("file://"):]) if f.startswith("file://") else f for f in files]
+
+
+def _ordinal_file(files: list[str]) -> Any:
+    """The index of a row's file in ``files`` (as a Spark column), from ``_metadata.file_path``."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    spelled = F.regexp_replace(F.col("_metadata.file_path"), "^file:/+", "file:///")
+    return F.array_position(F.array(*[F.lit(f) for f in files]), spelled).cast("long") - 1
+
+
+# ---------------------------------------------------------------------- DataFrames
+_SPARK_FLOATS = {"DoubleType": "Float64", "FloatType": "Float32"}
+
+
+def _id_columns(schema: Any, found: dict[str, str], where: str) -> None:
+    """Refuse float id columns as the readers do (ids must be strings; integers are written out)."""
+    for role, label in (("query_id", "query id"), ("doc_id", "doc id")):
+        kind = type(schema[found[role]].dataType).__name__
+        if kind in _SPARK_FLOATS:
+            raise InputError(f"{where}the {label} column holds floats ({_SPARK_FLOATS[kind]}); ids must be strings "
+                             f"(floats usually mean missing values or ids already turned into numbers)")
+
+
+def _selected(frame: Any, found: dict[str, str], ordinal: Any) -> Any:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    columns = [F.lit(0).cast("tinyint").alias("_kind"), F.col(found["query_id"]).cast("string").alias("query_id"),
+               F.col(found["doc_id"]).cast("string").alias("doc_id")]
+    columns += [F.col(found[r]).alias(r) for r in ("score", "rank") if r in found]
+    return frame.select(*columns, ordinal.alias("_ord"))
+
+
+def _frame_source(frame: Any, name: str | None, options: dict[str, Any]) -> RunSource:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    found = resolve_columns(frame.columns, "run")
+    _id_columns(frame.schema, found, "")
+    with quiet():
+        rows = _selected(frame, found, F.monotonically_increasing_id())
+    return RunSource(rows, RunInfo(label=None, name=name, default_name=None, unit=None, **options),
+                     tokens_clean=False)
+
+
+# ---------------------------------------------------------------------- Parquet
+def _parquet_source(spark: Any, paths: list[str], files: list[str], label: str, name: str | None,
+                    options: dict[str, Any]) -> RunSource:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    with quiet():
+        frame = spark.read.parquet(*paths)
+    where = f"{label}: "
+    found = resolve_columns(frame.columns, "run", where)
+    _id_columns(frame.schema, found, where)
+    ordinal = F.shiftleft(_ordinal_file(files), FILE_SHIFT).bitwiseOR(F.col("_metadata.row_index"))
+    shown = _display(files, paths)
+
+    def locate(o: int) -> tuple[str | None, int | None]:
+        return shown[o >> FILE_SHIFT], (o & _MASK) + 1
+
+    info = RunInfo(label=label, name=name, default_name=_stem(paths[0]), unit="row", locate=locate, **options)
+    return RunSource(_selected(frame, found, ordinal), info, tokens_clean=False)
+
+
+# ---------------------------------------------------------------------- text
+def _lines(spark: Any, paths: Sequence[str]) -> Any:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    with quiet():
+        return (spark.read.option("lineSep", "\n").text(list(paths))
+                .select(F.col("value").cast("binary").alias("value"),
+                        F.col("_metadata.file_path").alias("file_path"),
+                        F.col("_metadata.file_block_start").alias("file_block_start")))
+
+
+def _text_source(spark: Any, paths: list[str], files: list[str], label: str, fmt: str, name: str | None,
+                 options: dict[str, Any]) -> RunSource:
+    plan = LinePlan(fmt, {f: i for i, f in enumerate(files)})
+    with quiet():
+        rows = _lines(spark, paths).mapInArrow(lambda batches: parse_lines(batches, plan), stream_schema(plan))
+    locations = _TextLocations(spark, paths, files, _display(files, paths))
+    info = RunInfo(label=label, name=name, default_name=_stem(paths[0]) if fmt == "msmarco" else None, unit="line",
+                   locate=locations.locate, block_offset=locations.block_offset, **options)
+    return RunSource(rows, info, tokens_clean=True)
+
+
+class _TextLocations:
+    """Line numbers and byte offsets of ordinals, counted (one pass over the text) the first time a message
+    needs one."""
+
+    def __init__(self, spark: Any, paths: list[str], files: list[str], shown: list[str]) -> None:
+        self._spark, self._paths, self._files, self._shown = spark, paths, files, shown
+        self._blocks: dict[int, list[tuple[int, int, int, int]]] | None = None
+
+    def _counted(self) -> dict[int, list[tuple[int, int, int, int]]]:
+        """Per file: (block start, lines before it, bytes before it, its first line's offset)."""
+        if self._blocks is None:
+            from pyspark.sql import functions as F  # noqa: N812
+
+            with quiet():
+                rows = (_lines(self._spark, self._paths).groupBy("file_path", "file_block_start")
+                        .agg(F.count("*").alias("n"), F.sum(F.octet_length("value") + 1).alias("bytes")).collect())
+            index = {f: i for i, f in enumerate(self._files)}
+            per_file: dict[int, list[tuple[int, int, int]]] = {}
+            for r in rows:
+                per_file.setdefault(index[normal_uri(r["file_path"])], []).append(
+                    (int(r["file_block_start"]), int(r["n"]), int(r["bytes"])))
+            self._blocks = {}
+            for f, blocks in per_file.items():
+                lines = size = 0
+                out = []
+                for start, n, nbytes in sorted(blocks):
+                    out.append((start, lines, size, size))
+                    lines += n
+                    size += nbytes
+                self._blocks[f] = out
+        return self._blocks
+
+    def _block(self, ordinal: int) -> tuple[int, tuple[int, int, int, int]]:
+        f, pos = ordinal >> FILE_SHIFT, ordinal & _MASK
+        blocks = self._counted()[f]
+        block = max((b for b in blocks if 2 * b[0] <= pos), key=lambda b: b[0])
+        return f, block
+
+    def locate(self, ordinal: int) -> tuple[str | None, int | None]:
+        f, (start, lines_before, _, _) = self._block(ordinal)
+        return self._shown[f], lines_before + (ordinal & _MASK) - 2 * start + 1
+
+    def block_offset(self, ordinal: int) -> int:
+        return self._block(ordinal)[1][3]
+
