@@ -207,3 +207,25 @@ def test_cli_backend_spark_prints_what_the_local_backend_prints(spark: Any, cli_
     local = cli_runner("evaluate", str(qrels), str(bad))
     remote = cli_runner("evaluate", str(qrels), str(bad), "--backend", "spark")
     assert local[0] == 3 and remote == local
+
+
+def test_json_lines_runs_are_read_by_the_json_lines_rules(spark: Any, tmp_path: Path) -> None:
+    qrels, _, frame = write_data(tmp_path, seed=5)
+    ranked = frame.sort(["query_id", "score"], descending=[False, True]).group_by("query_id", maintain_order=True)
+    path = tmp_path / "run.jsonl"
+    import json
+
+    path.write_text("".join(json.dumps({"qid": q, "retrieved_document_ids": docs}) + "\n"
+                            for (q,), docs in ((k, g["doc_id"].to_list()) for k, g in ranked)), encoding="utf-8")
+    local, local_warnings = outcome(lambda: gainscope.evaluate(str(qrels), str(path), ["AP", "nDCG@10", "RR"]))
+    remote, remote_warnings = outcome(lambda: gainscope.spark.evaluate(str(qrels), str(path), ["AP", "nDCG@10", "RR"],
+                                                                       spark=spark))
+    same(remote.results, local)
+    assert remote.run_name == "run" and remote_warnings == local_warnings
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(path.read_text(encoding="utf-8") + '{"qid": "q01", "doc_id": "zz", "score": 1}\n',
+                     encoding="utf-8")
+    local, _ = outcome(lambda: gainscope.evaluate(str(qrels), str(mixed), ["AP"]))
+    remote, _ = outcome(lambda: gainscope.spark.evaluate(str(qrels), str(mixed), ["AP"], spark=spark))
+    assert local[0] is FormatError and "scores are given here but missing on line 1" in local[1]
+    assert remote == local

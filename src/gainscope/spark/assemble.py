@@ -41,6 +41,7 @@ from gainscope.io.frames import (
     nan_scores_note,
     run_tags_warning,
 )
+from gainscope.io.jsonl import inconsistent_values_error
 from gainscope.io.text import _decode_error, not_nfc_warning
 from gainscope.metrics.base import Metric
 from gainscope.results import Results
@@ -112,6 +113,19 @@ def raise_problem(problem: Problem, facts: Facts, run: RunInfo) -> None:
     raise Origin(path, run.unit if loc is not None else None).error(problem.message, loc, problem.text)
 
 
+def _check_presence(facts: Facts, run: RunInfo) -> None:
+    """JSON Lines: scores (and ranks) given for every document or for none, as the reader requires."""
+    for role in ("score", "rank"):
+        states = facts.presence.get(role, {})
+        if "given" in states and "missing" in states:
+            first = min(states, key=lambda s: tuple(states[s][:2]))  # the run's first row: one or the other
+            row0, other = states[first], states["missing" if first == "given" else "given"]
+            _, loc0 = run.locate(int(row0[0]))
+            path, loc = run.locate(int(other[0]))
+            raise inconsistent_values_error(Origin(path, run.unit if loc is not None else None), role,
+                                            first == "given", loc0, row0[2], loc)  # type: ignore[arg-type]
+
+
 def _reading_messages(facts: Facts, run: RunInfo, name: str | None) -> tuple[list[str], list[str]]:
     """The warnings and notes the readers give for the whole run, in their order."""
     where = f"{run.label}: " if run.label else ""
@@ -150,6 +164,9 @@ def assemble(table: pa.Table, facts: Facts, *, judgments: Judgments, metrics: Se
     """The Results of one run from its partition outputs (``table``) and merged ``facts``; raises and warns as
     the local engine does (see the module docstring)."""
     problem = facts.first_problem()
+    if problem is not None and problem.phase == "line":
+        raise_problem(problem, facts, run)
+    _check_presence(facts, run)
     if problem is not None:
         raise_problem(problem, facts, run)
     notes: list[str] = []

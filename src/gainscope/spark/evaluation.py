@@ -175,7 +175,8 @@ def evaluate_runs(judgments: Any, runs: Iterable[Any], metrics: MetricsArg, *, s
             source = run_source(spark, run, format=format, name=run_name, nan_score=options.nan_score,
                                 on_duplicate=on_duplicate, allow_empty=allow_empty)
             plan = PartPlan(tuple(mets), pol, options, shard, judged_max_grade(prepared, pol),
-                            tokens_clean=source.tokens_clean, relstring=relstring)
+                            tokens_clean=source.tokens_clean, optional_values=source.optional_values,
+                            relstring=relstring)
 
             def partitions_of(p: PartPlan, source: RunSource = source) -> Any:
                 return _partition_outputs(spark, source, p, len(prepared.query_ids), partitions)
@@ -201,8 +202,10 @@ def _partition_outputs(spark: Any, source: RunSource, plan: PartPlan, judged_que
             lambda batches: marker_batches(batches, shard.value), "query_id string, _kind tinyint")
         stream = source.frame.unionByName(markers, allowMissingColumns=True)
         stream = stream.repartition(partitions, "query_id") if partitions else stream.repartition("query_id")
-        stream = stream.sortWithinPartitions(F.col("query_id").asc_nulls_first(), F.col("_kind").desc(),
-                                             F.col("_ord").asc())
+        keys = [F.col("query_id").asc_nulls_first(), F.col("_kind").desc(), F.col("_ord").asc()]
+        if "_sub" in source.frame.columns:  # JSON Lines: documents of one line, in their order
+            keys.append(F.col("_sub").asc())
+        stream = stream.sortWithinPartitions(*keys)
         out = stream.mapInArrow(lambda batches: evaluate_partition(batches, plan), OUTPUT_DDL)
         try:
             return to_arrow(out)

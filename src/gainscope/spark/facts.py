@@ -27,7 +27,7 @@ from typing import Any
 __all__ = ["PHASES", "Facts", "First", "Problem"]
 
 #: problem phases in the order the local readers check them
-PHASES = ("line", "schema", "row", "duplicate", "metric", "memory")
+PHASES = ("line", "consistency", "schema", "row", "duplicate", "metric", "memory")
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,15 @@ class Facts:
     not_nfc: dict[str, dict[str, int]] = field(default_factory=dict)  # column -> {id: first ordinal}
     tags: dict[str, int] = field(default_factory=dict)      # run tag -> first ordinal
     problems: list[Problem] = field(default_factory=list)   # at most one per phase: the first
+    # JSON Lines: per value (score, rank), the first row that gives it and the first that does not:
+    # [ordinal, place in its line, query id]
+    presence: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+
+    def note_presence(self, role: str, state: str, row: tuple[int, int, str]) -> None:
+        """Record ``row`` as the first (so far) to give (``state="given"``) or miss ``role``."""
+        known = self.presence.setdefault(role, {}).get(state)
+        if known is None or tuple(row[:2]) < tuple(known[:2]):
+            self.presence[role][state] = list(row)
 
     def merge(self, other: Facts) -> Facts:
         """These facts and ``other``'s, as if one part had seen both inputs."""
@@ -112,7 +121,8 @@ class Facts:
             notes=self.notes + [n for n in other.notes if n not in self.notes],
             infinite=_merge_first(self.infinite, other.infinite), nan_scores=self.nan_scores + other.nan_scores,
             dropped=self.dropped + other.dropped, duplicates=self.duplicates + other.duplicates, not_nfc=not_nfc, tags=_min_ordinals(self.tags, other.tags),
-            problems=_first_problems(self.problems + other.problems))
+            problems=_first_problems(self.problems + other.problems),
+            presence=_merge_presence(self.presence, other.presence))
 
     def add_problem(self, problem: Problem) -> None:
         """Record a problem (only the first of each phase is kept)."""
@@ -136,7 +146,19 @@ class Facts:
             rank_steps=data["rank_steps"], rank_down=data["rank_down"], max_grade=data["max_grade"],
             notes=list(data["notes"]), infinite=_first_of(data["infinite"]), nan_scores=data["nan_scores"],
             dropped=data["dropped"], duplicates=data["duplicates"], not_nfc={c: dict(v) for c, v in data["not_nfc"].items()},
-            tags=dict(data["tags"]), problems=[Problem(**p) for p in data["problems"]])
+            tags=dict(data["tags"]), problems=[Problem(**p) for p in data["problems"]],
+            presence=data["presence"])
+
+
+def _merge_presence(a: dict[str, dict[str, list[Any]]], b: dict[str, dict[str, list[Any]]]
+                    ) -> dict[str, dict[str, list[Any]]]:
+    out = {role: dict(states) for role, states in a.items()}
+    for role, states in b.items():
+        for state, row in states.items():
+            known = out.setdefault(role, {}).get(state)
+            if known is None or tuple(row[:2]) < tuple(known[:2]):
+                out[role][state] = row
+    return out
 
 
 def _first_problems(problems: list[Problem]) -> list[Problem]:

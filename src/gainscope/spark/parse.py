@@ -20,12 +20,17 @@ query's other rows, by :func:`~gainscope.io.frames.finish_run`.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import polars as pl
 import pyarrow as pa
 
+from gainscope.errors import FormatError
+from gainscope.io.frames import Origin
+from gainscope.io.jsonl import _run_record, _Rows  # the JSON Lines reader's own record rules
+from gainscope.io.jsonl import _type as json_type
 from gainscope.io.text import BOM, GZIP_MAGIC
 from gainscope.io.trec import LAYOUTS, Layout
 from gainscope.io.trec import _columns_message as columns_message  # the TREC reader's own messages
@@ -34,7 +39,7 @@ from gainscope.io.trec import _looks_like_header as looks_like_header
 from gainscope.spark.facts import Facts, Problem
 from gainscope.spark.partition import INPUT_KINDS
 
-__all__ = ["FILE_SHIFT", "LinePlan", "normal_uri", "parse_lines", "stream_schema"]
+__all__ = ["FILE_SHIFT", "LineIndex", "LinePlan", "normal_uri", "parse_lines", "stream_schema"]
 
 FILE_SHIFT = 44
 _WS = r"[ \t\r\x0B\x0C]+"
@@ -49,42 +54,87 @@ def normal_uri(uri: str) -> str:
 
 @dataclass(frozen=True)
 class LinePlan:
-    """How to read the lines of one run input: the format's layout and the index of each file."""
+    """How to read the lines of one run input: the format (``trec``, ``msmarco`` or ``jsonl``)."""
 
     fmt: str
-    files: dict[str, int]
 
     @property
     def layout(self) -> Layout:
         return LAYOUTS[("run", self.fmt)]
 
+    @property
+    def roles(self) -> list[str]:
+        """The value columns of the rows (text tokens, as the reader gives them)."""
+        if self.fmt == "jsonl":
+            return ["score", "rank"]
+        return [role for role, _ in self.layout.roles if role not in ("query_id", "doc_id")]
+
+    @property
+    def names(self) -> list[str]:
+        """The columns of :func:`parse_lines`' output."""
+        return ["_kind", "query_id", "doc_id", *self.roles, "_ord", *(["_sub"] if self.fmt == "jsonl" else [])]
+
+
+class LineIndex:
+    """Ordinals back to line numbers and byte offsets, from each block's count of lines and bytes
+    (``(file, block start, lines, bytes)``, as one pass of Spark's text source counts them)."""
+
+    def __init__(self, blocks: Iterable[tuple[int, int, int, int]]) -> None:
+        per_file: dict[int, list[tuple[int, int, int]]] = {}
+        for file, start, lines, size in blocks:
+            per_file.setdefault(file, []).append((start, lines, size))
+        # per file, blocks in order: (start, lines before it, offset of its first line)
+        self._blocks: dict[int, list[tuple[int, int, int]]] = {}
+        for file, found in per_file.items():
+            lines = offset = 0
+            ordered = []
+            for start, n, size in sorted(found):
+                ordered.append((start, lines, offset))  # every earlier line ends with its newline
+                lines += n
+                offset += size
+            self._blocks[file] = ordered
+
+    def _block(self, ordinal: int) -> tuple[int, int, tuple[int, int, int]]:
+        file, pos = ordinal >> FILE_SHIFT, ordinal & ((1 << FILE_SHIFT) - 1)
+        block = max((b for b in self._blocks[file] if 2 * b[0] <= pos), key=lambda b: b[0])
+        return file, pos - 2 * block[0], block
+
+    def line(self, ordinal: int) -> tuple[int, int]:
+        """The file (its index) and 1-based line number of an ordinal."""
+        file, idx, (_, before, _) = self._block(ordinal)
+        return file, before + idx + 1
+
+    def block_offset(self, ordinal: int) -> int:
+        """The byte offset in its file of the first line of the ordinal's block."""
+        return self._block(ordinal)[2][2]
+
 
 def stream_schema(plan: LinePlan) -> str:
     """The Spark schema (DDL) of :func:`parse_lines`' output."""
-    roles = [role for role, _ in plan.layout.roles if role not in ("query_id", "doc_id")]
-    return ", ".join(["_kind tinyint", "query_id string", "doc_id string", *(f"{r} string" for r in roles),
-                      "_ord bigint"])
+    kinds = {"_kind": "tinyint", "_ord": "bigint", "_sub": "int"}
+    return ", ".join(f"{name} {kinds.get(name, 'string')}" for name in plan.names)
 
 
 def parse_lines(batches: Iterable[pa.RecordBatch], plan: LinePlan) -> Iterator[pa.RecordBatch]:
-    """Token rows of the lines in ``batches`` (``value`` binary, ``file_path``, ``file_block_start``), then
-    the facts of any problem found."""
-    blocks: dict[tuple[str, int], _Block] = {}
+    """Token rows of the lines in ``batches`` (``value`` binary, ``file`` the file's index, ``file_block_start``),
+    then the facts of any problem found."""
+    blocks: dict[tuple[int, int], _Block] = {}
     facts = Facts()
     for batch in batches:
         frame = pl.DataFrame(pl.from_arrow(batch))
         if frame.height == 0:
             continue
-        keys = frame.select(pl.struct("file_path", "file_block_start").rle_id().alias("g"))["g"]
+        keys = frame.select(pl.struct("file", "file_block_start").rle_id().alias("g"))["g"]
         starts = (keys != keys.shift(1)).fill_null(True).arg_true().to_list()
         for a, b in zip(starts, [*starts[1:], frame.height], strict=True):
             part = frame.slice(a, b - a)
-            file, start = part["file_path"][0], int(part["file_block_start"][0])
-            block = blocks.setdefault((file, start), _Block(plan.files[normal_uri(file)], start))
-            out = block.tokens(part["value"], plan.layout, facts)
+            file, start = int(part["file"][0]), int(part["file_block_start"][0])
+            block = blocks.setdefault((file, start), _Block(file, start))
+            out = (block.records(part["value"], facts) if plan.fmt == "jsonl"
+                   else block.tokens(part["value"], plan.layout, facts))
             if out is not None:
                 yield out
-    if facts.problems:
+    if facts.problems or facts.presence:
         yield _facts_batch(facts, plan)
 
 
@@ -98,7 +148,9 @@ class _Block:
         self.bytes = 0           # bytes seen so far (each line and its end)
         self.data_seen = False   # a data line seen (the header rule applies to a file's first one)
 
-    def tokens(self, lines: pl.Series, layout: Layout, facts: Facts) -> pa.RecordBatch | None:
+    def _positions(self, lines: pl.Series, facts: Facts) -> tuple[pl.Series, pl.Series, pl.Series] | None:
+        """The lines (a BOM starting the file removed), their ordinals and byte offsets in the block; None for a
+        gzip file Spark read as text."""
         n = len(lines)
         sizes = lines.bin.size().cast(pl.Int64) + 1
         ordinals = pl.int_range(self.lines, self.lines + n, eager=True, dtype=pl.Int64) + self.base
@@ -116,14 +168,69 @@ class _Block:
             if first.startswith(BOM):
                 lines = pl.concat([pl.Series([first[3:]], dtype=pl.Binary), lines.slice(1)])
                 starts = starts + pl.Series([3] + [0] * (n - 1), dtype=pl.Int64)
-        comment = lines.bin.starts_with(b"#")
+        return lines, ordinals, starts
+
+    def records(self, lines: pl.Series, facts: Facts) -> pa.RecordBatch | None:
+        """JSON Lines run records (:mod:`gainscope.io.jsonl`'s rules) as rows: one per document, ``_sub`` its
+        place in its line."""
+        positioned = self._positions(lines, facts)
+        if positioned is None:
+            return None
+        lines, ordinals, starts = positioned
+        rows = _Rows("run")
+        origin = Origin(None, None)
+        for raw, ordinal, start in zip(lines.to_list(), ordinals.to_list(), starts.to_list(), strict=True):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                facts.add_problem(Problem("line", "", ordinal, None, {
+                    "raw": base64.b64encode(raw).decode("ascii"), "start": start}))
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                facts.add_problem(Problem("line", f"invalid JSON: {exc.msg} (column {exc.colno}); each line must "
+                                          "hold one JSON object", ordinal, text.strip()))
+                continue
+            try:
+                if not isinstance(record, Mapping):
+                    raise origin.error(f"expected a JSON object; got {json_type(record)}", ordinal)
+                _run_record(record, ordinal, rows, origin)
+            except FormatError as exc:
+                facts.add_problem(Problem("line", str(exc), exc.line, exc.text))
+        if not rows.loc:
+            return None
+        frame = pl.DataFrame({"_ord": rows.loc}, schema={"_ord": pl.Int64})
+        sub = frame.select((pl.int_range(pl.len()) - pl.int_range(pl.len()).min().over("_ord"))
+                           .cast(pl.Int32))[:, 0]
+        for role in ("score", "rank"):
+            values = getattr(rows, role)
+            given = [v is not None for v in values]
+            for state, want in (("given", True), ("missing", False)):
+                if want in given:
+                    i = given.index(want)
+                    facts.note_presence(role, state, (rows.loc[i], int(sub[i]), rows.query_id[i]))
+        arrays = [pa.array([INPUT_KINDS["run"]] * len(rows.loc), pa.int8()), pa.array(rows.query_id, pa.string()),
+                  pa.array(rows.doc_id, pa.string()), pa.array(rows.score, pa.string()),
+                  pa.array(rows.rank, pa.string()), pa.array(rows.loc, pa.int64()), sub.to_arrow()]
+        return pa.record_batch(arrays, names=LinePlan("jsonl").names)
+
+    def tokens(self, lines: pl.Series, layout: Layout, facts: Facts) -> pa.RecordBatch | None:
+        """TREC or MS MARCO lines split into the reader's tokens."""
+        positioned = self._positions(lines, facts)
+        if positioned is None:
+            return None
+        lines, ordinals, starts = positioned
         try:
             text = lines.cast(pl.String)
         except pl.exceptions.ComputeError:
-            text = _decoded(lines, comment, ordinals, starts, facts)
-        frame = (pl.DataFrame({"t": text.str.replace_all(_WS, " ").str.strip_chars(" "), "comment": comment,
-                               "_ord": ordinals})
-                 .filter(~pl.col("comment") & (pl.col("t") != ""))
+            text = _decoded(lines, lines.bin.starts_with(b"#"), ordinals, starts, facts)
+        frame = (pl.DataFrame({"t": text, "_ord": ordinals})
+                 .filter(~pl.col("t").str.starts_with("#"))
+                 .with_columns(_tokenized(pl.col("t")))
+                 .filter(pl.col("t") != "")
                  .select(pl.col("t").str.split(" ").alias("parts"), "_ord"))
         if frame.height == 0:
             return None
@@ -152,6 +259,15 @@ class _Block:
         return pa.record_batch(arrays, names=["_kind", "query_id", "doc_id", *roles, "_ord"])
 
 
+def _tokenized(line: pl.Expr) -> pl.Expr:
+    """Fields separated by one space, none at the ends: lines already so stay as they are (literal searches,
+    fast); others are rewritten with the whitespace class of the reader's tokenizer."""
+    messy = line.str.starts_with(" ") | line.str.ends_with(" ")
+    for chars in ("  ", "\t", "\r", "\x0b", "\x0c"):
+        messy = messy | line.str.contains(chars, literal=True)
+    return pl.when(messy).then(line.str.replace_all(_WS, " ").str.strip_chars(" ")).otherwise(line)
+
+
 def _decoded(lines: pl.Series, comment: pl.Series, ordinals: pl.Series, starts: pl.Series,
              facts: Facts) -> pl.Series:
     """The lines as text; a data line that is not UTF-8 becomes a blank line, and the first is a problem
@@ -172,9 +288,9 @@ def _decoded(lines: pl.Series, comment: pl.Series, ordinals: pl.Series, starts: 
 
 
 def _facts_batch(facts: Facts, plan: LinePlan) -> pa.RecordBatch:
-    roles = [r for r, _ in plan.layout.roles if r not in ("query_id", "doc_id")]
-    names = ["_kind", "query_id", "doc_id", *roles, "_ord"]
     arrays = [pa.array([INPUT_KINDS["facts"]], pa.int8()), pa.array([None], pa.string()),
-              pa.array([facts.to_json()], pa.string()), *(pa.array([None], pa.string()) for _ in roles),
+              pa.array([facts.to_json()], pa.string()), *(pa.array([None], pa.string()) for _ in plan.roles),
               pa.array([None], pa.int64())]
-    return pa.record_batch(arrays, names=names)
+    if plan.fmt == "jsonl":
+        arrays.append(pa.array([None], pa.int32()))
+    return pa.record_batch(arrays, names=plan.names)

@@ -124,6 +124,7 @@ class PartPlan:
     judgments: Any  # a JudgmentShard, or a Spark broadcast of one
     max_grade: float | None
     tokens_clean: bool = False
+    optional_values: bool = False  # JSON Lines: a score or rank column no row gives is not there
     relstring: int | None = None
     block_rows: int = BLOCK_ROWS
 
@@ -258,9 +259,11 @@ def _finished_run(ranked: pl.DataFrame, plan: PartPlan, facts: Facts) -> Run | N
     """The block's run rows read by the readers' own rules (:func:`finish_run`), or None with the problem
     recorded; the facts the readers turn into warnings and notes are recorded too."""
     columns = [c for c in ("query_id", "doc_id", "score", "rank", "tag") if c in ranked.columns]
+    if plan.optional_values:  # as the JSON Lines reader builds its table: only values some row gives
+        columns = [c for c in columns if c not in ("score", "rank") or ranked[c].null_count() < ranked.height]
     table = ranked.select([*columns, pl.col("_ord").alias("_loc")])
     try:
-        run, _ = finish_run(TokenTable(table, Origin(None, None), tokens_clean=plan.tokens_clean), plan.options)
+        run, warns = finish_run(TokenTable(table, Origin(None, None), tokens_clean=plan.tokens_clean), plan.options)
     except FormatError as exc:
         facts.add_problem(Problem("row", str(exc), exc.line, exc.text))
         return None
@@ -273,13 +276,23 @@ def _finished_run(ranked: pl.DataFrame, plan: PartPlan, facts: Facts) -> Run | N
     except InputError as exc:  # a column of the wrong type: no row to point at
         facts.add_problem(Problem("schema", str(exc)))
         return None
-    _record_reading_facts(table, run, plan, facts)
+    _record_reading_facts(table, run, plan, facts, warned=bool(warns))
     return run
 
 
-def _record_reading_facts(table: pl.DataFrame, run: Run, plan: PartPlan, facts: Facts) -> None:
-    """Counts and first examples behind the readers' warnings and notes, with input positions."""
+def _record_reading_facts(table: pl.DataFrame, run: Run, plan: PartPlan, facts: Facts, *, warned: bool) -> None:
+    """Counts and first examples behind the readers' warnings and notes, with input positions (those behind
+    warnings only when the reader ``warned`` about this block)."""
     facts.dropped = table.height - run.frame.height
+    if "tag" in table.columns:
+        facts.tags = dict(table.group_by("tag").agg(pl.col("_loc").min()).iter_rows())
+    if plan.options.nan_score is not None and "score" in table.columns:
+        score = pl.col("score")
+        if table.schema["score"] == pl.String:
+            score = score.str.strip_chars(WS_CHARS)
+        facts.nan_scores = int(table.select(score.cast(pl.Float64, strict=False).is_nan().sum()).item() or 0)
+    if not warned:
+        return
     if "score" in table.columns:
         score = pl.col("score")
         if table.schema["score"] == pl.String:
@@ -289,14 +302,10 @@ def _record_reading_facts(table: pl.DataFrame, run: Run, plan: PartPlan, facts: 
         if infinite.height:
             s, q, d, loc = infinite.row(0)
             facts.infinite = First(infinite.height, loc, (s, q, d))
-        if plan.options.nan_score is not None:
-            facts.nan_scores = int(scores.select(pl.col("s").is_nan().sum()).item() or 0)
     for column in ("query_id", "doc_id"):
         changed = changed_ids(table[column], "NFC")
         if changed.len():
             firsts = (table.filter(pl.col(column).is_in(changed)).group_by(column)
                       .agg(pl.col("_loc").min()))
             facts.not_nfc[column] = dict(firsts.iter_rows())
-    if "tag" in table.columns:
-        facts.tags = dict(table.group_by("tag").agg(pl.col("_loc").min()).iter_rows())
 

@@ -1,4 +1,4 @@
-"""Run inputs as Spark DataFrames of rows with their input positions: DataFrames, Parquet, TREC and MS MARCO text.
+"""Run inputs as Spark DataFrames of rows with their input positions: DataFrames, Parquet, text (TREC, JSON Lines).
 
 Every run input becomes a DataFrame of ``_kind`` (0), ``query_id`` and ``doc_id`` (strings), the ``score``,
 ``rank`` and ``tag`` columns the input has (typed, or text tokens for text files), and ``_ord``: the row's
@@ -10,14 +10,14 @@ first example of a warning) and locates problems:
   ``_ord`` from ``monotonically_increasing_id()`` (its partition order); problems are named by their ids;
 * **Parquet** files: ``_ord = file << 44 | row index`` from Spark's ``_metadata``; problems are located as
   ``file: row N``, as the local reader does;
-* **TREC or MS MARCO text**: lines read by Spark's text source and split by :mod:`gainscope.spark.parse`;
-  problems are located as ``file:line`` (the line numbers are counted only when a message needs one, with
-  one extra pass over the text).
+* **TREC, MS MARCO or JSON Lines text**: lines read by Spark's text source and read by
+  :mod:`gainscope.spark.parse` with the local readers' rules; problems are located as ``file:line`` (the
+  line numbers are counted only when a message needs one, with one extra pass over the text).
 
 A path may be a file, a directory or a glob that Spark reads (``s3a://``, ``hdfs://``, local paths in local
 mode or on a shared file system), or a list of them read as one run. The format is ``format=`` or detected as
-the local readers detect it (extension, then the first lines). JSON documents and CSV/TSV files are refused
-with the way to read them (JSON Lines runs are not read by this backend yet; read them into a DataFrame).
+the local readers detect it (extension, then the first lines). JSON documents (not splittable into lines) and
+CSV/TSV files are refused with the way to read them.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ from gainscope.errors import InputError, UnknownFormatError
 from gainscope.io.detect import check_format, detect_head_format
 from gainscope.io.frames import resolve_columns
 from gainscope.spark.assemble import RunInfo
-from gainscope.spark.parse import FILE_SHIFT, LinePlan, normal_uri, parse_lines, stream_schema
+from gainscope.spark.parse import FILE_SHIFT, LineIndex, LinePlan, normal_uri, parse_lines, stream_schema
 from gainscope.spark.session import quiet
 
 __all__ = ["RunSource", "is_spark_frame", "run_source"]
 
 _MASK = (1 << FILE_SHIFT) - 1
-_TEXT_FORMATS = ("trec", "msmarco")
+_TEXT_FORMATS = ("trec", "msmarco", "jsonl")
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class RunSource:
     frame: Any
     info: RunInfo
     tokens_clean: bool
+    optional_values: bool = False
 
 
 def is_spark_frame(obj: Any) -> bool:
@@ -73,13 +74,11 @@ def run_source(spark: Any, source: Any, *, format: str | None, name: str | None,
         return _parquet_source(spark, paths, files, label, name, options)
     if fmt in _TEXT_FORMATS:
         return _text_source(spark, paths, files, label, fmt, name, options)
-    how = {"json": "write it as JSON Lines (one object per line) and read it with spark.read.json, then pass "
-                   "the DataFrame",
-           "jsonl": "read it with spark.read.json(path) and pass the DataFrame",
+    how = {"json": "write it as JSON Lines (one object per line)",
            "csv": "read it with spark.read.csv(path, header=True) and pass the DataFrame",
            "tsv": "read it with spark.read.csv(path, header=True, sep='\\t') and pass the DataFrame"}[fmt]
-    raise UnknownFormatError(f"{label}: the Spark backend reads runs from Parquet, TREC and MS MARCO text files "
-                             f"or Spark DataFrames; this is {fmt}: {how}")
+    raise UnknownFormatError(f"{label}: the Spark backend reads runs from Parquet, TREC, MS MARCO or JSON Lines "
+                             f"files, or Spark DataFrames; this is {fmt}: {how}")
 
 
 def _paths(source: Any) -> list[str]:
@@ -203,25 +202,25 @@ def _parquet_source(spark: Any, paths: list[str], files: list[str], label: str, 
 
 
 # ---------------------------------------------------------------------- text
-def _lines(spark: Any, paths: Sequence[str]) -> Any:
+def _lines(spark: Any, paths: Sequence[str], files: list[str]) -> Any:
+    """The lines of the files as bytes, with their file's index in ``files`` and their block's start."""
     from pyspark.sql import functions as F  # noqa: N812
 
     with quiet():
         return (spark.read.option("lineSep", "\n").text(list(paths))
-                .select(F.col("value").cast("binary").alias("value"),
-                        F.col("_metadata.file_path").alias("file_path"),
+                .select(F.col("value").cast("binary").alias("value"), _ordinal_file(files).alias("file"),
                         F.col("_metadata.file_block_start").alias("file_block_start")))
 
 
 def _text_source(spark: Any, paths: list[str], files: list[str], label: str, fmt: str, name: str | None,
                  options: dict[str, Any]) -> RunSource:
-    plan = LinePlan(fmt, {f: i for i, f in enumerate(files)})
+    plan = LinePlan(fmt)
     with quiet():
-        rows = _lines(spark, paths).mapInArrow(lambda batches: parse_lines(batches, plan), stream_schema(plan))
+        rows = _lines(spark, paths, files).mapInArrow(lambda batches: parse_lines(batches, plan), stream_schema(plan))
     locations = _TextLocations(spark, paths, files, _display(files, paths))
-    info = RunInfo(label=label, name=name, default_name=_stem(paths[0]) if fmt == "msmarco" else None, unit="line",
+    info = RunInfo(label=label, name=name, default_name=_stem(paths[0]) if fmt != "trec" else None, unit="line",
                    locate=locations.locate, block_offset=locations.block_offset, **options)
-    return RunSource(rows, info, tokens_clean=True)
+    return RunSource(rows, info, tokens_clean=fmt != "jsonl", optional_values=fmt == "jsonl")
 
 
 class _TextLocations:
@@ -230,42 +229,23 @@ class _TextLocations:
 
     def __init__(self, spark: Any, paths: list[str], files: list[str], shown: list[str]) -> None:
         self._spark, self._paths, self._files, self._shown = spark, paths, files, shown
-        self._blocks: dict[int, list[tuple[int, int, int, int]]] | None = None
+        self._index: LineIndex | None = None
 
-    def _counted(self) -> dict[int, list[tuple[int, int, int, int]]]:
-        """Per file: (block start, lines before it, bytes before it, its first line's offset)."""
-        if self._blocks is None:
+    def _counted(self) -> LineIndex:
+        if self._index is None:
             from pyspark.sql import functions as F  # noqa: N812
 
             with quiet():
-                rows = (_lines(self._spark, self._paths).groupBy("file_path", "file_block_start")
+                rows = (_lines(self._spark, self._paths, self._files).groupBy("file", "file_block_start")
                         .agg(F.count("*").alias("n"), F.sum(F.octet_length("value") + 1).alias("bytes")).collect())
-            index = {f: i for i, f in enumerate(self._files)}
-            per_file: dict[int, list[tuple[int, int, int]]] = {}
-            for r in rows:
-                per_file.setdefault(index[normal_uri(r["file_path"])], []).append(
-                    (int(r["file_block_start"]), int(r["n"]), int(r["bytes"])))
-            self._blocks = {}
-            for f, blocks in per_file.items():
-                lines = size = 0
-                out = []
-                for start, n, nbytes in sorted(blocks):
-                    out.append((start, lines, size, size))
-                    lines += n
-                    size += nbytes
-                self._blocks[f] = out
-        return self._blocks
-
-    def _block(self, ordinal: int) -> tuple[int, tuple[int, int, int, int]]:
-        f, pos = ordinal >> FILE_SHIFT, ordinal & _MASK
-        blocks = self._counted()[f]
-        block = max((b for b in blocks if 2 * b[0] <= pos), key=lambda b: b[0])
-        return f, block
+            self._index = LineIndex([(int(r["file"]), int(r["file_block_start"]), int(r["n"]), int(r["bytes"]))
+                                     for r in rows])
+        return self._index
 
     def locate(self, ordinal: int) -> tuple[str | None, int | None]:
-        f, (start, lines_before, _, _) = self._block(ordinal)
-        return self._shown[f], lines_before + (ordinal & _MASK) - 2 * start + 1
+        file, line = self._counted().line(ordinal)
+        return self._shown[file], line
 
     def block_offset(self, ordinal: int) -> int:
-        return self._block(ordinal)[1][3]
+        return self._counted().block_offset(ordinal)
 
