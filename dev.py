@@ -10,15 +10,17 @@ setup.py or the C scanner's source changes. ``demo`` ends by printing how to run
 installed in .venv, which is not on your PATH).
 
 Some tests need programs that PyPI does not provide (SYSTEM_NEEDS below; the README lists them): a headless
-Chromium for the HTML report's browser tests (tests/render/browser.py). When one is missing, ``test`` says what
-it needs and why, then installs the Debian package with apt-get if it runs as root where apt-get exists (as CI
-does) and GAINSCOPE_NO_APT is not 1; otherwise it says which tests will be skipped.
+Chromium for the HTML report's browser tests (tests/render/browser.py), Java 17 for the Spark backend's tests
+(tests/spark). When one is missing, ``test`` says what it needs and why, then installs the Debian package with
+apt-get if it runs as root where apt-get exists (as CI does) and GAINSCOPE_NO_APT is not 1; otherwise it says
+which tests will be skipped.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,10 +57,22 @@ def _browser_found() -> bool:
     return bool(os.environ.get("GAINSCOPE_CHROMIUM")) or any(shutil.which(name) for name in BROWSERS)
 
 
+def _java_found() -> bool:
+    """Java 17 or newer on PATH (what Spark 4 runs on)."""
+    java = shutil.which("java")
+    if java is None:
+        return False
+    done = subprocess.run([java, "-version"], capture_output=True, text=True)
+    match = re.search(r'version "(\d+)', done.stderr + done.stdout)
+    return bool(match) and int(match.group(1)) >= 17
+
+
 #: what ``test`` installs with apt-get when missing (as root); the README's table lists the same
 SYSTEM_NEEDS = (
     SystemNeed("a headless Chromium", "the HTML report's browser tests (tests/render)", _browser_found,
                ("chromium",)),
+    SystemNeed("Java 17 or newer", "the Spark backend's tests (tests/spark)", _java_found,
+               ("openjdk-17-jre-headless",)),
 )
 
 

@@ -19,6 +19,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -67,8 +68,11 @@ def session(master: str | None = None, conf: Mapping[str, str] | None = None, *,
         if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
             os.environ["PYSPARK_PYTHON"] = sys.executable  # workers must import this gainscope
         builder = SparkSession.builder.master(master).appName(app_name)
+        log = Path(__file__).with_name("log4j2.properties")  # errors only: stderr is for gainscope's messages
         settings = {"spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false",
-                    "spark.sql.execution.arrow.maxRecordsPerBatch": "65536", **dict(conf or {})}
+                    "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
+                    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={log.as_uri()}",
+                    **dict(conf or {})}
         for key, value in settings.items():
             builder = builder.config(key, value)
         try:
