@@ -146,7 +146,8 @@ JSON_LINES = st.lists(st.one_of(
     st.builds(lambda q, d, s: f'{{"query_id": "q{q}", "doc_id": "d{d}", "score": {s}}}', st.integers(0, 3),
               st.integers(0, 9), st.sampled_from(["1.5", "2", '"3"', "null"])),
     st.builds(lambda q, ds: f'{{"qid": "q{q}", "retrieved_document_ids": {ds}}}', st.integers(0, 3),
-              st.lists(st.sampled_from(['"a"', '"b"', '"c"', "7"]), max_size=4).map(lambda x: "[" + ", ".join(x) + "]")),
+              st.lists(st.sampled_from(['"a"', '"b"', '"c"', "7"]), max_size=4)
+              .map(lambda x: "[" + ", ".join(x) + "]")),
     st.sampled_from(["", "  ", "[1, 2]", "{not json", '{"query_id": "q1"}', '{"query_id": 1.5, "doc_id": "a", '
                      '"score": 1}']),
 ), min_size=1, max_size=20)

@@ -151,9 +151,9 @@ def test_bad_values_duplicates_and_encoding_are_the_readers_errors(spark: Any, t
     qrels, run, _ = write_data(tmp_path)
     good = run.read_text(encoding="utf-8").splitlines()
     cases = {
-        "score": good[:50] + ["q01 Q0 dX 1 0,5 sys"] + good[50:],
-        "duplicate": good[:30] + [good[3]] + good[30:] + [good[200]],
-        "encoding": good[:10] + ["q00 Q0 d\udcff 1 1 sys"] + good[10:],
+        "score": [*good[:50], "q01 Q0 dX 1 0,5 sys", *good[50:]],
+        "duplicate": [*good[:30], good[3], *good[30:], good[200]],
+        "encoding": [*good[:10], "q00 Q0 d\udcff 1 1 sys", *good[10:]],
         "header": ["qid Q0 docno rank score run", *good],
     }
     for case, lines in cases.items():

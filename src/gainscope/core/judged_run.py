@@ -356,7 +356,8 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     rank_down = rank_steps = 0
     if policies.ties == "trec_eval":
         _warn_ties(int(positions.tied_groups[ranked[has]].sum()), policies)
-        rank_down, rank_steps = int(positions.rank_down[ranked[has]].sum()), int(positions.rank_steps[ranked[has]].sum())
+        rank_down = int(positions.rank_down[ranked[has]].sum())
+        rank_steps = int(positions.rank_steps[ranked[has]].sum())
         _warn_if_distances(rank_down, rank_steps)
     judged_offsets, judged_grades, judged_doc_ids = prepared.subset(universe)
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored,

@@ -101,7 +101,8 @@ def raise_problem(problem: Problem, facts: Facts, run: RunInfo) -> None:
         first: Any = loc if path == path2 else f"{path}:{loc}"
         raise duplicate_error(Origin(path2, run.unit if loc2 is not None else None), problem.detail["query_id"],
                               problem.detail["doc_id"], first, loc2, facts.duplicates)  # type: ignore[arg-type]
-    if "raw" in problem.detail:  # not UTF-8: the reader's message, with the line's offset in the file
+    if "raw" in problem.detail and problem.ordinal is not None:
+        # not UTF-8: the reader's message, with the line's offset in the file
         raw = base64.b64decode(problem.detail["raw"])
         base = int(problem.detail["start"]) + (run.block_offset(problem.ordinal) if run.block_offset else 0)
         try:

@@ -193,7 +193,7 @@ def evaluate_runs(judgments: Any, runs: Iterable[Any], metrics: MetricsArg, *, s
 def _partition_outputs(spark: Any, source: RunSource, plan: PartPlan, judged_queries: int,
                        partitions: int | None) -> Any:
     """Run the partitions of one run (see the module docstring); their outputs as an Arrow table."""
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F
 
     shard = plan.judgments
     with quiet():

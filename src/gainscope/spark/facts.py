@@ -120,7 +120,8 @@ class Facts:
             rank_down=self.rank_down + other.rank_down, max_grade=max(grades) if grades else None,
             notes=self.notes + [n for n in other.notes if n not in self.notes],
             infinite=_merge_first(self.infinite, other.infinite), nan_scores=self.nan_scores + other.nan_scores,
-            dropped=self.dropped + other.dropped, duplicates=self.duplicates + other.duplicates, not_nfc=not_nfc, tags=_min_ordinals(self.tags, other.tags),
+            dropped=self.dropped + other.dropped, duplicates=self.duplicates + other.duplicates, not_nfc=not_nfc,
+            tags=_min_ordinals(self.tags, other.tags),
             problems=_first_problems(self.problems + other.problems),
             presence=_merge_presence(self.presence, other.presence))
 
@@ -145,7 +146,8 @@ class Facts:
             rows=data["rows"], ignored=list(data["ignored"]), tied_groups=data["tied_groups"],
             rank_steps=data["rank_steps"], rank_down=data["rank_down"], max_grade=data["max_grade"],
             notes=list(data["notes"]), infinite=_first_of(data["infinite"]), nan_scores=data["nan_scores"],
-            dropped=data["dropped"], duplicates=data["duplicates"], not_nfc={c: dict(v) for c, v in data["not_nfc"].items()},
+            dropped=data["dropped"], duplicates=data["duplicates"],
+            not_nfc={c: dict(v) for c, v in data["not_nfc"].items()},
             tags=dict(data["tags"]), problems=[Problem(**p) for p in data["problems"]],
             presence=data["presence"])
 

@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from gainscope.errors import FormatError
 from gainscope.io.frames import Origin
-from gainscope.io.jsonl import _run_record, _Rows  # the JSON Lines reader's own record rules
+from gainscope.io.jsonl import _Rows, _run_record  # the JSON Lines reader's own record rules
 from gainscope.io.jsonl import _type as json_type
 from gainscope.io.text import BOM, GZIP_MAGIC
 from gainscope.io.trec import LAYOUTS, Layout

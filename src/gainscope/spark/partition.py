@@ -52,8 +52,8 @@ from gainscope.metrics.base import Metric
 from gainscope.metrics.trec_eval import relstrings
 from gainscope.spark.facts import Facts, First, Problem
 
-__all__ = ["INPUT_KINDS", "OUTPUT_DDL", "OUTPUT_SCHEMA", "JudgmentShard", "PartPlan", "evaluate_block", "evaluate_partition",
-           "marker_batches"]
+__all__ = ["INPUT_KINDS", "OUTPUT_DDL", "OUTPUT_SCHEMA", "JudgmentShard", "PartPlan", "evaluate_block",
+           "evaluate_partition", "marker_batches"]
 
 INPUT_KINDS = {"run": 0, "marker": 1, "facts": 2}
 

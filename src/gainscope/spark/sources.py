@@ -124,7 +124,7 @@ def _detected(spark: Any, files: list[str]) -> str:
     first = files[0]
     if _suffix(first) in (".parquet", ".pq"):
         return "parquet"
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F
 
     with quiet():
         rows = (spark.read.option("lineSep", "\n").text(first).select(F.col("value").cast("binary"))
@@ -142,7 +142,7 @@ def _display(files: list[str], paths: list[str]) -> list[str]:
 
 def _ordinal_file(files: list[str]) -> Any:
     """The index of a row's file in ``files`` (as a Spark column), from ``_metadata.file_path``."""
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F
 
     spelled = F.regexp_replace(F.col("_metadata.file_path"), "^file:/+", "file:///")
     return F.array_position(F.array(*[F.lit(f) for f in files]), spelled).cast("long") - 1
@@ -162,7 +162,7 @@ def _id_columns(schema: Any, found: dict[str, str], where: str) -> None:
 
 
 def _selected(frame: Any, found: dict[str, str], ordinal: Any) -> Any:
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F
 
     columns = [F.lit(0).cast("tinyint").alias("_kind"), F.col(found["query_id"]).cast("string").alias("query_id"),
                F.col(found["doc_id"]).cast("string").alias("doc_id")]
@@ -171,7 +171,7 @@ def _selected(frame: Any, found: dict[str, str], ordinal: Any) -> Any:
 
 
 def _frame_source(frame: Any, name: str | None, options: dict[str, Any]) -> RunSource:
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F
 
     found = resolve_columns(frame.columns, "run")
     _id_columns(frame.schema, found, "")
@@ -184,7 +184,7 @@ def _frame_source(frame: Any, name: str | None, options: dict[str, Any]) -> RunS
 # ---------------------------------------------------------------------- Parquet
 def _parquet_source(spark: Any, paths: list[str], files: list[str], label: str, name: str | None,
                     options: dict[str, Any]) -> RunSource:
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F
 
     with quiet():
         frame = spark.read.parquet(*paths)
@@ -204,7 +204,7 @@ def _parquet_source(spark: Any, paths: list[str], files: list[str], label: str, 
 # ---------------------------------------------------------------------- text
 def _lines(spark: Any, paths: Sequence[str], files: list[str]) -> Any:
     """The lines of the files as bytes, with their file's index in ``files`` and their block's start."""
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F
 
     with quiet():
         return (spark.read.option("lineSep", "\n").text(list(paths))
@@ -233,7 +233,7 @@ class _TextLocations:
 
     def _counted(self) -> LineIndex:
         if self._index is None:
-            from pyspark.sql import functions as F  # noqa: N812
+            from pyspark.sql import functions as F
 
             with quiet():
                 rows = (_lines(self._spark, self._paths, self._files).groupBy("file", "file_block_start")
