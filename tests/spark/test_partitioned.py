@@ -188,3 +188,19 @@ def test_duplicates_resolved_as_the_readers_do(on_duplicate: str) -> None:
     assert spread.notes == local.notes == (f"duplicate docs resolved with on_duplicate={on_duplicate!r} "
                                            "(2 row(s) dropped)",)
     assert spread_warnings == local_warnings
+
+
+def test_a_block_that_runs_out_of_memory_is_an_error_naming_its_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a worker with spark.executor.pyspark.memory set gets MemoryError instead of being killed: the partition
+    # reports it, the driver raises a SparkError that says which queries and what to change
+    import gainscope.spark.partition as partition
+
+    def exhausted(*args: Any, **kwargs: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(partition, "evaluate_block", exhausted)
+    judgments = Judgments.from_dict({"big": {"a": 1}})
+    run = Run.from_dict({"big": {"a": 1.0, "b": 0.5}})
+    with pytest.raises(gainscope.errors.SparkError, match=r"^query 'big' \(2 ranked documents in all\) do not fit in "
+                       r"the memory of a Spark Python worker .*spark\.executor\.pyspark\.memory"):
+        spark_like(judgments, run, ["AP"], Policies(), parts=1, seed=0)

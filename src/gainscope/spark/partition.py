@@ -149,36 +149,66 @@ def marker_batches(batches: Iterable[pa.RecordBatch], shard: JudgmentShard) -> I
 def evaluate_partition(batches: Iterable[pa.RecordBatch], plan: PartPlan) -> Iterator[pa.RecordBatch]:
     """Evaluate one partition (see the module docstring): per-query rows, block by block, then its facts."""
     facts = Facts()
-    pending: list[pl.DataFrame] = []
-    pending_rows = 0
+    pending = _Pending()
     for batch in batches:
         frame = pl.DataFrame(pl.from_arrow(batch))
         if frame.height == 0:
             continue
-        earlier = frame.filter(pl.col("_kind") == INPUT_KINDS["facts"])
-        for text in earlier["doc_id"].to_list():
-            facts = facts.merge(Facts.from_json(text))
-        if earlier.height:
+        kinds = frame["_kind"]
+        if (kinds == INPUT_KINDS["facts"]).any():
+            for text in frame.filter(kinds == INPUT_KINDS["facts"])["doc_id"].to_list():
+                facts = facts.merge(Facts.from_json(text))
             frame = frame.filter(pl.col("_kind") != INPUT_KINDS["facts"])
-        if pending_rows >= plan.block_rows and frame.height:
-            last = pending[-1]["query_id"][-1]
-            change = (frame["query_id"] != last).arg_true()
-            if len(change):
+        if pending.rows >= plan.block_rows and frame.height:
+            change = (frame["query_id"] != pending.last).arg_true()
+            if len(change):  # a block ends where a new query starts
                 cut = int(change[0])
-                out, part = _block(pl.concat([*pending, frame.slice(0, cut)]), plan)
+                pending.add(frame.slice(0, cut))
+                out, part = _block(pending, plan)
                 facts = facts.merge(part)
                 if out is not None:
                     yield out
-                pending, pending_rows = [], 0
                 frame = frame.slice(cut)
-        pending.append(frame)
-        pending_rows += frame.height
-    if pending_rows:
-        out, part = _block(pl.concat(pending), plan)
+        pending.add(frame)
+    if pending.rows or pending.judged:
+        out, part = _block(pending, plan)
         facts = facts.merge(part)
         if out is not None:
             yield out
     yield _facts_batch(facts)
+
+
+class _Pending:
+    """The rows of the block being gathered: run rows (markers taken out batch by batch, so that no copy of the
+    whole block is ever made) and the judged queries' markers."""
+
+    def __init__(self) -> None:
+        self.frames: list[pl.DataFrame] = []
+        self.judged: list[str] = []
+        self.rows = 0
+        self.first: str | None = None
+        self.last: str | None = None
+
+    def add(self, frame: pl.DataFrame) -> None:
+        if frame.height == 0:
+            return
+        if self.first is None:
+            self.first = frame["query_id"][0]
+        self.last = frame["query_id"][-1]
+        markers = frame["_kind"] == INPUT_KINDS["marker"]
+        if markers.any():
+            self.judged += frame.filter(markers)["query_id"].to_list()
+            frame = frame.filter(~markers)
+        if frame.height:
+            self.frames.append(frame)
+            self.rows += frame.height
+
+    def take(self) -> tuple[pl.DataFrame | None, list[str]]:
+        """The block's run rows and judged queries; the block starts anew (nothing here keeps them alive)."""
+        runs = pl.concat(self.frames, rechunk=False) if self.frames else None
+        judged = self.judged
+        self.frames, self.judged, self.rows, self.first = [], [], 0, None
+        return runs, judged
 
 
 def _facts_batch(facts: Facts) -> pa.RecordBatch:
@@ -188,30 +218,34 @@ def _facts_batch(facts: Facts) -> pa.RecordBatch:
                            schema=OUTPUT_SCHEMA)
 
 
-def _block(rows: pl.DataFrame, plan: PartPlan) -> tuple[pa.RecordBatch | None, Facts]:
-    """:func:`evaluate_block`, with running out of memory reported as a problem naming the largest query."""
+def _block(pending: _Pending, plan: PartPlan) -> tuple[pa.RecordBatch | None, Facts]:
+    """:func:`evaluate_block` on the pending block (handed over, not kept: its rows can be freed as soon as
+    they are read), with running out of memory reported as a problem naming the block's queries."""
+    first, last, rows = pending.first, pending.last, pending.rows
     try:
-        return evaluate_block(rows, plan)
+        return evaluate_block(*pending.take(), plan)
     except MemoryError:
-        sizes = rows.filter(pl.col("_kind") == INPUT_KINDS["run"]).group_by("query_id").len().sort("len")
-        query, count = sizes.row(-1) if sizes.height else ("?", 0)
+        which = f"query {first!r}" if first == last else f"queries {first!r} to {last!r}"
         facts = Facts()
         facts.add_problem(Problem(
-            "memory", f"query {query!r} ({count} ranked documents, {rows.height} rows in its block) does not fit "
-            "in the memory of a Spark Python worker; give the workers more (spark.executor.pyspark.memory, or "
-            "spark.executor.memoryOverhead), or cut the run at a depth before evaluating it"))
+            "memory", f"{which} ({rows} ranked documents in all) do not fit in the memory of a Spark Python worker "
+            "(the largest query needs about 200 bytes per document); give the workers more "
+            "(spark.executor.pyspark.memory, or spark.executor.memoryOverhead), or cut the run at a depth before "
+            "evaluating it"))
         return None, facts
 
 
-def evaluate_block(rows: pl.DataFrame, plan: PartPlan) -> tuple[pa.RecordBatch | None, Facts]:
-    """Evaluate whole queries (input rows as described in the module docstring): the per-query output rows
-    (None when there are none, or a problem stops the block) and the block's facts."""
-    judged = rows.filter(pl.col("_kind") == INPUT_KINDS["marker"])["query_id"].to_list()
-    ranked = rows.filter(pl.col("_kind") == INPUT_KINDS["run"])
+def evaluate_block(runs: pl.DataFrame | None, judged: list[str], plan: PartPlan) -> tuple[pa.RecordBatch | None,
+                                                                                         Facts]:
+    """Evaluate whole queries: ``runs`` their run rows (as described in the module docstring, in input order
+    within each query; None when there are none), ``judged`` the judged ones (their markers). Returns the
+    per-query output rows (None when there are none, or a problem stops the block) and the block's facts."""
+    ranked = runs if runs is not None else pl.DataFrame()
     facts = Facts(rows=ranked.height)
     run = _finished_run(ranked, plan, facts) if ranked.height else None
     if ranked.height and run is None:
         return None, facts
+    del ranked, runs  # the run holds what it needs: the input tokens can go before the judged run is built
     judged_set = set(judged)
     frame = run.frame if run is not None else None
     if frame is not None:
@@ -219,12 +253,14 @@ def evaluate_block(rows: pl.DataFrame, plan: PartPlan) -> tuple[pa.RecordBatch |
         facts.ignored = [q for q in ids if q not in judged_set]
         if facts.ignored:
             frame = frame.filter(pl.col("query_id").is_in(judged))
+    del run
     if not judged:
         return None, facts
     if frame is None:
         frame = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64,
                                      "rank": pl.Int64})
     part = Run._from_validated(frame, name="run", source=None, notes=())
+    del frame
     prepared = PreparedJudgments.of(plan.shard().subset(judged), plan.policies.negative_grades)
     try:
         with warnings.catch_warnings():
