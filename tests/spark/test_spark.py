@@ -70,11 +70,10 @@ def same(a: Results, b: Results) -> None:
     assert a.run_name == b.run_name
 
 
-POLICIES = [
+POLICIES = [  # every policy away from its default at least once (test_partitioned.py covers the combinations)
     {},
-    {"missing_queries": "skip", "undefined": "skip"},
-    {"depth": 7, "judged_only": True, "relevance_level": 2},
-    {"ties": "rank", "negative_grades": "nonrelevant"},
+    {"missing_queries": "skip", "depth": 7, "judged_only": True, "relevance_level": 2},
+    {"ties": "rank", "negative_grades": "nonrelevant", "undefined": "skip"},
     {"ties": "average", "depth": 9},
 ]
 
@@ -193,7 +192,7 @@ def test_inputs_the_backend_refuses_say_what_to_do(spark: Any, tmp_path: Path) -
 # ---------------------------------------------------------------------- the command line
 def test_cli_backend_spark_prints_what_the_local_backend_prints(spark: Any, cli_runner: Any, tmp_path: Path) -> None:
     qrels, run, _ = write_data(tmp_path)
-    for args in (["-m", "official", "-f", "trec_eval", "-q", "-c"], ["-m", "nDCG@10 AP", "-f", "json", "-M", "10"]):
+    for args in (["-m", "all_trec", "-f", "trec_eval", "-q", "-c"], ["-m", "nDCG@10 AP", "-f", "json", "-M", "10"]):
         local = cli_runner("evaluate", str(qrels), str(run), *args)
         remote = cli_runner("evaluate", str(qrels), str(run), *args, "--backend", "spark", "--master", "local[2]",
                             "--spark-conf", "spark.sql.shuffle.partitions=2")
