@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Set up a virtual environment and run the project's jobs, with nothing but Python 3.11+ installed.
 
-    python3 dev.py demo     # set up .venv, evaluate the bundled example runs, explain one value, compare two runs
+    python3 dev.py demo     # set up .venv, evaluate the bundled example runs, explain one value, compare two runs,
+                            # then index the bundled recipes, search them with two configurations, compare them
     python3 dev.py test     # set up .venv with the test extras, run the whole test suite
     python3 dev.py bench    # set up .venv with the benchmark peers, run the benchmark (bench/README.md)
 
@@ -159,7 +160,21 @@ def demo() -> None:
     _run(gs, "explain", "examples/qrels.txt", "examples/bm25.run", "--query", "MQ003", "-m", "nDCG@5")
     _run(gs, "compare", "examples/qrels.txt", "examples/bm25.run", "examples/hybrid.run", "-m", "nDCG@10 AP RR P@5")
     _run(gs, "evaluate", "examples/dataset.json", "examples/agent_run.jsonl", "-m", "nDCG@5 RR AP P@5", "-q")
+    search_demo(gs)
     print(how_to_run(), flush=True)
+
+
+def search_demo(gs: Path) -> None:
+    """Live search on the bundled recipes: index, two configurations, compare; then a grid experiment."""
+    ex = "examples/search"
+    _run(gs, "index", f"{ex}/corpus.jsonl", "--index", f"{ex}/index", "--fields", "title^2,text", "--overwrite")
+    for name, boost in (("plain", "0"), ("boosted", "4")):
+        _run(gs, "search", "--engine", f"{ex}/index", "--queries", f"{ex}/queries.jsonl", "--top", "10",
+             "--set", f"title_boost={boost}", "--snapshot", f"{ex}/snapshots.sqlite", "--name", name,
+             "-o", f"{ex}/{name}.run")
+    _run(gs, "compare", f"{ex}/qrels.txt", f"{ex}/plain.run", f"{ex}/boosted.run", "--name", "plain",
+         "--name", "boosted", "-m", "nDCG@10 RR P@5")
+    _run(gs, "experiment", f"{ex}/experiment.toml", "--format", "markdown")
 
 
 def test(args: list[str]) -> None:

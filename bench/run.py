@@ -27,7 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from generate import SIZES, generate  # noqa: E402
+from generate import SIZES, generate  # noqa: E402  (numpy and polars only when data is made)
+from processes import gainscope_command, run_process  # noqa: E402
 from tools import MEASURES  # noqa: E402
 
 PEERS = ("pytrec_eval", "ranx", "ir_measures")
@@ -51,11 +52,8 @@ def _measure(tool: str, mode: str, qrels: Path, run: Path, values: Path | None =
 
 def _shell_seconds(qrels: Path, run: Path) -> float:
     """`gainscope evaluate` from the shell, interpreter start included."""
-    exe = Path(sys.executable).with_name("gainscope")
-    t = time.perf_counter()
-    subprocess.run([str(exe), "evaluate", str(qrels), str(run), "-m", "nDCG@10 AP RR@10 P@10 R@100",
-                    "--format", "csv"], capture_output=True, check=True)
-    return time.perf_counter() - t
+    return run_process(gainscope_command("evaluate", str(qrels), str(run), "-m", "nDCG@10 AP RR@10 P@10 R@100",
+                                         "--format", "csv")).wall
 
 
 def _agreement(values: dict[str, dict[str, dict[str, float]]]) -> list[str]:
@@ -157,17 +155,10 @@ def _many_runs(n: int, data: Path, repeat: int) -> list[str]:
         if not p.exists():
             p.symlink_to(run.resolve())
         paths.append(p)
-    exe = Path(sys.executable).with_name("gainscope")
-
     def timed(files: list[Path]) -> tuple[float, float]:
-        t = time.perf_counter()
-        child = subprocess.Popen([str(exe), "evaluate", str(qrels), *map(str, files), "-m", " ".join(MEASURES),
-                                  "--format", "csv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(child.pid, 0)  # this child's own peak memory
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode:
-            raise SystemExit(f"gainscope evaluate failed with exit code {child.returncode}")
-        return time.perf_counter() - t, usage.ru_maxrss / 1024
+        used = run_process(gainscope_command("evaluate", str(qrels), *map(str, files), "-m", " ".join(MEASURES),
+                                             "--format", "csv"))
+        return used.wall, used.rss_mb
 
     one = [timed([run]) for _ in range(repeat)]
     many = [timed(paths) for _ in range(repeat)]

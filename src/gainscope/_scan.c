@@ -9,18 +9,21 @@
  * (rank, judgment row, score). Unjudged documents only count.
  *
  * The scanner is an accelerator, never a second set of rules: whenever a line is anything but plain
- * (fewer than 6 columns, a rank that is not an integer, a score that is not a finite decimal number,
- * a byte outside ASCII, a duplicate document, differing run tags, a query id that comes back after
- * another one), it stops and says why; the caller then reads the file with the Python readers, which
- * give the exact error (with file and line) or the exact warning. Tests assert that both give the same
- * judged run.
+ * (not exactly 6 columns, a rank that is not an integer, a score that is not a finite decimal number,
+ * a byte outside ASCII, a control character, a CR followed by more data, a line beyond the length limit,
+ * a duplicate document, differing run tags, a query id that comes back after another one), it stops and
+ * says why; the caller then reads the file with the Python readers, which give the exact error (with file
+ * and line) or the exact warning. Tests assert that both give the same judged run.
  *
- * The file is memory-mapped and the pages already scanned are released as it goes, so resident memory
- * stays bounded by the largest query, not the file. The GIL is released while scanning.
+ * The file is read with read() into a buffer that keeps only the current query's lines (the documents of a
+ * query point into it), so resident memory stays bounded by the largest query, not the file, and a file
+ * that shrinks while it is read is noticed (never a SIGBUS, as with a memory map). The GIL is released
+ * while scanning.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
 #include <math.h>
@@ -28,11 +31,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define RELEASE_EVERY (64u << 20) /* give scanned pages back every 64 MB */
+#define READ_BLOCK (4u << 20) /* bytes asked of each read() */
+#define MAX_LINE (1u << 20)  /* the longest line taken: gainscope.io.text.MAX_LINE_BYTES */
 
 /* ------------------------------------------------------------------ hashing */
 static inline uint64_t mix64(uint64_t h) {
@@ -517,8 +521,12 @@ typedef struct {
     /* outputs */
     Buf qblob, qoff, num_ret, hit_off, hit_rank, hit_judgment, hit_score, ties, rank_down, rank_steps;
     int64_t nranked, nhits, lines;
-    const char *tag;
+    char *tag;          /* the first line's run tag (a copy) */
     size_t tag_len;
+    int extra_ok;       /* columns after the run tag are ignored (extra_columns="ignore") */
+    int f32;            /* scores rounded to float32 (trec_eval 9, pytrec_eval) */
+    int64_t line;       /* lines read so far */
+    PyObject *on_block; /* for tests (fault injection): called with the file offset reached after each read */
     /* why the scan stopped, if it did */
     const char *reason;
     int64_t reason_line;
@@ -645,13 +653,15 @@ static int start_query(Scan *s, const char *id, size_t n) {
     return local_fill(&s->judged, s->ix, s->query);
 }
 
-/* byte classes: 0 data, 1 whitespace, 2 end of line, 3 refuse (NUL or outside ASCII) */
+/* byte classes: 0 data, 1 whitespace (CR included: a CR is refused only before more data on its line),
+ * 3 refuse (a control character or outside ASCII), 4 line feed */
 static unsigned char CLASS[256];
 
 static void init_classes(void) {
-    for (int c = 0; c < 256; c++) CLASS[c] = c >= 0x80 || c == 0 ? 3 : 0;
-    CLASS[' '] = CLASS['\t'] = CLASS['\r'] = CLASS['\v'] = CLASS['\f'] = 1;
-    CLASS['\n'] = 2;
+    for (int c = 0; c < 256; c++) CLASS[c] = c >= 0x7f || c < 0x20 ? 3 : 0;
+    CLASS[' '] = CLASS['\t'] = CLASS['\v'] = CLASS['\f'] = 1;
+    CLASS['\r'] = 1;
+    CLASS['\n'] = 4;
 }
 
 /* Add one ranked document. Returns 0, or -1 with s->reason set (or s->nomem), and 1 in *new_query when
@@ -723,41 +733,75 @@ static int finish_scan(Scan *s) {
         return -1;             \
     } while (0)
 
-static int scan_bytes(Scan *s, const char *base, size_t size, int fd_advise) {
-    const char *p = base, *end = base + size;
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    const char *released = (const char *)(((uintptr_t)base + page - 1) & ~(page - 1)); /* page aligned */
-    int64_t line = 0;
+/* A CR followed by more data before the end of the line [p, end). */
+static int lone_cr(const char *p, const char *end) {
+    const char *cr = memchr(p, '\r', (size_t)(end - p));
+    if (!cr) return 0;
+    for (const char *q = cr; q < end; q++)
+        if (CLASS[(unsigned char)*q] != 1) return 1;
+    return 0;
+}
+
+/* Scan the complete lines of [*pp, end): every line that ends with '\n', and the last one too when at_eof.
+ * Leaves *pp at the first byte not consumed (the start of an incomplete line). 0, or -1 with s->reason set
+ * (or s->nomem). One pass over the bytes: the tokenizer finds the line end. */
+static int scan_lines(Scan *s, const char **pp, const char *end, int at_eof) {
+    const char *p = *pp;
     while (p < end) {
-        line++;
+        const char *line_start = p;
+        int64_t line = s->line + 1;
         if (*p == '#') { /* a comment: '#' as the line's first byte */
             const char *nl = memchr(p, '\n', (size_t)(end - p));
-            p = nl ? nl + 1 : end;
+            if (!nl && !at_eof) {
+                if ((size_t)(end - p) > MAX_LINE) STOP("a line longer than the limit");
+                break;
+            }
+            if (!nl) nl = end;
+            if ((size_t)(nl - p) > MAX_LINE) STOP("a line longer than the limit");
+            if (lone_cr(p, nl)) STOP("a carriage return followed by more data on its line");
+            s->line = line;
+            p = nl < end ? nl + 1 : end;
             continue;
         }
         const char *tok[6];
         size_t len[6];
         int nt = 0;
-        const char *line_start = p;
+        unsigned char c = 0;
         for (;;) {
-            while (p < end && CLASS[(unsigned char)*p] == 1) p++;
-            if (p >= end || *p == '\n') break;
+            const char *gap = p;
+            while (p < end && (c = CLASS[(unsigned char)*p]) == 1) p++;
+            if (p >= end || c == 4) break;
+            /* a CR in the whitespace before a token: lines ended by CR alone (one byte: one comparison) */
+            if (p > gap && (p - gap == 1 ? *gap == '\r' : memchr(gap, '\r', (size_t)(p - gap)) != NULL))
+                STOP("a carriage return followed by more data on its line");
             const char *t = p;
-            unsigned char c = 0;
             while (p < end && (c = CLASS[(unsigned char)*p]) == 0) p++;
-            if (p < end && c == 3) STOP("a byte outside ASCII or a NUL byte");
+            if (p < end && c == 3) STOP("a byte outside ASCII or a control character");
             if (nt < 6) {
                 tok[nt] = t;
                 len[nt] = (size_t)(p - t);
+            } else if (!s->extra_ok) {
+                STOP("a line with more than 6 columns");
             }
             nt++;
         }
+        if ((size_t)(p - line_start) > MAX_LINE) STOP("a line longer than the limit");
+        if (p >= end && !at_eof) { /* an incomplete line: wait for more bytes */
+            p = line_start;
+            break;
+        }
+        s->line = line;
         if (p < end) p++; /* the newline */
         if (nt == 0) continue; /* blank line */
         if (nt < 6) STOP("a line with fewer than 6 columns");
         s->lines++;
         if (!s->tag) {
-            s->tag = tok[5];
+            s->tag = malloc(len[5] ? len[5] : 1);
+            if (!s->tag) {
+                s->nomem = 1;
+                return -1;
+            }
+            memcpy(s->tag, tok[5], len[5]);
             s->tag_len = len[5];
         } else if (len[5] != s->tag_len || memcmp(tok[5], s->tag, len[5])) {
             STOP("run tags that differ");
@@ -766,25 +810,93 @@ static int scan_bytes(Scan *s, const char *base, size_t size, int fd_advise) {
         double score;
         if (parse_rank(tok[3], len[3], &rank)) STOP("a rank that is not a plain integer");
         if (parse_score(tok[4], len[4], &score)) STOP("a score that is not a finite decimal number");
+        if (s->f32) score = (double)(float)score;
         int new_query;
         if (add_entry(s, tok[0], len[0], tok[2], len[2], score, rank, &new_query)) {
             s->reason_line = line;
             return -1;
         }
-        if (new_query && fd_advise && line_start - released >= (ptrdiff_t)RELEASE_EVERY) {
-            /* the pages before this query are done with: give them back */
-            uintptr_t upto = (uintptr_t)line_start & ~(page - 1);
-            if ((const char *)upto > released) {
-                madvise((void *)released, (size_t)((const char *)upto - released), MADV_DONTNEED);
-                released = (const char *)upto;
-            }
-        }
     }
-    if (finish_scan(s)) {
-        s->reason_line = line;
+    *pp = p;
+    return 0;
+}
+
+/* The current query's bytes were copied from `from` to `to`: point at the copy. */
+static void rebase(Scan *s, const char *from, const char *to) {
+    if (s->prev_q) s->prev_q = to + (s->prev_q - from);
+    for (size_t i = 0; i < s->n; i++) s->entries[i].doc = to + (s->entries[i].doc - from);
+}
+
+/* Scan bytes [start, end) of an open file with pread(), keeping in the buffer only what the current query
+ * needs. 0; -1 with s->reason set; -2 with errno set (a read error); -3 when the file ended before `end`
+ * (it shrank while it was read). */
+static int scan_fd(Scan *s, int fd, long long start, long long end) {
+    size_t cap = READ_BLOCK * 2, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        s->nomem = 1;
         return -1;
     }
-    return 0;
+    const char *p = buf;      /* next byte to scan */
+    long long pos = start;    /* file offset of buf[len] */
+    int rc = 0;
+    while (pos < end) {
+        /* keep from the current query's first byte, or from the unscanned bytes when no query is open */
+        const char *keep = s->prev_q && s->prev_q < p ? s->prev_q : p;
+        size_t kept = len - (size_t)(keep - buf);
+        size_t want = end - pos < (long long)READ_BLOCK ? (size_t)(end - pos) : READ_BLOCK;
+        char *to = buf;
+        if (kept + want > cap) { /* a query longer than the buffer: a larger one */
+            size_t grown = cap;
+            while (kept + want > grown) grown *= 2;
+            to = malloc(grown);
+            if (!to) {
+                s->nomem = 1;
+                rc = -1;
+                break;
+            }
+            cap = grown;
+        }
+        if (keep != to) {
+            memmove(to, keep, kept);
+            rebase(s, keep, to);
+            p = to + (p - keep);
+            len = kept;
+        }
+        if (to != buf) {
+            free(buf);
+            buf = to;
+        }
+        ssize_t got = pread(fd, buf + len, want, (off_t)pos);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            rc = -2;
+            break;
+        }
+        if (got == 0) {
+            rc = -3;
+            break;
+        }
+        len += (size_t)got;
+        pos += got;
+        if (s->on_block) { /* a test's hook, with the GIL held while it runs */
+            PyGILState_STATE gil = PyGILState_Ensure();
+            PyObject *r = PyObject_CallFunction(s->on_block, "L", pos);
+            if (r) Py_DECREF(r);
+            else PyErr_WriteUnraisable(s->on_block);
+            PyGILState_Release(gil);
+        }
+        if (scan_lines(s, &p, buf + len, pos >= end)) {
+            rc = -1;
+            break;
+        }
+    }
+    if (!rc && finish_scan(s)) {
+        s->reason_line = s->line;
+        rc = -1;
+    }
+    free(buf);
+    return rc;
 }
 
 /* A scanner ready for its first document; -1 (s->nomem set) when memory runs out. */
@@ -803,6 +915,7 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
 }
 
 static void scan_free(Scan *s) {
+    free(s->tag);
     free(s->entries);
     free(s->dup_hash);
     free(s->dup_idx);
@@ -854,76 +967,115 @@ static PyObject *fallback(const char *reason, int64_t line) {
     return Py_BuildValue("{s:s,s:L}", "fallback", reason, "line", (long long)line);
 }
 
-/* scan_trec_run(path, index, order, depth, judged_only, start=0, end=-1) -> dict
+/* scan_trec_run(source, index, order, depth, judged_only, start=0, end=-1, extra_ok=False, f32=False) -> dict
  *
- * Scans bytes [start, end) of the file (end -1: to the end; both at line starts). The dict holds the
- * outputs as native-endian bytes (see the Python wrapper), or {"fallback": reason, "line": n} when the
- * file needs the Python readers. */
+ * Scans bytes [start, end) of the file at the path `source` (end -1: to the end; both at line starts), or
+ * the whole of `source` when it is a bytes-like object (a file already in memory, such as standard input).
+ * The dict holds the outputs as native-endian bytes (see the Python wrapper), or {"fallback": reason, "line":
+ * n} when the file needs the Python readers, or {"changed": size} when the file changed size while it was read
+ * (or is shorter than `end`). extra_ok: columns after the run tag are ignored; f32: scores are rounded to
+ * float32; on_block: for tests, a callable called with the file offset reached after each read (fault
+ * injection: it may truncate the file). */
 static PyObject *scan_trec_run(PyObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"path", "index", "order", "depth", "judged_only", "start", "end", NULL};
-    PyObject *path_obj;
+    static char *kwlist[] = {"source", "index", "order", "depth", "judged_only", "start", "end", "extra_ok", "f32",
+                             "on_block", NULL};
+    PyObject *source, *on_block = Py_None;
     JudgmentIndex *ix;
-    int order, judged_only;
+    int order, judged_only, extra_ok = 0, f32 = 0;
     long long depth, start = 0, end = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O!iLp|LL", kwlist, PyUnicode_FSConverter, &path_obj,
-                                     &JudgmentIndexType, &ix, &order, &depth, &judged_only, &start, &end))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!iLp|LLppO", kwlist, &source, &JudgmentIndexType, &ix, &order,
+                                     &depth, &judged_only, &start, &end, &extra_ok, &f32, &on_block))
         return NULL;
-    if (!ix->ready || (order != ORDER_TREC && order != ORDER_RANK)) {
-        Py_DECREF(path_obj);
-        if (!ix->ready) {
-            PyErr_SetString(PyExc_ValueError, "the JudgmentIndex is not initialised");
-            return NULL;
-        }
+    if (!ix->ready) {
+        PyErr_SetString(PyExc_ValueError, "the JudgmentIndex is not initialised");
+        return NULL;
+    }
+    if (order != ORDER_TREC && order != ORDER_RANK) {
         PyErr_SetString(PyExc_ValueError, "order must be 0 (trec_eval) or 1 (rank)");
         return NULL;
     }
-    int fd = open(PyBytes_AS_STRING(path_obj), O_RDONLY);
-    if (fd < 0) {
-        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_obj);
-        Py_DECREF(path_obj);
-        return NULL;
+    Py_buffer view = {0};
+    int fd = -1;
+    long long size;
+    if (PyObject_CheckBuffer(source)) {
+        if (PyObject_GetBuffer(source, &view, PyBUF_SIMPLE)) return NULL;
+        size = (long long)view.len;
+    } else {
+        PyObject *path = NULL;
+        if (!PyUnicode_FSConverter(source, &path)) return NULL;
+        fd = open(PyBytes_AS_STRING(path), O_RDONLY);
+        if (fd < 0) {
+            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
+            Py_DECREF(path);
+            return NULL;
+        }
+        Py_DECREF(path);
+        struct stat st;
+        if (fstat(fd, &st)) {
+            PyErr_SetFromErrno(PyExc_OSError);
+            close(fd);
+            return NULL;
+        }
+        size = (long long)st.st_size;
     }
-    Py_DECREF(path_obj);
-    struct stat st;
-    if (fstat(fd, &st)) {
-        PyErr_SetFromErrno(PyExc_OSError);
-        close(fd);
-        return NULL;
+    if (end > size) { /* the file is shorter than when its parts were cut: it changed */
+        if (fd >= 0) close(fd);
+        PyBuffer_Release(&view);
+        return Py_BuildValue("{s:L}", "changed", size);
     }
-    long long size = (long long)st.st_size;
-    if (end < 0 || end > size) end = size;
+    if (end < 0) end = size;
     if (start < 0 || start > end) {
-        close(fd);
+        if (fd >= 0) close(fd);
+        PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "start must be within the file and not after end");
         return NULL;
     }
     if (end == start) {
-        close(fd);
+        if (fd >= 0) close(fd);
+        PyBuffer_Release(&view);
         return fallback("no data line", 0);
     }
-    char *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-        PyErr_SetFromErrno(PyExc_OSError);
-        close(fd);
-        return NULL;
-    }
-    close(fd);
-    long page = sysconf(_SC_PAGESIZE);
-    long long first_page = start - start % page;
-    madvise(map + first_page, (size_t)(end - first_page), MADV_SEQUENTIAL);
     Scan s;
     Py_INCREF(ix);
-    int rc;
+    int rc, err = 0;
     Py_BEGIN_ALLOW_THREADS
     rc = scan_init(&s, ix, order, depth, judged_only);
-    if (!rc) rc = scan_bytes(&s, map + start, (size_t)(end - start), 1);
+    s.extra_ok = extra_ok;
+    s.f32 = f32;
+    s.on_block = on_block == Py_None ? NULL : on_block;
+    if (!rc && fd >= 0) {
+        rc = scan_fd(&s, fd, start, end);
+        err = errno;
+    } else if (!rc) {
+        const char *p = (const char *)view.buf + start;
+        rc = scan_lines(&s, &p, (const char *)view.buf + end, 1);
+        if (!rc && finish_scan(&s)) {
+            s.reason_line = s.line;
+            rc = -1;
+        }
+    }
     Py_END_ALLOW_THREADS
     PyObject *out;
-    if (rc && s.nomem) out = PyErr_NoMemory();
-    else if (rc) out = fallback(s.reason, s.reason_line);
-    else out = scan_result(&s);
+    if (rc == -2) {
+        errno = err;
+        out = PyErr_SetFromErrno(PyExc_OSError);
+    } else if (rc == -3) {
+        struct stat st;
+        out = Py_BuildValue("{s:L}", "changed", fstat(fd, &st) ? -1LL : (long long)st.st_size);
+    } else if (rc && s.nomem) {
+        out = PyErr_NoMemory();
+    } else if (rc) {
+        out = fallback(s.reason, s.reason_line);
+    } else {
+        struct stat st; /* a file that changed size while it was read (grown or shrunk) */
+        if (fd >= 0 && !fstat(fd, &st) && (long long)st.st_size != size)
+            out = Py_BuildValue("{s:L}", "changed", (long long)st.st_size);
+        else
+            out = scan_result(&s);
+    }
     scan_free(&s);
-    munmap(map, (size_t)size);
+    if (fd >= 0) close(fd);
+    PyBuffer_Release(&view);
     Py_DECREF(ix);
     return out;
 }
@@ -1063,20 +1215,20 @@ static int scan_batch(Scan *s, const struct ArrowSchema *schema, const struct Ar
             return -1;
         }
         int new_query;
-        if (add_entry(s, qp, qn, dp, dn, score[i], rank[i], &new_query)) return -1;
+        if (add_entry(s, qp, qn, dp, dn, s->f32 ? (double)(float)score[i] : score[i], rank[i], &new_query)) return -1;
     }
     return 0;
 }
 
-/* scan_arrow(stream, index, order, depth, judged_only) -> dict: the same as scan_trec_run, for an Arrow
+/* scan_arrow(stream, index, order, depth, judged_only, f32=False) -> dict: the same as scan_trec_run, for an Arrow
  * stream (PyCapsule "arrow_array_stream") of (query_id, doc_id, score float64, rank int64) batches. Every
  * batch stays alive until the end (a query may span batches); nothing is copied. */
 static PyObject *scan_arrow(PyObject *self, PyObject *args) {
     PyObject *capsule;
     JudgmentIndex *ix;
-    int order, judged_only;
+    int order, judged_only, f32 = 0;
     long long depth;
-    if (!PyArg_ParseTuple(args, "OO!iLp", &capsule, &JudgmentIndexType, &ix, &order, &depth, &judged_only))
+    if (!PyArg_ParseTuple(args, "OO!iLp|p", &capsule, &JudgmentIndexType, &ix, &order, &depth, &judged_only, &f32))
         return NULL;
     if (!ix->ready || (order != ORDER_TREC && order != ORDER_RANK)) {
         PyErr_SetString(PyExc_ValueError, "an initialised JudgmentIndex and order 0 or 1 are needed");
@@ -1117,6 +1269,7 @@ static PyObject *scan_arrow(PyObject *self, PyObject *args) {
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = scan_init(&s, ix, order, depth, judged_only);
+    s.f32 = f32;
     for (size_t b = 0; !rc && b < nb; b++) rc = scan_batch(&s, &schema, &batches[b]);
     if (!rc) rc = finish_scan(&s);
     Py_END_ALLOW_THREADS
@@ -1132,10 +1285,312 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ TREC qrels */
+/* read_qrels(path, columns) reads a qrels file of 4 (TREC: query iteration doc grade) or 3 (query doc grade)
+ * columns into flat arrays, or says why the Python readers must read it. Taken as is: lines of exactly that
+ * many tokens of printable ASCII (separated by spaces, tabs, VT, FF; CR only before LF), '#' comment lines,
+ * blank lines, and grades [+-]?[0-9]{1,18}. Anything else (a byte outside printable ASCII, another column
+ * count, a grade that is not a plain integer, a document judged twice for a query, no data line) is a
+ * fallback: the readers then give the exact error or warning, with the line. The file is read with read(),
+ * not mapped, so a file that changes meanwhile cannot fault. */
+
+typedef struct {
+    Buf qblob, qoff, dblob, doff, rowq, grade;
+    int64_t nq, nj;
+    /* query ids: slot -> query index + 1 (0 empty) */
+    int64_t *qslot;
+    uint64_t *qhash;
+    size_t qmask;
+    const char *prev; /* the previous line's query id, and its index */
+    size_t prev_len;
+    int64_t prev_q;
+} Qrels;
+
+static void qrels_free(Qrels *r) {
+    Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
+    free(r->qslot);
+    free(r->qhash);
+}
+
+/* Grow the query table to ``size`` slots, rehashing. */
+static int qrels_grow(Qrels *r, size_t size) {
+    int64_t *ns = calloc(size, sizeof(int64_t));
+    uint64_t *nh = malloc(size * sizeof(uint64_t));
+    if (!ns || !nh) {
+        free(ns);
+        free(nh);
+        return -1;
+    }
+    if (r->qslot) {
+        for (size_t i = 0; i <= r->qmask; i++) {
+            if (!r->qslot[i]) continue;
+            size_t s = r->qhash[i] & (size - 1);
+            while (ns[s]) s = (s + 1) & (size - 1);
+            ns[s] = r->qslot[i];
+            nh[s] = r->qhash[i];
+        }
+    }
+    free(r->qslot);
+    free(r->qhash);
+    r->qslot = ns;
+    r->qhash = nh;
+    r->qmask = size - 1;
+    return 0;
+}
+
+/* The index of query id ``id`` (``id`` points into the file's bytes), added if new; -1 when memory runs out.
+ * Lines of a query usually follow each other: the previous line's query is tried first. */
+static int64_t qrels_query(Qrels *r, const char *id, size_t n) {
+    if (r->prev && n == r->prev_len && !memcmp(id, r->prev, n)) return r->prev_q;
+    if ((size_t)(r->nq + 1) * 2 > r->qmask + 1 && qrels_grow(r, 2 * (r->qmask + 1))) return -1;
+    uint64_t h = hash_bytes(id, n);
+    const int64_t *off = (const int64_t *)r->qoff.data;
+    size_t s = h & r->qmask;
+    int64_t q = -1;
+    for (; r->qslot[s]; s = (s + 1) & r->qmask) {
+        int64_t k = r->qslot[s] - 1;
+        if (r->qhash[s] == h && (size_t)(off[k + 1] - off[k]) == n && !memcmp(r->qblob.data + off[k], id, n)) {
+            q = k;
+            break;
+        }
+    }
+    if (q < 0) {
+        if (buf_put(&r->qblob, id, n) || buf_i64(&r->qoff, (int64_t)r->qblob.len)) return -1;
+        r->qslot[s] = ++r->nq;
+        r->qhash[s] = h;
+        q = r->nq - 1;
+    }
+    r->prev = id;
+    r->prev_len = n;
+    r->prev_q = q;
+    return q;
+}
+
+static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int64_t grade) {
+    int32_t q32 = (int32_t)q;
+    if (buf_put(&r->dblob, doc, n) || buf_i64(&r->doff, (int64_t)r->dblob.len) || buf_put(&r->rowq, &q32, 4) ||
+        buf_i64(&r->grade, grade))
+        return -1;
+    r->nj++;
+    return 0;
+}
+
+/* The first row that repeats an earlier row's (query, doc), or -1; -2 when memory runs out. The rows are
+ * grouped by query (a counting sort) and each query's docs go through a small table that stays in cache. */
+static int64_t qrels_duplicate(const Qrels *r) {
+    const int64_t *off = (const int64_t *)r->doff.data;
+    const int32_t *rowq = (const int32_t *)r->rowq.data;
+    int64_t nq = r->nq, nj = r->nj, found = -1;
+    int64_t *start = calloc((size_t)nq + 1, sizeof(int64_t)), *rows = malloc(((size_t)nj + 1) * sizeof(int64_t));
+    uint64_t *hash = NULL;
+    int64_t *slot = NULL;
+    size_t cap = 0;
+    if (!start || !rows) goto nomem;
+    for (int64_t j = 0; j < nj; j++) start[rowq[j] + 1]++;
+    for (int64_t q = 0; q < nq; q++) start[q + 1] += start[q];
+    for (int64_t j = 0; j < nj; j++) rows[start[rowq[j]]++] = j; /* start[q] is now the end of q */
+    for (int64_t q = nq - 1; q >= 0; q--) start[q + 1] = start[q];
+    start[0] = 0;
+    for (int64_t q = 0; q < nq; q++) {
+        int64_t count = start[q + 1] - start[q];
+        size_t size = 16;
+        while (size < 2 * (size_t)count) size <<= 1;
+        if (size > cap) {
+            free(hash);
+            free(slot);
+            hash = malloc(size * sizeof(uint64_t));
+            slot = malloc(size * sizeof(int64_t));
+            cap = size;
+            if (!hash || !slot) goto nomem;
+        }
+        memset(slot, 0xff, size * sizeof(int64_t));
+        for (int64_t k = start[q]; k < start[q + 1]; k++) {
+            int64_t j = rows[k];
+            const char *doc = r->dblob.data + off[j];
+            size_t n = (size_t)(off[j + 1] - off[j]);
+            uint64_t h = hash_bytes(doc, n);
+            size_t s = h & (size - 1);
+            for (; slot[s] >= 0; s = (s + 1) & (size - 1)) {
+                int64_t i = slot[s];
+                if (hash[s] == h && (size_t)(off[i + 1] - off[i]) == n && !memcmp(r->dblob.data + off[i], doc, n)) {
+                    if (found < 0 || j < found) found = j; /* rows of a query ascend: j is the later one */
+                    break;
+                }
+            }
+            if (slot[s] < 0) {
+                slot[s] = j;
+                hash[s] = h;
+            }
+        }
+    }
+    free(start);
+    free(rows);
+    free(hash);
+    free(slot);
+    return found;
+nomem:
+    free(start);
+    free(rows);
+    free(hash);
+    free(slot);
+    return -2;
+}
+
+/* byte classes of qrels: 0 data (printable ASCII), 1 whitespace, 2 CR, 3 LF, 4 refuse */
+static unsigned char QCLASS[256];
+
+static void init_qrels_classes(void) {
+    for (int c = 0; c < 256; c++) QCLASS[c] = c > 0x20 && c < 0x7f ? 0 : 4;
+    QCLASS[' '] = QCLASS['\t'] = QCLASS['\v'] = QCLASS['\f'] = 1;
+    QCLASS['\r'] = 2;
+    QCLASS['\n'] = 3;
+}
+
+#define QSTOP(why)        \
+    do {                  \
+        *reason = (why);  \
+        *at = line;       \
+        return 1;         \
+    } while (0)
+
+/* 0 read, 1 fallback (reason and line set), -1 out of memory */
+static int qrels_parse(Qrels *r, const char *p, const char *end, int ncols, const char **reason, int64_t *at) {
+    int doc_col = ncols - 2, grade_col = ncols - 1;
+    int64_t line = 0;
+    while (p < end) {
+        line++;
+        if (*p == '#') { /* a comment, unless a lone CR would end it early for the readers */
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const char *stop = nl ? nl : end;
+            for (const char *cr = memchr(p, '\r', (size_t)(stop - p)); cr; cr = memchr(cr + 1, '\r', (size_t)(stop - cr - 1)))
+                if (cr + 1 >= end || cr[1] != '\n') QSTOP("a carriage return that does not end a line");
+            p = nl ? nl + 1 : end;
+            continue;
+        }
+        const char *tok[4];
+        size_t len[4];
+        int nt = 0;
+        for (;;) {
+            unsigned char c = 0;
+            while (p < end && (c = QCLASS[(unsigned char)*p]) != 0) {
+                if (c == 3) break;
+                if (c == 4) QSTOP("a byte that is not printable ASCII");
+                if (c == 2 && (p + 1 >= end || p[1] != '\n')) QSTOP("a carriage return that does not end a line");
+                p++;
+            }
+            if (p >= end || c == 3) break;
+            const char *t = p;
+            while (p < end && QCLASS[(unsigned char)*p] == 0) p++;
+            if (nt < 4) {
+                tok[nt] = t;
+                len[nt] = (size_t)(p - t);
+            }
+            if (++nt > ncols) QSTOP("a line with more columns than the format has");
+        }
+        if (p < end) p++; /* the newline */
+        if (nt == 0) continue;
+        if (nt != ncols) QSTOP("a line with fewer columns than the format has");
+        int64_t grade;
+        if (parse_rank(tok[grade_col], len[grade_col], &grade)) QSTOP("a grade that is not a plain integer");
+        if (len[doc_col] > UINT32_MAX || len[0] > UINT32_MAX) QSTOP("an id longer than 4 GB");
+        int64_t q = qrels_query(r, tok[0], len[0]);
+        if (q < 0) return -1;
+        if (q > INT32_MAX) QSTOP("more than 2^31 queries");
+        if (qrels_add(r, q, tok[doc_col], len[doc_col], grade)) return -1;
+    }
+    if (!r->nj) QSTOP("no data line");
+    int64_t dup = qrels_duplicate(r);
+    if (dup == -2) return -1;
+    if (dup >= 0) {
+        *reason = "a document judged twice for a query";
+        *at = 0; /* the readers name both lines */
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *read_qrels(PyObject *self, PyObject *args) {
+    PyObject *path_obj;
+    int ncols;
+    if (!PyArg_ParseTuple(args, "O&i", PyUnicode_FSConverter, &path_obj, &ncols)) return NULL;
+    if (ncols != 3 && ncols != 4) {
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_ValueError, "columns must be 3 or 4");
+        return NULL;
+    }
+    int fd = open(PyBytes_AS_STRING(path_obj), O_RDONLY | O_NONBLOCK); /* a FIFO must not block here */
+    Py_DECREF(path_obj);
+    if (fd < 0) return fallback("the file cannot be opened", 0); /* the readers say why, naming it */
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fallback("not a regular file", 0);
+    }
+    Qrels r;
+    memset(&r, 0, sizeof r);
+    char *data = NULL;
+    size_t size = 0, cap = (size_t)st.st_size + 1;
+    int rc = 0, err = 0;
+    const char *reason = NULL;
+    int64_t at = 0;
+    Py_BEGIN_ALLOW_THREADS
+    data = malloc(cap);
+    if (!data) rc = -1;
+    while (!rc) { /* read to the end, whatever fstat said: the file may change meanwhile */
+        if (size == cap) {
+            char *grown = realloc(data, cap * 2);
+            if (!grown) {
+                rc = -1;
+                break;
+            }
+            data = grown;
+            cap *= 2;
+        }
+        ssize_t got = read(fd, data + size, cap - size);
+        if (got < 0) {
+            err = errno;
+            if (err == EINTR) {
+                err = 0;
+                continue;
+            }
+            break;
+        }
+        if (got == 0) break;
+        size += (size_t)got;
+    }
+    if (!rc && !err) {
+        if (qrels_grow(&r, 1024) || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0))
+            rc = -1;
+        else
+            rc = qrels_parse(&r, data, data + size, ncols, &reason, &at);
+    }
+    Py_END_ALLOW_THREADS
+    close(fd);
+    free(data);
+    PyObject *out;
+    if (err) {
+        out = fallback("the file cannot be read", 0); /* the readers say why, naming it */
+    } else if (rc < 0) {
+        out = PyErr_NoMemory();
+    } else if (rc > 0) {
+        out = fallback(reason, at);
+    } else {
+        out = Py_BuildValue("{s:y#,s:y#,s:y#,s:y#,s:y#,s:y#}", "query_blob", r.qblob.data ? r.qblob.data : "",
+                            (Py_ssize_t)r.qblob.len, "query_offsets", r.qoff.data, (Py_ssize_t)r.qoff.len,
+                            "doc_blob", r.dblob.data ? r.dblob.data : "", (Py_ssize_t)r.dblob.len, "doc_offsets",
+                            r.doff.data, (Py_ssize_t)r.doff.len, "row_query", r.rowq.data, (Py_ssize_t)r.rowq.len,
+                            "grades", r.grade.data, (Py_ssize_t)r.grade.len);
+    }
+    qrels_free(&r);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan_trec_run", (PyCFunction)(void (*)(void))scan_trec_run, METH_VARARGS | METH_KEYWORDS,
      "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
     {"scan_arrow", scan_arrow, METH_VARARGS, "Scan an Arrow stream of a run's rows into judged positions."},
+    {"read_qrels", read_qrels, METH_VARARGS, "Read a plain TREC qrels file into flat arrays (see gainscope.io.scan_qrels)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1144,6 +1599,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gainscope._scan",
 
 PyMODINIT_FUNC PyInit__scan(void) {
     init_classes();
+    init_qrels_classes();
     C_LOCALE = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     if (PyType_Ready(&JudgmentIndexType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);

@@ -74,18 +74,23 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import polars as pl
 from numpy.typing import ArrayLike
 
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
+from gainscope.deferred import deferred_module
 from gainscope.errors import InconsistentInputError, InputError, PolicyError, format_ids
 from gainscope.evaluation import MetricsArg, evaluate_runs, resolve_metrics
 from gainscope.results import Results
 from gainscope.stats import TOL, finite_vector
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = [
     "LEVELS",

@@ -44,6 +44,7 @@ from gainscope import stats
 from gainscope.core.policies import Policies
 from gainscope.errors import InputError, PolicyError, format_ids
 from gainscope.evaluation import MetricsArg, evaluate_runs
+from gainscope.metrics.profiles import Profile
 from gainscope.results import Results
 
 __all__ = ["CORRECTION_NAMES", "TESTS", "CompareSettings", "Comparison", "ComparisonRow", "SystemValues", "compare",
@@ -169,7 +170,8 @@ class Comparison:
 
     def row(self, metric: str, run: str) -> ComparisonRow:
         """The row of ``run`` under ``metric`` (canonical or any accepted spelling of the metric)."""
-        key = _canonical(metric, self.metrics)
+        use = self.results[0].profile if self.results else None
+        key = _canonical(metric, self.metrics, self.policies, use.profile if use else None)
         for r in self.rows:
             if r.metric == key and r.run == run:
                 return r
@@ -243,33 +245,34 @@ def _jsonable(rec: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in rec.items()}
 
 
-def _canonical(metric: str, known: Sequence[str]) -> str:
+def _canonical(metric: str, known: Sequence[str], policies: Policies, profile: Profile | None) -> str:
+    """The compared metric's name for any spelling of it, resolved as the evaluation resolved names."""
     if metric in known:
         return metric
     from gainscope.errors import MetricError
-    from gainscope.metrics.names import parse_metric
+    from gainscope.metrics.resolve import resolve_metrics
 
-    key = str(parse_metric(metric))
-    if key not in known:
+    found = [str(m) for m in resolve_metrics(metric, profile=profile, policies=policies)]
+    if len(found) != 1 or found[0] not in known:
         raise MetricError(f"{metric!r} is not among the compared metrics: {', '.join(known)}")
-    return key
+    return found[0]
 
 
 # ---------------------------------------------------------------------------------------------- computing
 def compare(judgments: Any, runs: Sequence[Any], metrics: MetricsArg = ("nDCG@10", "AP", "RR", "P@10"), *,
             baseline: str | None = None, names: Sequence[str] | None = None,
             settings: CompareSettings | None = None, policies: Policies | None = None,
-            **policy_kwargs: Any) -> Comparison:
+            profile: str | Profile | None = None, **policy_kwargs: Any) -> Comparison:
     """Evaluate ``runs`` (at least two) against ``judgments`` and compare each with the baseline.
 
     ``runs`` are :class:`~gainscope.Run` objects or anything the readers accept; ``names`` overrides their
     names (which must be unique). ``baseline`` is a run name (default: the first run). ``settings`` set the
-    tests, correction and bootstrap; ``policies`` / ``**policy_kwargs`` the evaluation conventions, as for
-    :func:`~gainscope.evaluate`.
+    tests, correction and bootstrap; ``policies`` / ``profile`` / ``**policy_kwargs`` the evaluation
+    conventions, as for :func:`~gainscope.evaluate`.
     """
     if len(runs) < 2:
         raise InputError(f"a comparison needs at least two runs; got {len(runs)}")
-    results = evaluate_runs(judgments, runs, metrics, policies=policies, **policy_kwargs)
+    results = evaluate_runs(judgments, runs, metrics, policies=policies, profile=profile, **policy_kwargs)
     if names is not None:
         if len(names) != len(results):
             raise InputError(f"{len(names)} names for {len(results)} runs; give one name per run")
@@ -332,36 +335,60 @@ def compare_values(metrics: Sequence[str], systems: Sequence[SystemValues], *, b
     base = systems[names.index(base_name)]
     order = [base] + [s for s in systems if s is not base]
     rows: list[ComparisonRow] = []
-    pending: list[tuple[ComparisonRow, dict[str, stats.TestResult]]] = []
+    finite: list[np.ndarray] = []  # per row: the defined values
+    pairs: list[tuple[int, np.ndarray, np.ndarray]] = []  # per comparison: its row, the run's and the baseline's
     notes: list[str] = []
     for j, metric in enumerate(metrics):
         for system in order:
             values = system.values[:, j]
-            finite = values[~np.isnan(values)]
-            low, high = _interval(finite, settings)
-            row = ComparisonRow(metric=metric, run=system.name, baseline=base_name, queries=len(finite),
-                                mean=float(finite.mean()) if len(finite) else math.nan, ci_low=low, ci_high=high)
-            if system is base:
-                rows.append(row)
-                continue
-            a, b, note = _paired(system, base, j, metric)
-            if note:
-                notes.append(note)
-            pending.append(_compared(row, a, b, settings))
-    _correct(pending, settings)
-    for row, _ in pending:
-        rows.append(row)
-    by_key = {(r.metric, r.run): r for r in rows}
-    ordered = tuple(by_key[(m, s.name)] for m in metrics for s in order)
-    return Comparison(metrics=tuple(metrics), runs=tuple(s.name for s in order), baseline=base_name, rows=ordered,
+            defined = values[~np.isnan(values)]
+            rows.append(ComparisonRow(metric=metric, run=system.name, baseline=base_name, queries=len(defined),
+                                      mean=float(defined.mean()) if len(defined) else math.nan, ci_low=math.nan,
+                                      ci_high=math.nan))
+            finite.append(defined)
+            if system is not base:
+                a, b, note = _paired(system, base, j, metric)
+                if note:
+                    notes.append(note)
+                pairs.append((len(rows) - 1, a, b))
+    _fill_statistics(rows, finite, pairs, settings)
+    return Comparison(metrics=tuple(metrics), runs=tuple(s.name for s in order), baseline=base_name, rows=tuple(rows),
                       settings=settings, policies=policies or Policies(), notes=tuple(notes))
 
 
-def _interval(x: np.ndarray, settings: CompareSettings) -> tuple[float, float]:
-    if len(x) < 2:
-        return math.nan, math.nan
-    return stats.bootstrap_ci(x, level=settings.level, resamples=settings.resamples, seed=settings.seed,
-                              method=settings.ci_method)
+def _fill_statistics(rows: list[ComparisonRow], finite: list[np.ndarray],
+                     pairs: list[tuple[int, np.ndarray, np.ndarray]], settings: CompareSettings) -> None:
+    """Put in ``rows`` the intervals of every row, and the delta, its interval, the tests (corrected), the effect
+    size and wins/ties/losses of every comparison. The resampling statistics of all of them are computed together
+    (:func:`gainscope.stats.bootstrap`, :func:`gainscope.stats.randomizations`): the vectors of one length share
+    one pass over the draws, and each gets the numbers it would get alone."""
+    with_ci = [i for i, x in enumerate(finite) if len(x) >= 2]
+    tested = [k for k, (_, a, _) in enumerate(pairs) if len(a) >= 2]  # fewer than 2 pairs: nothing to test
+    differences = [pairs[k][1] - pairs[k][2] for k in tested]
+    intervals, boot = stats.bootstrap([finite[i] for i in with_ci] + differences,
+                                      differences if "bootstrap" in settings.tests else [], level=settings.level,
+                                      resamples=settings.resamples, seed=settings.seed, method=settings.ci_method)
+    for i, (low, high) in zip(with_ci, intervals, strict=False):
+        rows[i] = _with(rows[i], ci_low=low, ci_high=high)
+    randomized = stats.randomizations(differences, resamples=settings.resamples, seed=settings.seed) \
+        if "randomization" in settings.tests else []
+    pending: list[tuple[ComparisonRow, dict[str, stats.TestResult]]] = \
+        [(_compared(rows[row], a, b), {}) for row, a, b in pairs]
+    for slot, k in enumerate(tested):
+        _, a, b = pairs[k]
+        low, high = intervals[len(with_ci) + slot]
+        results = {}
+        for test in settings.tests:
+            if test == "t":
+                results[test] = stats.paired_t(a, b)
+            elif test == "wilcoxon":
+                results[test] = stats.wilcoxon(a, b)
+            else:
+                results[test] = (randomized if test == "randomization" else boot)[slot]
+        pending[k] = (_with(pending[k][0], delta_ci_low=low, delta_ci_high=high), results)
+    _correct(pending, settings)
+    for (row, _, _), (compared, _) in zip(pairs, pending, strict=True):
+        rows[row] = compared
 
 
 def _paired(r: SystemValues, base: SystemValues, j: int, metric: str) -> tuple[np.ndarray, np.ndarray, str]:
@@ -384,36 +411,24 @@ def _paired(r: SystemValues, base: SystemValues, j: int, metric: str) -> tuple[n
     return a[keep], vb[keep], note
 
 
-def _compared(row: ComparisonRow, a: np.ndarray, b: np.ndarray,
-              settings: CompareSettings) -> tuple[ComparisonRow, dict[str, stats.TestResult]]:
+def _compared(row: ComparisonRow, a: np.ndarray, b: np.ndarray) -> ComparisonRow:
+    """A comparison's descriptive numbers: the paired count and means, delta, effect size and wins/ties/losses
+    (its interval and tests come from :func:`_fill_statistics`)."""
     n = len(a)
     if n < 2:  # nothing to test; the row says why (paired < 2) and the tests stay empty
         delta = float((a - b).mean()) if n else math.nan
         w = stats.wins_ties_losses(a, b) if n else (0, 0, 0)
         return _with(row, paired=n, paired_mean=float(a.mean()) if n else math.nan,
                      baseline_mean=float(b.mean()) if n else math.nan, delta=delta, wins=w[0], ties=w[1],
-                     losses=w[2]), {}
-    d = a - b
-    low, high = _interval(d, settings)
+                     losses=w[2])
     wins, ties, losses = stats.wins_ties_losses(a, b, tol=stats.TOL)
-    tests = {t: _run_test(t, a, b, settings) for t in settings.tests}
-    return _with(row, paired=n, paired_mean=float(a.mean()), baseline_mean=float(b.mean()), delta=float(d.mean()),
-                 delta_ci_low=low,
-                 delta_ci_high=high, effect_size=stats.effect_size(a, b), wins=wins, ties=ties, losses=losses), tests
+    return _with(row, paired=n, paired_mean=float(a.mean()), baseline_mean=float(b.mean()),
+                 delta=float((a - b).mean()), effect_size=stats.effect_size(a, b), wins=wins, ties=ties,
+                 losses=losses)
 
 
 def _with(row: ComparisonRow, **changes: Any) -> ComparisonRow:
     return replace(row, **changes)
-
-
-def _run_test(key: str, a: np.ndarray, b: np.ndarray, settings: CompareSettings) -> stats.TestResult:
-    if key == "t":
-        return stats.paired_t(a, b)
-    if key == "wilcoxon":
-        return stats.wilcoxon(a, b)
-    if key == "randomization":
-        return stats.randomization(a, b, resamples=settings.resamples, seed=settings.seed)
-    return stats.bootstrap_test(a, b, resamples=settings.resamples, seed=settings.seed)
 
 
 def _correct(pending: list[tuple[ComparisonRow, dict[str, stats.TestResult]]], settings: CompareSettings) -> None:

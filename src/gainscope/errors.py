@@ -13,10 +13,18 @@
     │   ├── MetricSyntaxError                  .text, .position: a metric string that does not parse
     │   └── InvalidParameterError (TypeError)  a parameter outside its declared constraints
     ├── PolicyError (ValueError)               an evaluation policy that is unknown or does not apply
+    ├── FileAccessError (OSError)              .path: a file that cannot be opened, read or written (missing,
+    │                                          not a regular file, unreadable, changed while read, disk full)
     ├── JudgeError                             an LLM judge could not label
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
-    │   └── BudgetExceededError                the call or cost budget is spent
+    │   ├── BudgetExceededError                the call or cost budget is spent
+    │   └── TemporalGradeError                 .failures: documents a temporal metric needed were not graded
+    ├── EngineError                            a search engine could not answer (gainscope.search)
+    │   ├── EngineRequestError                 .status, .attempts: a request failed after every retry
+    │   ├── EngineResponseError                .raw: an answer that cannot be read as a ranking
+    │   └── EngineStoppedError                 the run stopped: the engine refuses every request or is down
+    ├── EngineConfigError (InputError)         an engine declaration, template or knob that cannot be used
     ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
     ├── SparkError                             Apache Spark could not run an evaluation (gainscope.spark)
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
@@ -33,17 +41,37 @@ Catch ``GainscopeError`` to handle anything gainscope reports about your data or
     except gainscope.errors.InputError as exc:
         print(exc)          # "run.txt:17: expected 6 columns ..."
 
-The command line turns ``InputError`` into exit code 3, ``MetricError``/``PolicyError`` into exit code 2 and
-``JudgeError``/``StoreError`` into exit code 4.
+Exit codes of the command line, the one rule (``gainscope.cli.common`` applies it, the README states it):
+
+* 0 ok; 1 a gate failed;
+* 2 usage: a bad option, an unknown metric or policy (``MetricError``, ``PolicyError``);
+* 3 invalid input data: a file that was read but whose content cannot be used (``InputError``, an engine
+  declaration that cannot be used: ``EngineConfigError``);
+* 4 I/O or external failure: a file that cannot be opened, read or written, a missing input file included
+  (``FileAccessError`` and any ``OSError``), a judge, a search engine or a store that failed (``JudgeError``,
+  ``EngineError``, ``StoreError``), a missing optional dependency (``MissingDependencyError``).
+
+Messages that name an option to fix a problem write it with :func:`option`, so that the same message reads
+``on_duplicate='first'`` in Python and ``--on-duplicate first`` on the command line: ``str()`` of an error
+or a warning gives the Python spelling, :func:`spell` either one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import re
+import warnings
+from collections.abc import Iterable, Iterator
 
 __all__ = [
     "BudgetExceededError",
     "DuplicateError",
+    "EngineConfigError",
+    "EngineError",
+    "EngineRequestError",
+    "EngineResponseError",
+    "EngineStoppedError",
+    "FileAccessError",
     "FormatError",
     "GainscopeError",
     "GainscopeWarning",
@@ -61,16 +89,23 @@ __all__ = [
     "QueryCoverageWarning",
     "SparkError",
     "StoreError",
+    "TemporalGradeError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
+    "about",
     "format_ids",
     "loose_match",
+    "option",
+    "spell",
 ]
 
 
 class GainscopeError(Exception):
-    """Base class of every error gainscope raises on purpose."""
+    """Base class of every error gainscope raises on purpose. ``str()`` spells options as in Python."""
+
+    def __str__(self) -> str:
+        return spell(self)
 
 
 class InputError(GainscopeError, ValueError):
@@ -141,6 +176,15 @@ class PolicyError(GainscopeError, ValueError):
     """An evaluation policy that is unknown, or that a metric cannot honour."""
 
 
+class FileAccessError(GainscopeError, OSError):
+    """A file that cannot be opened, read or written: missing, a directory or a device rather than a regular
+    file, not readable or writable, changed while it was read, or a disk that is full. ``path`` names it."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(message)
+
+
 class JudgeError(GainscopeError):
     """An LLM judge could not label (the server, its answers, or the budget)."""
 
@@ -167,6 +211,58 @@ class BudgetExceededError(JudgeError):
     """The budget of calls or cost is spent; nothing more is sent."""
 
 
+class TemporalGradeError(JudgeError):
+    """The judge could not grade some documents a temporal metric needs, so its value is not computed (a failed
+    grade is never 0); ``failures`` holds ``(doc id, reason)`` pairs."""
+
+    def __init__(self, metric: str, failures: tuple[tuple[str, str], ...]) -> None:
+        self.failures = failures
+        shown = "; ".join(f"{d}: {why}" for d, why in failures[:3])
+        more = f"; ... ({len(failures) - 3} more)" if len(failures) > 3 else ""
+        super().__init__(f"{metric}: the judge could not grade {len(failures)} document(s), so the value is not "
+                         f"computed (a failed grade is never 0): {shown}{more}. Pass on_failure='nan' to get NaN "
+                         "with the reason instead")
+
+
+class EngineError(GainscopeError):
+    """A search engine could not answer a query (the server, its answer, or the run was stopped)."""
+
+
+class EngineRequestError(EngineError):
+    """A request to a search engine failed after every retry; ``status`` is the last HTTP status (None for a
+    timeout, a dropped connection or a Python engine's exception), ``attempts`` the requests sent, ``retryable``
+    whether another attempt could succeed, ``retry_after`` the seconds the server asked to wait, ``fatal`` whether
+    every other request would fail the same way (401, 403, 404, ...)."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, retryable: bool = False,
+                 retry_after: float | None = None, fatal: bool = False) -> None:
+        self.status = status
+        self.attempts = attempts
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.fatal = fatal
+        super().__init__(message)
+
+
+class EngineResponseError(EngineError):
+    """An engine's answer that cannot be read as a ranking (not JSON, a mapping that finds no hits or no id,
+    the same id twice, too large); ``raw`` is the start of the answer."""
+
+    def __init__(self, message: str, *, raw: str = "") -> None:
+        self.raw = raw
+        super().__init__(message)
+
+
+class EngineStoppedError(EngineError):
+    """A run stopped before its end because the engine refuses every request or does not answer; what was
+    recorded before stays recorded."""
+
+
+class EngineConfigError(InputError):
+    """An engine declaration (TOML), template, mapping or knob that cannot be used; checked before the first
+    request."""
+
+
 class StoreError(GainscopeError, OSError):
     """A store (an SQLite file: judgments, search snapshots) cannot be opened, read or written: not a store, damaged,
     read-only, a full disk. ``path`` is the store's file; the message says what happened and what to do."""
@@ -187,7 +283,10 @@ class MissingDependencyError(GainscopeError, ImportError):
 
 
 class GainscopeWarning(UserWarning):
-    """Base class of gainscope's warnings."""
+    """Base class of gainscope's warnings. ``str()`` spells options as in Python."""
+
+    def __str__(self) -> str:
+        return spell(self)
 
 
 class InputWarning(GainscopeWarning):
@@ -202,12 +301,74 @@ class UndefinedMetricWarning(GainscopeWarning):
     """A metric is undefined for some queries (for example no relevant document) and a policy filled it."""
 
 
+@contextlib.contextmanager
+def about(label: str) -> Iterator[None]:
+    """Make every gainscope warning raised inside start with ``label`` (a run's file or name) unless it already
+    names it: with several runs, each warning says which run it is about. The warnings are re-emitted when the
+    block ends, with their category and origin."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        for w in caught:
+            message: Warning | str = w.message
+            if isinstance(message, GainscopeWarning):
+                text = BaseException.__str__(message)
+                if not text.startswith(f"{label}:"):
+                    message = type(message)(f"{label}: {text}")
+            warnings.warn_explicit(message, w.category, w.filename, w.lineno, source=w.source)
+
+
 def format_ids(ids: list[str] | tuple[str, ...], limit: int = 5) -> str:
     """Render a list of ids for a message: the first ``limit`` and how many more."""
     shown = ", ".join(ids[:limit])
     if len(ids) > limit:
         shown += f", ... ({len(ids) - limit} more)"
     return shown
+
+
+# ---------------------------------------------------------------------- options named in messages
+_OPEN, _SEP, _CLOSE = "\ue000", "\ue001", "\ue002"  # private-use code points: never in a repr'd id
+_OPTION = re.compile(f"{_OPEN}([^{_SEP}]*){_SEP}([^{_CLOSE}]*){_CLOSE}")
+INTERFACES = ("python", "cli")
+
+
+def option(keyword: str, value: object = True, *, cli: str | None = None) -> str:
+    """An option named in a message, to be spelled for the interface the message is shown in.
+
+    Python: ``keyword=repr(value)`` (``on_duplicate='first'``, ``float_grades=True``; ``...`` as the value
+    gives ``name=...``). Command line: ``cli`` when given, else ``--keyword-with-dashes value``, the value
+    left out when it is True (``--on-duplicate first``, ``--float-grades``, ``--name ...``). A tuple of
+    values offers a choice: ``on_duplicate='first' or 'max'``, ``--on-duplicate first or max``.
+    """
+    if isinstance(value, tuple):
+        python = f"{keyword}={_choices([repr(v) for v in value])}"
+        shown = _choices([str(v) for v in value])
+    else:
+        python = f"{keyword}={'...' if value is Ellipsis else repr(value)}"
+        shown = "..." if value is Ellipsis else str(value)
+    if cli is None:
+        flag = "--" + keyword.replace("_", "-")
+        cli = flag if value is True else f"{flag} {shown}"
+    return f"{_OPEN}{python}{_SEP}{cli}{_CLOSE}"
+
+
+def _choices(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
+
+
+def spell(message: BaseException | str, interface: str = "python") -> str:
+    """The text of an error, a warning or a message with every :func:`option` in it spelled for
+    ``interface``: ``"python"`` (keyword arguments) or ``"cli"`` (command-line flags)."""
+    if interface not in INTERFACES:
+        raise ValueError(f"interface must be 'python' or 'cli'; got {interface!r}")
+    text = BaseException.__str__(message) if isinstance(message, BaseException) else str(message)
+    if _OPEN not in text:
+        return text
+    group = 1 if interface == "python" else 2
+    return _OPTION.sub(lambda m: m.group(group), text)
 
 
 def loose_match(first: Iterable[str], second: Iterable[str]) -> tuple[str, str] | None:

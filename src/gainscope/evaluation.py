@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -19,52 +21,34 @@ from gainscope.core.judged_run import JudgedRun, PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import MetricError, UndefinedMetricWarning, format_ids
+from gainscope.errors import UndefinedMetricWarning, about, format_ids, option
 from gainscope.metrics.base import Metric, RankedQuery
 from gainscope.metrics.context import Context
-from gainscope.metrics.names import parse_metric
+from gainscope.metrics.profiles import Profile, ProfileUse, get_profile, profiled_policies
+from gainscope.metrics.resolve import MetricsArg, resolve_metrics, resolve_metrics_noting
 from gainscope.results import Results
 
-__all__ = ["compute", "evaluate", "evaluate_runs", "ranked_query", "resolve_metrics", "warn_undefined"]
-
-MetricsArg = str | Metric | Iterable[str | Metric]
-
-
-def resolve_metrics(metrics: MetricsArg) -> list[Metric]:
-    """Turn names (ir_measures style or trec_eval style, including ``official`` and ``all_trec``) and
-    metric objects into a de-duplicated list of metric objects, in request order."""
-    from gainscope.metrics.trec_eval import is_trec_name, trec_metrics
-
-    items: list[str | Metric] = [metrics] if isinstance(metrics, (str, Metric)) else list(metrics)
-    if not items:
-        raise MetricError("no metric requested; name at least one, for example 'nDCG@10'")
-    out: list[Metric] = []
-    seen: set[str] = set()
-    for item in items:
-        if isinstance(item, Metric):
-            found = [item]
-        elif isinstance(item, str):
-            text = item.strip()
-            found = [m for _, m in trec_metrics([text])] if is_trec_name(text) else [parse_metric(text)]
-        else:
-            raise MetricError(f"a metric must be a name or a Metric object; got {item!r}")
-        for m in found:
-            if str(m) not in seen:
-                seen.add(str(m))
-                out.append(m)
-    return out
+__all__ = ["MetricsArg", "compute", "evaluate", "evaluate_runs", "ranked_query", "resolve_metrics", "run_label",
+           "warn_undefined"]
 
 
-def _as_policies(policies: Policies | None, kwargs: dict[str, Any]) -> Policies:
-    if policies is not None and kwargs:
-        return Policies.from_kwargs(**{**policies.as_dict(), **kwargs})
-    return policies if policies is not None else Policies.from_kwargs(**kwargs)
+def _setup(metrics: MetricsArg, policies: Policies | None, profile: str | Profile | None,
+           policy_kwargs: dict[str, Any]) -> tuple[Policies, list[Metric], ProfileUse | None]:
+    """The policies (a profile's, with the given ones over them), the metrics resolved under the profile and
+    the record of what was given over the profile."""
+    prof = get_profile(profile) if profile is not None else None
+    pol, use = profiled_policies(prof, policy_kwargs, policies)
+    mets, overridden = resolve_metrics_noting(metrics, profile=prof, policies=pol)
+    for m in mets:
+        m.check_policies(pol)
+    return pol, mets, use.plus(overridden) if use is not None else None
 
 
 def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = (),
-            warn: bool = True, max_grade: float | None = None) -> Results:
+            warn: bool = True, profile: ProfileUse | None = None, max_grade: float | None = None) -> Results:
     """Run every metric's kernel on a judged run and apply the ``missing_queries`` and ``undefined``
-    policies. Warns (UndefinedMetricWarning) when undefined values were filled with 0.
+    policies. Warns (UndefinedMetricWarning) when undefined values were filled with 0. ``profile`` is the
+    profile the metrics and policies come from, echoed with the results.
 
     ``max_grade``: the largest judged grade of every evaluated query, for an evaluation that computes a part
     of its queries at a time (:mod:`gainscope.spark`); None takes ``jr``'s own. Every other value of a query
@@ -79,11 +63,11 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
     extra_notes: list[str] = []
     for j, m in enumerate(metrics):
         v = np.asarray(m.compute(ctx), dtype=np.float64)
-        if not m.judgment_property:
+        if m.missing_scores_zero and not m.judgment_property:
             v = np.where(jr.missing, 0.0, v)  # a judged query without a ranking scores 0 (trec_eval -c)
         undefined[:, j] = np.isnan(v)
         values[:, j] = v
-        if type(m).name == "ERR" and getattr(m, "max_grade", 1) is None:
+        if m.uses_max_grade and getattr(m, "max_grade", 1) is None and policies.max_grade is None:
             extra_notes.append(f"{m}: grades scaled by the largest judged grade, {ctx.max_grade:g}")
     if policies.undefined == "zero":
         values[undefined] = 0.0
@@ -91,7 +75,7 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
             warn_undefined(jr.query_ids, metrics, undefined)
     return Results(run_name=jr.run_name, metrics=tuple(metrics), query_ids=jr.query_ids, values=values,
                    undefined=undefined, policies=policies, coverage=jr.coverage,
-                   notes=tuple(notes) + tuple(extra_notes))
+                   notes=tuple(notes) + tuple(extra_notes), profile=profile)
 
 
 def warn_undefined(query_ids: Sequence[str], metrics: Sequence[Metric], undefined: np.ndarray) -> None:
@@ -107,8 +91,8 @@ def warn_undefined(query_ids: Sequence[str], metrics: Sequence[Metric], undefine
         warnings.warn(UndefinedMetricWarning(
             f"{what} {'is' if len(names) == 1 else 'are'} undefined for {len(ids)} quer"
             f"{'y' if len(ids) == 1 else 'ies'} (no relevant document, or nothing retrieved): "
-            f"{format_ids(ids)}; scored as 0 as trec_eval does. Pass undefined='skip' to leave them out "
-            "of the mean."), stacklevel=3)
+            f"{format_ids(ids)}; scored as 0 as trec_eval does. Pass {option('undefined', 'skip')} to leave them "
+            "out of the mean."), stacklevel=3)
 
 
 def _as_judgments(judgments: Any) -> Judgments:
@@ -137,7 +121,8 @@ def _judged(prepared: PreparedJudgments, run: Run | Any, policies: Policies) -> 
 
 
 def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
-             policies: Policies | None = None, **policy_kwargs: Any) -> Results:
+             policies: Policies | None = None, profile: str | Profile | None = None,
+             **policy_kwargs: Any) -> Results:
     """Evaluate one run.
 
     Parameters
@@ -150,36 +135,49 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
         objects.
     policies, **policy_kwargs:
         The conventions (see :class:`~gainscope.core.policies.Policies`): ``ties``, ``missing_queries``,
-        ``depth``, ``judged_only``, ``relevance_level``, ``negative_grades``, ``undefined``.
+        ``depth``, ``judged_only``, ``relevance_level``, ``negative_grades``, ``undefined``,
+        ``judged_grades``, ``max_grade``,
+        ``score_precision`` (``"float32"`` gives pytrec_eval's numbers, see ``Policies``).
+    profile:
+        A named set of conventions (:mod:`gainscope.metrics.profiles`): ``"trec_eval"``, ``"quepid"``,
+        ``"tempoeval"``, ``"sklearn"``, ``"ranx"``, ``"es_rank_eval"``. It sets policies and the parameters of
+        the metrics named without them; keyword policies override it (a ``Policies`` object cannot be
+        combined with a profile). The profile and every override are echoed with the results.
 
     Returns
     -------
     Results
         Per-query values, aggregates and the conventions used.
     """
-    pol = _as_policies(policies, policy_kwargs)
-    mets = resolve_metrics(metrics)
-    for m in mets:
-        m.check_policies(pol)
+    pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
     j = _as_judgments(judgments)
     jr, run_notes = _judged(PreparedJudgments.of(j, pol.negative_grades), run, pol)
-    return compute(jr, mets, notes=tuple(j.notes) + run_notes)
+    return compute(jr, mets, notes=tuple(j.notes) + run_notes, profile=use)
 
 
 def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics: MetricsArg, *,
-                  policies: Policies | None = None, **policy_kwargs: Any) -> list[Results]:
-    """Evaluate several runs against the same judgments (read and prepared once)."""
-    pol = _as_policies(policies, policy_kwargs)
-    mets = resolve_metrics(metrics)
-    for m in mets:
-        m.check_policies(pol)
+                  policies: Policies | None = None, profile: str | Profile | None = None,
+                  **policy_kwargs: Any) -> list[Results]:
+    """Evaluate several runs against the same judgments (read and prepared once); arguments as
+    :func:`evaluate`. Each warning names the run it is about (its path, or its name)."""
+    pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
     j = _as_judgments(judgments)
     prepared = PreparedJudgments.of(j, pol.negative_grades)  # once, whatever the number of runs
+    run_list = list(runs)
     out = []
-    for run in runs:
-        jr, run_notes = _judged(prepared, run, pol)
-        out.append(compute(jr, mets, notes=tuple(j.notes) + run_notes))
+    for i, run in enumerate(run_list):
+        with about(run_label(run, i)) if len(run_list) > 1 else contextlib.nullcontext():
+            jr, run_notes = _judged(prepared, run, pol)
+            out.append(compute(jr, mets, notes=tuple(j.notes) + run_notes, profile=use))
     return out
+
+
+def run_label(run: Any, index: int) -> str:
+    """How warnings name a run when there are several: its path as given, else its name, else its number."""
+    if isinstance(run, (str, os.PathLike)):
+        return "<stdin>" if run == "-" else os.fspath(run)
+    name = getattr(run, "name", None)
+    return name if isinstance(name, str) and name else f"run {index + 1}"
 
 
 def ranked_query(jr: JudgedRun, index: int) -> RankedQuery:

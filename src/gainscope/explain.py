@@ -12,6 +12,7 @@ gives the value.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gainscope.core.judged_run import build_judged_run
@@ -19,35 +20,40 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.errors import MetricError
-from gainscope.evaluation import _as_policies, _read_inputs, compute, ranked_query, resolve_metrics
-from gainscope.metrics.base import Explanation, Metric
+from gainscope.evaluation import _read_inputs, _setup, compute, ranked_query
+from gainscope.metrics.base import Explanation, Metric, generic_explanation
+from gainscope.metrics.profiles import Profile
 
 __all__ = ["explain", "explanation_frame"]
 
 
 def explain(judgments: Judgments | Any, run: Run | Any, query_id: str, metric: str | Metric, *,
-            policies: Policies | None = None, **policy_kwargs: Any) -> Explanation:
+            policies: Policies | None = None, profile: str | Profile | None = None,
+            **policy_kwargs: Any) -> Explanation:
     """Explain one metric for one query; the explanation's value equals the evaluated value.
 
-    Raises MetricError for metrics that have no position-by-position form (set measures, counts,
-    interpolated precision): their value is still available from :func:`gainscope.evaluate`.
+    Every registered metric explains itself: position by position where its value is a sum over positions
+    (nDCG, AP, P, ERR, ...), otherwise with the value and the inputs it used (the ranked documents, the query's
+    totals; set measures, counts, curves, edit distances). ``policies``, ``profile`` and ``**policy_kwargs``
+    as for :func:`gainscope.evaluate`.
     """
-    pol = _as_policies(policies, policy_kwargs)
-    mets = resolve_metrics(metric)
+    pol, mets, use = _setup(metric, policies, profile, policy_kwargs)
     if len(mets) != 1:
         raise MetricError(f"explain takes one metric at a time; {metric!r} names {len(mets)}")
     m = mets[0]
-    m.check_policies(pol)
     j, r = _read_inputs(judgments, run)
     jr = build_judged_run(j, r, pol)
     index = jr.index_of(query_id)
-    explanation = m.explain(ranked_query(jr, index), pol)
+    q = ranked_query(jr, index)
+    explanation = m.explain(q, pol)
     if explanation is None:
-        value = compute(jr, [m], warn=False).values[index, 0]
-        raise MetricError(f"{m} has no position-by-position explanation (its value for {query_id!r} is "
-                          f"{value:.4f}); explain works for nDCG, DCG, AP, RR, P, R, RelP, Rprec, Success, "
-                          "Judged, Unj, bpref, ERR and RBP")
-    if jr.missing[index]:
+        explanation = generic_explanation(m, q, pol, float(compute(jr, [m], warn=False).values[index, 0]))
+    if use is not None:
+        given = f"; given over it: {'; '.join(use.overridden)}" if use.overridden else ""
+        explanation = replace(explanation, notes=(*explanation.notes,
+                                                  f"profile {use.name}: {'; '.join(use.profile.settings())}"
+                                                  + given))
+    if jr.missing[index] and m.missing_scores_zero and not m.judgment_property:
         explanation = Explanation(explanation.metric, explanation.query_id, (), explanation.ideal, 0.0,
                                   explanation.denominator, 0.0, explanation.formula, explanation.columns,
                                   (*explanation.notes, "the run has no ranking for this query: it scores 0"))

@@ -140,23 +140,28 @@ def _comparison(text: str, what: str) -> tuple[str, str, float]:
     return m["lhs"], m["op"], value
 
 
-def _metric(name: str) -> Metric:
-    """One metric from a name in either spelling (``nDCG@10``, ``ndcg_cut.10``, ``map``)."""
+Resolver = Callable[[str], list[Metric]]
+
+
+def _metric(name: str, resolve: Resolver | None) -> Metric:
+    """One metric from a name in either spelling (``nDCG@10``, ``ndcg_cut.10``, ``map``), resolved by
+    ``resolve`` (a profile's resolution) or as :func:`~gainscope.evaluate` resolves names without one."""
     from gainscope.evaluation import resolve_metrics
 
-    found = resolve_metrics(name.strip())
+    found = (resolve or resolve_metrics)(name.strip())
     if len(found) != 1:
         raise PolicyError(f"{name!r} names {len(found)} metrics ({', '.join(map(str, found))}); a rule or an "
                           "assertion is about one metric")
     return found[0]
 
 
-def parse_rule(text: str) -> Rule:
-    """Read a ``--fail-if`` rule (see the module docstring); metric names become canonical."""
+def parse_rule(text: str, *, resolve: Resolver | None = None) -> Rule:
+    """Read a ``--fail-if`` rule (see the module docstring); metric names become canonical (``resolve``: how
+    names resolve, e.g. under a profile; by default as :func:`~gainscope.evaluate` resolves them)."""
     stripped = text.strip()
     call = _CALL.match(stripped)
     if call is not None and call["fn"] == "significant_loss":
-        return Rule(text=stripped, kind="significant_loss", metric=str(_metric(call["metric"])))
+        return Rule(text=stripped, kind="significant_loss", metric=str(_metric(call["metric"], resolve)))
     lhs, op, value = _comparison(stripped, "rule")
     pct = stripped.endswith("%")
     call = _CALL.match(lhs)
@@ -168,7 +173,7 @@ def parse_rule(text: str) -> Rule:
             raise PolicyError(f"a percentage only applies to reldelta(...): write 'reldelta({call['metric']}) "
                               f"{op} {stripped.split(op, 1)[1].strip()}'; got {text!r}")
         kind: Kind = "delta" if call["fn"] == "delta" else "reldelta"
-        metric = _metric(call["metric"])
+        metric = _metric(call["metric"], resolve)
         if kind == "delta":
             low, high = type(metric).bounds
             span = None if low is None or high is None else high - low
@@ -177,7 +182,7 @@ def parse_rule(text: str) -> Rule:
         return Rule(text=stripped, kind=kind, metric=str(metric), op=op, threshold=value)
     if pct:
         raise PolicyError(f"a percentage only applies to reldelta(...); got {text!r}")
-    metric = _metric(lhs)
+    metric = _metric(lhs, resolve)
     _check_reachable(stripped, str(metric), type(metric).bounds, op, value,
                      f" To fail on a change against the baseline, write 'delta({metric}) {op} {value:g}'")
     return Rule(text=stripped, kind="value", metric=str(metric), op=op, threshold=value)
@@ -195,17 +200,19 @@ def _check_reachable(text: str, what: str, bounds: tuple[float | None, float | N
                           f"{hint}")
 
 
-def parse_assertion(text: str, where: str = "") -> QueryAssertion:
-    """Read ``QUERY_ID METRIC OP NUMBER``."""
+def parse_assertion(text: str, where: str = "", *, resolve: Resolver | None = None) -> QueryAssertion:
+    """Read ``QUERY_ID METRIC OP NUMBER`` (``resolve`` as for :func:`parse_rule`)."""
     parts = text.strip().split(None, 1)
     if len(parts) < 2:
         raise PolicyError(f"expected 'QUERY_ID METRIC OP NUMBER', e.g. 'q12 nDCG@10 >= 0.8'; got {text!r}")
     lhs, op, value = _comparison(parts[1], "assertion")
-    return QueryAssertion(query_id=parts[0], metric=str(_metric(lhs)), op=op, threshold=value, where=where)
+    return QueryAssertion(query_id=parts[0], metric=str(_metric(lhs, resolve)), op=op, threshold=value,
+                          where=where)
 
 
-def read_assertions(path: str | Path) -> list[QueryAssertion]:
-    """Per-query assertions from a file: one per line, blank lines and ``#`` comments ignored."""
+def read_assertions(path: str | Path, *, resolve: Resolver | None = None) -> list[QueryAssertion]:
+    """Per-query assertions from a file: one per line, blank lines and ``#`` comments ignored (``resolve`` as
+    for :func:`parse_rule`)."""
     out = []
     p = Path(path)
     for number, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
@@ -213,7 +220,7 @@ def read_assertions(path: str | Path) -> list[QueryAssertion]:
         if not body:
             continue
         try:
-            out.append(parse_assertion(body, where=f"{p}:{number}"))
+            out.append(parse_assertion(body, where=f"{p}:{number}", resolve=resolve))
         except (PolicyError, ValueError) as exc:
             raise FormatError(str(exc), path=str(p), line=number, text=line) from None
     return out

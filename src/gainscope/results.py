@@ -20,6 +20,7 @@ from gainscope.core.judged_run import Coverage
 from gainscope.core.policies import Policies
 from gainscope.errors import MetricError
 from gainscope.metrics.base import Metric
+from gainscope.metrics.profiles import ProfileUse
 
 __all__ = ["Results", "aggregate_values"]
 
@@ -52,29 +53,55 @@ class Results:
     notes: tuple[str, ...] = ()
     #: string-valued per-query extras (trec_eval's relstring), by name then query id
     extras: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: the convention profile the metrics and policies came from, and what was given over it
+    profile: ProfileUse | None = None
+    #: the names the columns are shown under when an adapter names them (one per metric, unique): the temporal
+    #: batch's ``TemporalNDCG@10`` for the core's ``nDCG@10``, its ``TemporalCoverage@3`` for ``SetR`` over the
+    #: anchors covered; empty: the metrics' canonical names
+    labels: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.labels and (len(self.labels) != len(self.metrics) or len(set(self.labels)) != len(self.labels)):
+            raise MetricError(f"labels name each of the {len(self.metrics)} metrics once; got {list(self.labels)}")
 
     # ------------------------------------------------------------------ access
     @property
     def metric_names(self) -> list[str]:
-        """Canonical names of the metrics, in request order."""
-        return [str(m) for m in self.metrics]
+        """Names of the metrics, in request order: the canonical names, or the adapter's ``labels``."""
+        return list(self.labels) if self.labels else [str(m) for m in self.metrics]
 
     def _column(self, metric: str | Metric) -> int:
+        """The column of ``metric``: its name (or label), its canonical name when one column has it, or any name
+        that resolves to one metric the way the evaluation resolved names (the same profile and policies):
+        ``"map"`` finds ``AP``."""
         key = str(metric)
         names = self.metric_names
         if key in names:
             return names.index(key)
-        from gainscope.metrics.names import parse_metric
+        canonical = [str(m) for m in self.metrics]
+        if self.labels and canonical.count(key) > 1:
+            raise MetricError(f"{key!r} is the metric of {canonical.count(key)} columns "
+                              f"({', '.join(n for n, c in zip(names, canonical, strict=True) if c == key)}); "
+                              "name the column")
+        if key in canonical:
+            return canonical.index(key)
+        if isinstance(metric, str):
+            from gainscope.metrics.resolve import resolve_metrics
 
-        canonical = str(parse_metric(key)) if isinstance(metric, str) else key
-        if canonical in names:
-            return names.index(canonical)
+            found = resolve_metrics(metric, profile=self.profile.profile if self.profile else None,
+                                    policies=self.policies)
+            if len(found) > 1:
+                raise MetricError(f"{key!r} names {len(found)} metrics ({', '.join(map(str, found))}); look one "
+                                  "up at a time")
+            if str(found[0]) in canonical:
+                return self._column(found[0])
         raise MetricError(f"{key!r} is not among the evaluated metrics: {', '.join(names)}")
 
     @property
     def aggregates(self) -> dict[str, float]:
         """``{metric name: aggregate value}`` in request order."""
-        return {str(m): aggregate_values(self.values[:, j], m.aggregate) for j, m in enumerate(self.metrics)}
+        return {name: aggregate_values(self.values[:, j], m.aggregate)
+                for j, (name, m) in enumerate(zip(self.metric_names, self.metrics, strict=True))}
 
     def __getitem__(self, metric: str | Metric) -> float:
         j = self._column(metric)
@@ -86,9 +113,9 @@ class Results:
         return dict(zip(self.query_ids, self.values[:, j].tolist(), strict=True))
 
     def conventions(self) -> dict[str, Any]:
-        """Everything that shaped the numbers: policies, coverage, reader notes."""
-        return {"policies": self.policies.as_dict(), "coverage": self.coverage.as_dict(),
-                "notes": list(self.notes)}
+        """Everything that shaped the numbers: the profile (None without one), policies, coverage, notes."""
+        return {"profile": self.profile.as_dict() if self.profile else None, "policies": self.policies.as_dict(),
+                "coverage": self.coverage.as_dict(), "notes": list(self.notes)}
 
     def select(self, metrics: Sequence[str | Metric]) -> Results:
         """The same results restricted to ``metrics`` (any accepted spelling), in that order."""
@@ -96,7 +123,8 @@ class Results:
 
         cols = [self._column(m) for m in metrics]
         return replace(self, metrics=tuple(self.metrics[j] for j in cols), values=self.values[:, cols],
-                       undefined=self.undefined[:, cols])
+                       undefined=self.undefined[:, cols], labels=tuple(self.labels[j] for j in cols) if self.labels
+                       else ())
 
     # ------------------------------------------------------------------ conversion
     def to_dict(self) -> dict[str, Any]:
@@ -106,8 +134,9 @@ class Results:
             for q, row in zip(self.query_ids, self.values.tolist(), strict=True)
         }
         aggregates = {k: (None if math.isnan(v) else v) for k, v in self.aggregates.items()}
+        core = {"core_metrics": dict(zip(self.labels, map(str, self.metrics), strict=True))} if self.labels else {}
         return {"run": self.run_name, "metrics": self.metric_names, "aggregates": aggregates,
-                "per_query": per_query, **self.conventions()}
+                "per_query": per_query, **core, **self.conventions()}
 
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`."""

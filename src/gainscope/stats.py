@@ -32,7 +32,8 @@ Intervals and corrections:
 
 * :func:`bootstrap_ci` -- bootstrap interval of the mean: "percentile" (the ``(1 +- level) / 2`` quantiles of
   the resampled means) or "bca" (bias-corrected and accelerated, Efron & Tibshirani 1993 §14.3, eq. 14.10:
-  ``z0 = Phi^-1(share of resampled means below the mean, ties counted half)``, jackknife acceleration
+  ``z0 = Phi^-1(share of resampled means below the mean, ties counted half)``, a resampled mean within 1e-12 of
+  the mean counting as a tie (sums in another order must not turn a tie into a difference), jackknife acceleration
   ``a = sum(U^3) / (6 sum(U^2)^1.5)`` with ``U_i = (n - 1)(mean of jackknife means - i-th jackknife mean)``,
   quantiles ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z = Phi^-1((1 -+ level) / 2)``), as
   ``scipy.stats.bootstrap`` computes them.
@@ -43,7 +44,16 @@ Intervals and corrections:
 * :func:`wins_ties_losses` -- queries where ``a`` beats, ties or loses to ``b``.
 
 Randomness comes only from ``numpy.random.default_rng(seed)``: the same inputs and seed give the same p-value.
-Resamples are drawn in chunks of about a million numbers (the chunk size depends only on ``n``).
+Resamples are drawn in chunks of about a million numbers (the chunk size depends only on ``n``), so every
+statistic over ``n`` values sees the same resamples: the bootstrap draws (``integers(0, n)``, shared by the
+intervals and the bootstrap test) and the sign flips (``integers(0, 2)``, the randomisation test). Many vectors
+are resampled in one pass (:func:`resample_sums`, :func:`sign_flip_sums`): a chunk of draws becomes a matrix of
+weights (how often each value is drawn, or its sign) and one matrix product gives the sums of every vector, so
+that comparing systems on many metrics costs little more than one vector. :func:`bootstrap_cis`,
+:func:`bootstrap_tests`, :func:`bootstrap` (intervals and tests together) and :func:`randomizations` are the
+batched forms that :mod:`gainscope.compare` uses; the single-vector functions are these with one vector, so each
+vector gets the same numbers alone or in a batch (up to the rounding of a matrix product's sums, far below the
+1e-12 tolerances).
 
 >>> a = [0.52, 0.61, 0.40, 0.75, 0.33, 0.58, 0.47, 0.69]
 >>> b = [0.45, 0.60, 0.31, 0.70, 0.35, 0.49, 0.41, 0.60]
@@ -56,7 +66,7 @@ Resamples are drawn in chunks of about a million numbers (the chunk size depends
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,12 +76,18 @@ from gainscope.errors import InputError, PolicyError
 
 __all__ = [
     "TestResult",
+    "bootstrap",
     "bootstrap_ci",
+    "bootstrap_cis",
     "bootstrap_test",
+    "bootstrap_tests",
     "correct",
     "effect_size",
     "paired_t",
     "randomization",
+    "randomizations",
+    "resample_sums",
+    "sign_flip_sums",
     "wilcoxon",
     "wins_ties_losses",
 ]
@@ -86,6 +102,10 @@ EXACT_WILCOXON_LIMIT = 1000
 EXACT_RANDOMIZATION_LIMIT = 40
 #: random numbers drawn per chunk of resamples
 CHUNK = 1 << 20
+#: multiply-adds per matrix product of weights and values: OpenBLAS (numpy's wheels) runs products up to this size
+#: on one thread; its threads waiting for each other cost more than they save on products this small, and many
+#: times more on a busy machine (measured: 3.5 s against 1.1 s for the intervals of a comparison at M)
+PRODUCT = 1 << 18
 
 WILCOXON_METHODS = ("auto", "exact", "approx")
 CI_METHODS = ("percentile", "bca")
@@ -125,6 +145,14 @@ def _vector(values: ArrayLike, name: str) -> np.ndarray:
                          "'undefined' policy that gives 0)")
 
 
+def _given_differences(d: ArrayLike) -> np.ndarray:
+    """Paired differences given as one vector (the batched tests), checked as :func:`_differences` checks."""
+    x = _vector(d, "d")
+    if len(x) < 2:
+        raise InputError(f"a paired comparison needs at least 2 queries; got {len(x)}")
+    return x
+
+
 def _differences(a: ArrayLike, b: ArrayLike, min_n: int = 2) -> np.ndarray:
     x, y = _vector(a, "a"), _vector(b, "b")
     if len(x) != len(y):
@@ -156,6 +184,78 @@ def _chunks(total: int, n: int) -> Iterator[int]:
         yield min(rows, total - start)
 
 
+def _columns(columns: ArrayLike) -> np.ndarray:
+    x = np.asarray(columns, dtype=np.float64)
+    if x.ndim != 2:
+        raise InputError(f"columns must be 2-D (one column per vector, one row per value); got shape {x.shape}")
+    return x
+
+
+def _weighted_sums(weights: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = weights @ x``, as products of at most :data:`PRODUCT` multiply-adds."""
+    rows, n = weights.shape
+    width = max(1, PRODUCT // n)
+    step = max(1, PRODUCT // (n * min(width, x.shape[1])))
+    for c in range(0, x.shape[1], width):
+        for r in range(0, rows, step):
+            np.matmul(weights[r:r + step], x[:, c:c + width], out=out[r:r + step, c:c + width])
+
+
+def _chunked_sums(x: np.ndarray, resamples: int, seed: int,
+                  draw: Callable[[np.random.Generator, int, int], np.ndarray]) -> np.ndarray:
+    """``weights @ x`` for ``resamples`` rows of weights, ``draw(rng, rows, n)`` giving each chunk's."""
+    n = x.shape[0]
+    rng = np.random.default_rng(seed)
+    out = np.empty((resamples, x.shape[1]))
+    done = 0
+    for rows in _chunks(resamples, n):
+        _weighted_sums(draw(rng, rows, n), x, out[done:done + rows])
+        done += rows
+    return out
+
+
+def _draw_counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """How often each of n values is drawn in each of ``rows`` resamples of n draws with replacement."""
+    # int32 draws are the int64 ones (numpy draws both as 32-bit words when n < 2^32), in half the memory
+    drawn = rng.integers(0, n, size=(rows, n), dtype=np.int32 if n < 2**31 else np.int64)
+    weights = np.empty((rows, n))
+    for r in range(rows):
+        weights[r] = np.bincount(drawn[r], minlength=n)
+    return weights
+
+
+def _draw_flips(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """1 where a sign is flipped (-1), 0 where it is kept, for ``rows`` sign vectors of n signs."""
+    return rng.integers(0, 2, size=(rows, n), dtype=np.int8).astype(np.float64)
+
+
+def resample_sums(columns: ArrayLike, resamples: int, seed: int) -> np.ndarray:
+    """Bootstrap sums of every column at once: ``sums[r, j] = sum_i w[r, i] * columns[i, j]``, where ``w[r, i]`` is
+    how often value ``i`` is drawn in resample ``r`` (``n`` draws with replacement, ``n`` the number of rows). The
+    draws are ``default_rng(seed).integers(0, n, size=(rows, n))`` chunk by chunk, the resamples of
+    :func:`bootstrap_ci` and :func:`bootstrap_test`; shape ``(resamples, columns)``."""
+    return _chunked_sums(_columns(columns), resamples, seed, _draw_counts)
+
+
+def sign_flip_sums(columns: ArrayLike, resamples: int, seed: int) -> np.ndarray:
+    """Randomisation sums of every column at once: ``sums[r, j] = sum_i s[r, i] * columns[i, j]`` for random signs
+    ``s = 1 - 2 * default_rng(seed).integers(0, 2, size=(rows, n), dtype=int8)``, chunk by chunk (those of
+    :func:`randomization`); shape ``(resamples, columns)``."""
+    x = _columns(columns)
+    out = _chunked_sums(x, resamples, seed, _draw_flips)
+    out *= -2.0
+    out += x.sum(axis=0)  # sum(s * x) = sum(x) - 2 sum(x over the flipped signs)
+    return out
+
+
+def _by_length(vectors: Sequence[np.ndarray]) -> dict[int, list[int]]:
+    """The positions of the vectors, grouped by length (vectors of one length share their resamples)."""
+    groups: dict[int, list[int]] = {}
+    for i, v in enumerate(vectors):
+        groups.setdefault(len(v), []).append(i)
+    return groups
+
+
 # ---------------------------------------------------------------------------------------------- t test
 def paired_t(a: ArrayLike, b: ArrayLike) -> TestResult:
     """Student's paired t test, two-sided: ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` degrees of freedom."""
@@ -166,10 +266,10 @@ def paired_t(a: ArrayLike, b: ArrayLike) -> TestResult:
         if d[0] == 0:
             return TestResult("paired t", 0.0, 1.0, detail + "; all differences are zero")
         return TestResult("paired t", math.copysign(math.inf, d[0]), 0.0, detail + "; all differences are equal")
-    from scipy import stats  # type: ignore[import-untyped]
+    from scipy.special import stdtr  # type: ignore[import-untyped]  # (scipy.stats takes 4x longer to import)
 
     t = float(d.mean() / np.sqrt(d.var(ddof=1) / n))
-    return TestResult("paired t", t, float(2 * stats.t.sf(abs(t), n - 1)), detail)
+    return TestResult("paired t", t, float(2 * stdtr(n - 1, -abs(t))), detail)  # = scipy.stats.t.sf(|t|) twice
 
 
 # ---------------------------------------------------------------------------------------------- Wilcoxon
@@ -232,13 +332,13 @@ def wilcoxon(a: ArrayLike, b: ArrayLike, *, method: str = "auto") -> TestResult:
         p = min(1.0, 2 * float(pmf[: round(2 * statistic) + 1].sum()))
         return TestResult("Wilcoxon signed-rank", statistic, p, ("exact, average ranks for ties" if ties
                                                                  else "exact") + note)
-    from scipy import stats
+    from scipy.special import ndtr
 
     mean = n * (n + 1) / 4
     var = (n * (n + 1) * (2 * n + 1) - float(np.sum(sizes**3 - sizes)) / 2) / 24
     z = (w_plus - mean) / math.sqrt(var)
     detail = "normal approximation with tie correction" if ties else "normal approximation"
-    return TestResult("Wilcoxon signed-rank", statistic, float(2 * stats.norm.sf(abs(z))), detail + note)
+    return TestResult("Wilcoxon signed-rank", statistic, float(2 * ndtr(-abs(z))), detail + note)
 
 
 # ---------------------------------------------------------------------------------------------- resampling tests
@@ -258,54 +358,51 @@ def randomization(a: ArrayLike, b: ArrayLike, *, resamples: int = 10000, seed: i
     sign vectors from ``numpy.random.default_rng(seed)`` with ``p = (count + 1) / (resamples + 1)``.
     """
     d = _differences(a, b)
+    return randomizations([d], resamples=resamples, seed=seed, exact_up_to=exact_up_to)[0]
+
+
+def randomizations(differences: Sequence[ArrayLike], *, resamples: int = 10000, seed: int = 0,
+                   exact_up_to: int = 20) -> list[TestResult]:
+    """:func:`randomization` of each vector of paired differences ``d = a - b``; the random sign vectors are drawn
+    once for all the vectors of one length (:func:`sign_flip_sums`)."""
     resamples = _count(resamples, "resamples", 1)
     seed = _count(seed, "seed", 0)
     exact_up_to = _count(exact_up_to, "exact_up_to", 0, EXACT_RANDOMIZATION_LIMIT)
+    ds = [_given_differences(d) for d in differences]
+    out: list[TestResult | None] = [None] * len(ds)
+    sampled: list[int] = []
+    for i, d in enumerate(ds):
+        n = len(d)
+        if n <= exact_up_to:
+            out[i] = _exact_randomization(d)
+        else:
+            sampled.append(i)
+    for n, group in _by_length([ds[i] for i in sampled]).items():
+        members = [sampled[g] for g in group]
+        sums = sign_flip_sums(np.column_stack([ds[i] for i in members]), resamples, seed)
+        for col, i in enumerate(members):
+            observed = float(ds[i].mean())
+            threshold = abs(observed) - TOL  # on the mean; a sign vector counts if |mean(s * d)| >= threshold
+            count = int(np.count_nonzero(np.abs(sums[:, col]) / n >= threshold))
+            out[i] = TestResult("randomization", observed, (count + 1) / (resamples + 1),
+                                f"{resamples} random sign flips, seed {seed}")
+    return [r for r in out if r is not None]
+
+
+def _exact_randomization(d: np.ndarray) -> TestResult:
     n = len(d)
     observed = float(d.mean())
-    threshold = abs(observed) - TOL  # on the mean; a sign vector counts if |mean(s * d)| >= threshold
-    if n <= exact_up_to:
-        # meet in the middle: every s is a pair (s1, s2) over the two halves, sum(s * d) = u + v
-        u = _signed_sums(d[: n // 2])
-        v = np.sort(_signed_sums(d[n // 2:]))
-        if threshold <= 0:
-            count = len(u) * len(v)
-        else:
-            high = len(v) - np.searchsorted(v, n * threshold - u, side="left")  # u + v >= n * threshold
-            low = np.searchsorted(v, -n * threshold - u, side="right")  # u + v <= -n * threshold
-            count = int(high.sum() + low.sum())
-        return TestResult("randomization", observed, count / 2.0**n, f"exact, all 2^{n} sign vectors")
-    rng = np.random.default_rng(seed)
-    count = 0
-    for rows in _chunks(resamples, n):
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(rows, n), dtype=np.int8)
-        count += int(np.count_nonzero(np.abs(signs @ d) / n >= threshold))
-    return TestResult("randomization", observed, (count + 1) / (resamples + 1),
-                      f"{resamples} random sign flips, seed {seed}")
-
-
-def _bootstrap_means(x: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """Means of ``resamples`` resamples of ``x`` with replacement."""
-    rng = np.random.default_rng(seed)
-    n = len(x)
-    return np.concatenate([x[rng.integers(0, n, size=(rows, n))].mean(axis=1) for rows in _chunks(resamples, n)])
-
-
-def _bootstrap_t(x: np.ndarray, centre: float, resamples: int, seed: int) -> np.ndarray:
-    """``(mean(x*) - centre) / (sd(x*) / sqrt(n))`` for ``resamples`` resamples ``x*`` of ``x`` with replacement
-    (``ddof=1``); a resample without spread gives 0 when its mean is the centre and +-inf otherwise."""
-    rng = np.random.default_rng(seed)
-    n = len(x)
-    out = []
-    for rows in _chunks(resamples, n):
-        sample = x[rng.integers(0, n, size=(rows, n))]
-        shift = sample.mean(axis=1) - centre
-        spread = sample.std(axis=1, ddof=1) / math.sqrt(n)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(spread > 0, shift / np.where(spread > 0, spread, 1.0),
-                         np.where(np.abs(shift) <= TOL, 0.0, np.sign(shift) * np.inf))
-        out.append(t)
-    return np.concatenate(out)
+    threshold = abs(observed) - TOL
+    # meet in the middle: every s is a pair (s1, s2) over the two halves, sum(s * d) = u + v
+    u = _signed_sums(d[: n // 2])
+    v = np.sort(_signed_sums(d[n // 2:]))
+    if threshold <= 0:
+        count = len(u) * len(v)
+    else:
+        high = len(v) - np.searchsorted(v, n * threshold - u, side="left")  # u + v >= n * threshold
+        low = np.searchsorted(v, -n * threshold - u, side="right")  # u + v <= -n * threshold
+        count = int(high.sum() + low.sum())
+    return TestResult("randomization", observed, count / 2.0**n, f"exact, all 2^{n} sign vectors")
 
 
 def bootstrap_test(a: ArrayLike, b: ArrayLike, *, resamples: int = 10000, seed: int = 0) -> TestResult:
@@ -318,17 +415,91 @@ def bootstrap_test(a: ArrayLike, b: ArrayLike, *, resamples: int = 10000, seed: 
     test's size near alpha with few queries (the unstudentized shift test rejects about 13% of true nulls at
     n = 6 and 7% at n = 25). Differences all zero give ``p = 1``; all equal and non-zero, the smallest p.
     """
-    d = _differences(a, b)
-    resamples = _count(resamples, "resamples", 1)
-    seed = _count(seed, "seed", 0)
+    return bootstrap_tests([_differences(a, b)], resamples=resamples, seed=seed)[0]
+
+
+def bootstrap_tests(differences: Sequence[ArrayLike], *, resamples: int = 10000, seed: int = 0) -> list[TestResult]:
+    """:func:`bootstrap_test` of each vector of paired differences ``d = a - b``, the resamples drawn once for all
+    the vectors of one length. With ``c = d - mean(d)`` and ``w`` the draw counts of a resample, ``mean(d*) -
+    mean(d) = w.c / n`` and ``(n - 1) var(d*) = w.c^2 - (w.c)^2 / n`` (two columns of :func:`resample_sums`); a
+    resample whose values all agree (``var(d*)`` below ``(1e-12 max|d|)^2``) has no spread: ``t* = 0`` when its mean
+    is ``mean(d)`` (within 1e-12), +-inf otherwise."""
+    return bootstrap([], differences, resamples=resamples, seed=seed)[1]
+
+
+def bootstrap(vectors: Sequence[ArrayLike], differences: Sequence[ArrayLike], *, level: float = 0.95,
+              resamples: int = 10000, seed: int = 0,
+              method: str = "percentile") -> tuple[list[tuple[float, float]], list[TestResult]]:
+    """:func:`bootstrap_ci` of each of ``vectors`` and :func:`bootstrap_test` of each of ``differences`` (paired
+    differences ``a - b``), from one pass over the draws for all the vectors of one length: the intervals and
+    tests of every metric and system of a comparison share their resamples, as they do one by one."""
+    xs, level, resamples, seed = _interval_inputs(vectors, level, resamples, seed, method)
+    ds = [_given_differences(d) for d in differences]
+    test_sums, interval_sums = _bootstrap_sums(ds, xs, resamples, seed)
+    return ([_interval(x, s, level, resamples, method) for x, s in zip(xs, interval_sums, strict=True)],
+            [_bootstrap_result(d, s, resamples, seed) for d, s in zip(ds, test_sums, strict=True)])
+
+
+def _bootstrap_sums(differences: Sequence[np.ndarray], vectors: Sequence[np.ndarray], resamples: int,
+                    seed: int) -> tuple[list[np.ndarray | None], list[np.ndarray | None]]:
+    """Bootstrap sums for the tests of ``differences`` (columns ``c`` and ``c^2``, ``c = d - mean(d)``; None for
+    differences that do not vary: their test needs none) and for the intervals of ``vectors`` (the column
+    itself; None for constant vectors); one pass over the draws per length."""
+    columns: list[np.ndarray] = []
+    slots: list[tuple[int, int]] = []  # (kind 0 test / 1 interval, index)
+    for i, d in enumerate(differences):
+        if not _constant_differences(d):
+            c = d - d.mean()
+            columns += [c, c * c]
+            slots.append((0, i))
+    for i, x in enumerate(vectors):
+        if not np.all(x == x[0]):
+            columns.append(x)
+            slots.append((1, i))
+    tests: list[np.ndarray | None] = [None] * len(differences)
+    intervals: list[np.ndarray | None] = [None] * len(vectors)
+    widths = [2 if kind == 0 else 1 for kind, _ in slots]
+    starts = np.concatenate(([0], np.cumsum(widths)))
+    by_length: dict[int, list[int]] = {}
+    for k, (kind, i) in enumerate(slots):
+        by_length.setdefault(len(differences[i] if kind == 0 else vectors[i]), []).append(k)
+    for _, members in by_length.items():
+        picked = [j for k in members for j in range(starts[k], starts[k + 1])]
+        sums = resample_sums(np.column_stack([columns[j] for j in picked]), resamples, seed)
+        at = 0
+        for k in members:
+            kind, i = slots[k]
+            block = sums[:, at:at + widths[k]]
+            at += widths[k]
+            if kind == 0:
+                tests[i] = block
+            else:
+                intervals[i] = block[:, 0]
+    return tests, intervals
+
+
+def _constant_differences(d: np.ndarray) -> bool:
+    """True when the differences do not vary: the bootstrap test needs no resampling then."""
+    return float(d.std(ddof=1)) <= TOL * max(1.0, abs(float(d.mean())))
+
+
+def _bootstrap_result(d: np.ndarray, sums: np.ndarray | None, resamples: int, seed: int) -> TestResult:
+    """The bootstrap test of ``d`` from its resample sums of ``c`` and ``c^2`` (see :func:`bootstrap_tests`)."""
     observed = float(d.mean())
     detail = f"{resamples} studentized bootstrap resamples of the differences, seed {seed}"
-    sd = float(d.std(ddof=1))
-    if sd <= TOL * max(1.0, abs(observed)):
+    if sums is None:
         p = 1.0 if abs(observed) <= TOL else 1 / (resamples + 1)
         return TestResult("bootstrap", observed, p, detail + "; the differences do not vary")
-    t = observed / (sd / math.sqrt(len(d)))
-    t_star = _bootstrap_t(d, observed, resamples, seed)
+    n = len(d)
+    t = observed / (float(d.std(ddof=1)) / math.sqrt(n))
+    s1, s2 = sums[:, 0], sums[:, 1]
+    shift = s1 / n  # mean(d*) - mean(d)
+    variance = np.maximum(s2 - s1 * s1 / n, 0.0) / (n - 1)
+    spread = np.sqrt(variance / n)
+    flat = variance <= (TOL * max(1.0, float(np.abs(d).max()))) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_star = np.where(~flat, shift / np.where(flat, 1.0, spread),
+                          np.where(np.abs(shift) <= TOL, 0.0, np.sign(shift) * np.inf))
     count = int(np.count_nonzero(np.abs(t_star) >= abs(t) - TOL))
     return TestResult("bootstrap", observed, (count + 1) / (resamples + 1), detail)
 
@@ -340,25 +511,43 @@ def bootstrap_ci(values: ArrayLike, *, level: float = 0.95, resamples: int = 100
     A constant vector gives ``(c, c)``. For "bca", the share of resampled means below the mean is kept within
     ``[1 / (2 resamples), 1 - 1 / (2 resamples)]`` so that the bias correction stays finite (scipy gives NaN).
     """
-    x = _vector(values, "values")
-    if len(x) < 2:
-        raise InputError(f"a bootstrap interval needs at least 2 values; got {len(x)}")
+    return bootstrap_cis([values], level=level, resamples=resamples, seed=seed, method=method)[0]
+
+
+def bootstrap_cis(vectors: Sequence[ArrayLike], *, level: float = 0.95, resamples: int = 10000, seed: int = 0,
+                  method: str = "percentile") -> list[tuple[float, float]]:
+    """:func:`bootstrap_ci` of each vector, the resamples drawn once for all the vectors of one length."""
+    return bootstrap(vectors, [], level=level, resamples=resamples, seed=seed, method=method)[0]
+
+
+def _interval_inputs(vectors: Sequence[ArrayLike], level: float, resamples: int, seed: int,
+                     method: str) -> tuple[list[np.ndarray], float, int, int]:
+    xs = [_vector(v, "values") for v in vectors]
+    for x in xs:
+        if len(x) < 2:
+            raise InputError(f"a bootstrap interval needs at least 2 values; got {len(x)}")
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
         raise PolicyError(f"level must be a number between 0 and 1 (exclusive), e.g. 0.95; got {level!r}")
     resamples = _count(resamples, "resamples", 1)
     seed = _count(seed, "seed", 0)
     _choice(method, "bootstrap interval method", CI_METHODS)
-    if np.all(x == x[0]):
+    return xs, float(level), resamples, seed
+
+
+def _interval(x: np.ndarray, sums: np.ndarray | None, level: float, resamples: int,
+              method: str) -> tuple[float, float]:
+    """The interval of the mean of ``x`` from its resample sums (None: ``x`` is constant)."""
+    if sums is None:
         return float(x[0]), float(x[0])
-    means = _bootstrap_means(x, resamples, seed)
+    means = sums / len(x)
     alpha = (1 - level) / 2
     if method == "percentile":
         low, high = np.quantile(means, [alpha, 1 - alpha])
         return float(low), float(high)
-    from scipy.special import ndtr, ndtri  # type: ignore[import-untyped]
+    from scipy.special import ndtr, ndtri
 
     theta = x.mean()
-    below = (np.count_nonzero(means < theta) + np.count_nonzero(means <= theta)) / (2 * resamples)
+    below = (np.count_nonzero(means < theta - TOL) + np.count_nonzero(means <= theta + TOL)) / (2 * resamples)
     z0 = float(ndtri(min(max(below, 0.5 / resamples), 1 - 0.5 / resamples)))
     n = len(x)
     jackknife = (x.sum() - x) / (n - 1)

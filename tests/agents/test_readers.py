@@ -12,7 +12,7 @@ import pytest
 from gainscope.agents import ResultMapping, read_conversations, read_traces, write_traces
 from gainscope.agents.readers import detect_trace_format
 from gainscope.agents.trace import RESULT_FIELDS, schema
-from gainscope.errors import FormatError, InputError, InputWarning, PolicyError, UnknownFormatError
+from gainscope.errors import FileAccessError, FormatError, InputError, InputWarning, PolicyError, UnknownFormatError
 
 
 def write(tmp_path: Path, name: str, *lines: object) -> Path:
@@ -400,7 +400,7 @@ def test_detection_failures(tmp_path: Path) -> None:
         detect_trace_format(write(tmp_path, "x.jsonl", "hello"))
     with pytest.raises(UnknownFormatError, match="cannot tell the trace format"):
         detect_trace_format(write(tmp_path, "y.jsonl", {"foo": 1}))
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(FileAccessError, match="no such file"):  # an I/O failure: exit 4
         read_conversations(tmp_path / "missing.jsonl")
 
 

@@ -152,6 +152,30 @@ def test_scorer_js_warns_that_quepid_uses_its_legacy_edit_distance() -> None:
     assert code == 0 and "editDistanceFromBest(k)" in out
     assert err == ("warning: in Quepid, editDistanceFromBest() is Quepid's shipped edit distance, so this script "
                    "gives default(edit_distance=quepid-legacy)@10's numbers there, not default@10's (true "
-                   "Levenshtein)\n")
+                   "Levenshtein); so it does in gainscope unless run with --edit-distance levenshtein\n")
     assert invoke("scorer-js", "default(edit_distance=quepid-legacy)@10")[2] == ""
     assert invoke("scorer-js", "nDCG@10")[2] == ""
+
+
+def test_a_javascript_scorer_gets_quepids_edit_distance_unless_levenshtein_is_asked_for(tmp_path: Path) -> None:
+    # issue 13, item 32. Returned ratings [2, 3, 1], best [3, 2, 1]: avgRating100 = floor(2 * 100 / 10) = 20;
+    # Quepid's distance 1 (its table reads cells outside as 0: drop the leading 3 for free), Levenshtein 2
+    case = tmp_path / "case.json"
+    case.write_text(json.dumps({"scale": "1-10", "queries": [
+        {"query": "q", "ratings": {"a": 2, "b": 3, "c": 1}, "results": ["a", "b", "c"]}]}))
+    js = tmp_path / "v1.js"
+    js.write_text("var score = avgRating100(10);\nif (score !== null) {\n  score -= editDistanceFromBest(10);\n}\n"
+                  "setScore(score);\n")
+    code, out, _ = invoke("score", str(case), "--scorer", str(js), "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["score"] == 19  # 20 - 1, Quepid's number
+    assert ("editDistanceFromBest: quepid-legacy: Quepid's shipped distance, as Quepid computes it "
+            "(edit_distance='levenshtein' / --edit-distance levenshtein for the true Levenshtein distance)"
+            in data["conventions"])
+    code, out, _ = invoke("score", str(case), "--scorer", str(js), "--format", "json", "--edit-distance", "levenshtein")
+    data = json.loads(out)
+    assert code == 0 and data["score"] == 18  # 20 - 2
+    assert ("editDistanceFromBest: levenshtein: the true Levenshtein distance, asked for (Quepid computes its "
+            "shipped distance)" in data["conventions"])
+    # the built-in keeps its name's variant: default@10 is Levenshtein, default(edit_distance=quepid-legacy)@10 not
+    assert json.loads(invoke("score", str(case), "--scorer", "default@10", "--format", "json")[1])["score"] == 18

@@ -17,7 +17,7 @@ from gainscope.cases.quepid_csv import case_from_quepid, read_quepid_ratings, re
 from gainscope.cases.rank_eval import read_rank_eval
 from gainscope.cases.rre import read_rre
 from gainscope.cases.trec import write_trec_qrels, write_trec_run
-from gainscope.errors import FormatError, InconsistentInputError, MissingDependencyError
+from gainscope.errors import FormatError, InconsistentInputError, MissingDependencyError, QueryCoverageWarning
 
 CASE_JSON = """{
   "name": "Movies",
@@ -187,7 +187,9 @@ def test_basic_snapshot_and_the_join_with_ratings(tmp_path: Path) -> None:
     snap = write(tmp_path, "basic.csv", basic)
     s = read_quepid_snapshot(snap)
     assert s.results["star wars"] == ["d1", "d3", "d2"] and s.ratings["star wars"] == {"d1": 3, "d2": 1}
-    case = case_from_quepid(snap, write(tmp_path, "ratings.csv", RATINGS_CSV), scale="graded")
+    with pytest.warns(QueryCoverageWarning, match=r"^2 queries of the ratings .*ratings\.csv are not in the "
+                                                  r"snapshot .*basic\.csv: -1 results, lonely$"):
+        case = case_from_quepid(snap, write(tmp_path, "ratings.csv", RATINGS_CSV), scale="graded")
     sw = case.query("star wars")
     # the ratings CSV wins (d2: 0, not the snapshot's 1) and adds d9, rated but not returned
     assert sw.results == ("d1", "d3", "d2") and sw.ratings == {"d1": 3, "d2": 0, "d9": 2}
@@ -223,7 +225,9 @@ RRE_JSON = """{
 
 
 def test_rre_ratings(tmp_path: Path) -> None:
-    case = read_rre(write(tmp_path, "ratings.json", RRE_JSON), results={"fender": ["b2", "b1", "x"]})
+    with pytest.warns(QueryCoverageWarning, match=r"^1 query of the RRE file .*ratings\.json is not in the "
+                                                  r"results: fender bass$"):
+        case = read_rre(write(tmp_path, "ratings.json", RRE_JSON), results={"fender": ["b2", "b1", "x"]})
     assert case.name == "core1"
     assert case.query("fender").ratings == {"b1": 3, "b2": 2, "b3": 2}  # b3 has no gain: RRE's missing grade 2
     assert case.query("fender").results == ("b2", "b1", "x")
@@ -248,8 +252,10 @@ def test_rre_same_text_through_two_templates_and_placeholders_as_options(tmp_pat
                      {"template": "by_strings.json", "placeholders": {"$query": "fender", "$strings": 4}},
                      {"template": "by_strings.json", "placeholders": {"$query": "fender", "$strings": 5}},
                      {"template": "by_strings.json", "placeholders": {"$query": "jazz", "$strings": 4}}]}]}]})
-    case = read_rre(write(tmp_path, "dup.json", text),
-                    results={"fender [only_q.json]": ["1"], "fender [by_strings.json; $strings=5]": ["2", "1"]})
+    with pytest.warns(QueryCoverageWarning, match=r"2 queries of the RRE file .* are not in the results: "
+                                                  r"fender \[by_strings\.json; \$strings=4\], jazz$"):
+        case = read_rre(write(tmp_path, "dup.json", text),
+                        results={"fender [only_q.json]": ["1"], "fender [by_strings.json; $strings=5]": ["2", "1"]})
     assert [q.query for q in case.queries] == ["fender [only_q.json]", "fender [by_strings.json; $strings=4]",
                                                "fender [by_strings.json; $strings=5]", "jazz"]
     assert case.query("fender [by_strings.json; $strings=4]").options == {"$strings": 4}
@@ -288,7 +294,9 @@ RANK_EVAL_RESPONSE = """{"rank_eval": {"metric_score": 0.4},
 
 def test_rank_eval_request_and_response(tmp_path: Path) -> None:
     req = write(tmp_path, "req.json", RANK_EVAL_REQUEST)
-    case = read_rank_eval(req, response=write(tmp_path, "resp.json", RANK_EVAL_RESPONSE))
+    with pytest.warns(QueryCoverageWarning, match=r"^1 query of the request .*req\.json is not in the response "
+                                                  r".*resp\.json: berlin_query$"):
+        case = read_rank_eval(req, response=write(tmp_path, "resp.json", RANK_EVAL_RESPONSE))
     ams = case.query("amsterdam_query")
     assert ams.ratings == {"doc1": 0, "doc2": 3, "doc3": 1} and ams.results == ("doc2", "doc5", "doc1")
     assert case.query("berlin_query").options == {"query_string": "berlin", "field": "text"}

@@ -26,9 +26,18 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.errors import GainscopeWarning, InvalidParameterError, MetricError, PolicyError
-from gainscope.evaluation import ranked_query
+from gainscope.evaluation import evaluate, ranked_query
+from gainscope.explain import explain
 from gainscope.metrics import Explanation, Metric, all_metric_classes, lookup, parse_metric
-from gainscope.metrics.base import GainMap, RankedQuery, Step
+from gainscope.metrics.base import (
+    GENERIC_COLUMNS,
+    GainMap,
+    RankedQuery,
+    Step,
+    explains_by_position,
+    metric_formula,
+    metric_reference,
+)
 from gainscope.metrics.context import Context
 from gainscope.metrics.registry import register
 from gainscope.testing import strategies as gst
@@ -115,13 +124,21 @@ def test_docstring_has_formula_and_reference(cls):
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
+def test_formula_and_reference_are_found_for_the_catalogue(cls):
+    # `gainscope metrics` lists every metric with the formula and reference read from its docstring
+    assert metric_formula(cls), f"{cls.name}: no formula found in the docstring"
+    assert metric_reference(cls), f"{cls.name}: no 'Reference:' found in the docstring"
+    assert "Reference" not in metric_formula(cls)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=IDS)
 def test_every_parameter_and_class_is_documented(cls):
     assert cls.summary, f"{cls.name} has no summary"
     assert cls.bounds[0] is None or cls.bounds[1] is None or cls.bounds[0] < cls.bounds[1]
     assert cls.aggregate in ("mean", "sum", "gmean")
     for f in cls.params():
         assert f.metadata.get("doc"), f"{cls.name}.{f.name} has no doc"
-        assert f.metadata.get("kind") in ("int", "float", "choice", "gain", "floats", "any")
+        assert f.metadata.get("kind") in ("int", "float", "choice", "gain", "floats", "level", "any")
     assert sum(bool(f.metadata.get("at")) for f in cls.params()) <= 1
 
 
@@ -166,6 +183,8 @@ def _invalid_values(meta) -> list:
             bad.append(meta["le"] + 0.5)
     elif kind == "floats":
         bad = [(), "0.5", (math.nan,)] + ([(meta["le"] + 1,)] if meta["le"] is not None else [])
+    elif kind == "level":
+        bad = ["Positive", "not-a-level", math.nan, math.inf, -0.5, "1"]
     elif kind == "choice":
         bad = ["not-a-choice", 3]
     elif kind == "gain":
@@ -273,6 +292,21 @@ def _explain_classes():
 
 
 EXPLAINED = _explain_classes()
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=IDS)
+def test_every_metric_explains_itself_with_the_evaluated_value(cls):
+    # explain works for every registered metric: position by position, or the value and its inputs
+    m = default_instance(cls)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GainscopeWarning)
+        res = evaluate(_SMALL, _SMALL_RUN, [m])
+        for i, q in enumerate(res.query_ids):
+            e = explain(_SMALL, _SMALL_RUN, q, m)
+            assert isinstance(e, Explanation) and e.metric == str(m) and e.query_id == q
+            assert e.value == pytest.approx(res.values[i, 0], rel=1e-12, abs=1e-12) or \
+                (math.isnan(e.value) and res.undefined[i, 0]), (str(m), q)
+            assert (e.columns != GENERIC_COLUMNS) == explains_by_position(cls)
 
 
 def test_the_main_metrics_explain_themselves():

@@ -318,7 +318,7 @@ def test_normalising_can_reveal_duplicates(tmp_path: Path) -> None:
 def test_non_utf8_bytes_name_line_and_byte_offset(tmp_path: Path) -> None:
     path = write(tmp_path, "run.txt", b"q1 Q0 d1 1 3.0 r\nq1 Q0 d\xe92 2 2.0 r\n")
     message = (f"{path}:2: cannot decode byte 0xe9 at byte offset 24 as UTF-8; if the file uses another "
-               "encoding, pass it with encoding= (for example encoding='latin-1' or encoding='cp1252')")
+               "encoding, name it, for example encoding='latin-1' or encoding='cp1252'")
     with pytest.raises(FormatError, match=re.escape(message)) as info:
         read_run(path)
     assert info.value.line == 2

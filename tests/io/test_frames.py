@@ -32,8 +32,8 @@ def test_judgments_and_runs_are_returned_as_is() -> None:
 
 
 def test_wrong_source_types() -> None:
-    message = ("cannot read judgments from a list; give a path, a polars or pandas DataFrame, a dict "
-               "{query_id: {doc_id: grade}} or a Judgments")
+    message = ("cannot read judgments from a list; give a path, a binary file object, a polars or pandas "
+               "DataFrame, a dict {query_id: {doc_id: grade}} or a Judgments")
     with pytest.raises(InputError, match=re.escape(message)):
         read_judgments([("q", "d", 1)])
     with pytest.raises(InputError, match=re.escape("cannot read a run from a Judgments")):

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from gainscope.errors import FormatError, InputWarning, UnknownFormatError
-from gainscope.io import detect_format, read_judgments, read_run, write_judgments, write_run
+from gainscope.errors import FormatError, InputWarning, UnknownFormatError, spell
+from gainscope.io import detect_format, read_judgments, read_run, trec, write_judgments, write_run
 from gainscope.io.frames import JudgmentOptions, RunOptions
 from gainscope.io.text import TextFile
 from gainscope.io.trec import (
@@ -42,9 +42,11 @@ def both_judgments(path: Path, fmt: str = "trec") -> tuple[pl.DataFrame, pl.Data
     return careful.frame, fast.frame
 
 
-def both_runs(path: Path, fmt: str = "trec") -> tuple[pl.DataFrame, pl.DataFrame]:
-    careful, _ = read_trec_run(TextFile(path), fmt, RunOptions(), engine="careful")
-    fast, _ = read_trec_run(TextFile(path), fmt, RunOptions(), engine="fast")
+def both_runs(path: Path, fmt: str = "trec", options: RunOptions | None = None
+              ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    options = options or RunOptions()
+    careful, _ = read_trec_run(TextFile(path), fmt, options, engine="careful")
+    fast, _ = read_trec_run(TextFile(path), fmt, options, engine="fast")
     assert careful.name == fast.name
     return careful.frame, fast.frame
 
@@ -76,7 +78,15 @@ def test_fixture_runs(trec_fixtures: Path) -> None:
     assert len(run) == 1500
     assert run.name == "STANDARD"
     assert run.frame.row(0) == ("301", "FR940202-2-00150", 2.129133, 104)
-    trunc = read_run(trec_fixtures / "results.trunc")  # junk after the tag, not grouped by query
+    # junk after the tag ("more junk at end of lines reserved for future expansion"), not grouped by query:
+    # trec_eval ignores the extra columns; gainscope refuses them unless told to ignore them
+    message = ("results.trunc:1: expected 6 whitespace-separated columns (query_id Q0 doc_id rank score run_tag); "
+               "got 9: '301 Q0 FBIS3-27619 99 2.138276 STANDARD more junk at'; remove the columns after the 6th "
+               "(an id with a space in it, or two lines run together?), or, if they are notes after the run tag "
+               "(trec_eval ignores them), read with extra_columns='ignore'")
+    with pytest.raises(FormatError, match=re.escape(message)):
+        read_run(trec_fixtures / "results.trunc")
+    trunc = read_run(trec_fixtures / "results.trunc", extra_columns="ignore")
     assert len(trunc) == 584
     assert trunc.name == "STANDARD"
     assert trunc.frame["query_id"].head(3).to_list() == ["301", "303", "301"]
@@ -91,7 +101,7 @@ def test_fast_reader_agrees_on_fixture_qrels(trec_fixtures: Path, name: str) -> 
 
 @pytest.mark.parametrize("name", ["results.test", "results.trunc"])
 def test_fast_reader_agrees_on_fixture_runs(trec_fixtures: Path, name: str) -> None:
-    careful, fast = both_runs(trec_fixtures / name)
+    careful, fast = both_runs(trec_fixtures / name, options=RunOptions(extra_columns="ignore"))
     assert_frame_equal(careful, fast)
 
 
@@ -168,7 +178,7 @@ def test_gzip_files_are_read_transparently(tmp_path: Path, trec_fixtures: Path) 
 def test_run_name_is_the_first_tag_and_differing_tags_warn(tmp_path: Path) -> None:
     path = write(tmp_path, "run.txt", "q1 Q0 d1 1 2.0 alpha\nq1 Q0 d2 2 1.0 beta\n")
     message = (f"{path}: the run tags differ (2 distinct: 'alpha', 'beta'); using the first line's tag "
-               "'alpha' as the run name (pass name= to choose one)")
+               "'alpha' as the run name (pass name=... to choose one)")
     with pytest.warns(InputWarning, match=re.escape(message)):
         assert read_run(path).name == "alpha"
     with pytest.warns(InputWarning, match=re.escape("using 'mine' (name=)")):
@@ -201,6 +211,57 @@ def test_header_row_in_a_run_file(tmp_path: Path) -> None:
                "none: delete it, or read the file as a table with format='tsv' or format='csv'")
     with pytest.raises(FormatError, match=re.escape(message)):
         read_run(path)
+
+
+# ---------------------------------------------------------------------- MS MARCO only on evidence (issue 13, item 2)
+NOT_RANKS = ("cannot tell this run's format: its lines have 3 columns as MS MARCO runs (query_id doc_id rank), "
+             "but the third column is not each query's rank sequence 1, 2, 3 ... ({found}); if it holds ranks, "
+             "read with format='msmarco'; if it holds scores, write the run in TREC format (query_id Q0 doc_id "
+             "rank score run_tag) or as a table with a header line (query_id, doc_id, score) and read it with "
+             "format='tsv' or format='csv'")
+
+
+@pytest.mark.parametrize(("content", "line", "found"), [
+    ("q1 d1 30\nq1 d2 20\n", 1, "query 'q1' has '30' where rank 1 belongs"),  # scores: was read as ranks, reversed
+    ("q1 d1 1\nq1 d2 3\n", 2, "query 'q1' has '3' where rank 2 belongs"),
+    ("q1 d1 2\nq1 d2 1\n", 1, "query 'q1' has '2' where rank 1 belongs"),
+    ("q1 d1 1\nq2 d1 1\nq1 d2 2\n", 3, "query 'q1' comes back after other queries"),
+    ("q1 d1 1\nq1 d2 0.5\n", 2, "query 'q1' has '0.5' where rank 2 belongs"),
+])
+def test_three_columns_that_are_not_rank_sequences_are_refused(tmp_path: Path, content: str, line: int,
+                                                               found: str) -> None:
+    path = write(tmp_path, "run.txt", content)
+    message = f"{path}:{line}: " + NOT_RANKS.format(found=found)
+    with pytest.raises(UnknownFormatError, match=re.escape(message)):
+        detect_format(path, kind="run")
+    with pytest.raises(UnknownFormatError, match=re.escape(message)):
+        read_run(path)
+    if "0.5" not in content:
+        assert read_run(path, format="msmarco").frame["rank"].to_list()  # told they are ranks: read as ranks
+
+
+def test_rank_sequences_are_checked_beyond_what_detection_reads(tmp_path: Path) -> None:
+    lines = [f"q{q:04d}\td{d}\t{d + 1}" for q in range(4000) for d in range(10)]  # about 500 KB, 40,000 lines
+    lines[39_990] = "q3999\td0\t30"  # the last query's first line: far beyond the 64 KB detection reads
+    path = write(tmp_path, "run.tsv", "\n".join(lines) + "\n")
+    assert detect_format(path, kind="run") == "msmarco"  # the first lines are rank sequences
+    message = f"{path}:39991: " + NOT_RANKS.format(found="query 'q3999' has '30' where rank 1 belongs")
+    for threshold in (0, 10**18):  # the fast reader (no line numbers: it hands over) and the careful one
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(trec, "FAST_MIN_BYTES", threshold)
+            with pytest.raises(UnknownFormatError, match=re.escape(message)):
+                read_run(path)
+    lines[39_990] = "q3999\td0\t1"
+    write(tmp_path, "run.tsv", "\n".join(lines) + "\n")
+    assert len(read_run(path)) == 40_000
+
+
+def test_spelling_of_the_format_fix_on_the_command_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.txt", "q1 d1 30\nq1 d2 20\n")
+    with pytest.raises(UnknownFormatError) as info:
+        read_run(path)
+    assert "read with --run-format msmarco; if it holds scores" in spell(info.value, "cli")
+    assert "read it with --run-format tsv or --run-format csv" in spell(info.value, "cli")
 
 
 # ---------------------------------------------------------------------- format detection
@@ -275,7 +336,7 @@ def trec_files(draw: st.DrawFn, kind: str) -> str:
         for doc in draw(st.lists(ids, min_size=1, max_size=6, unique=True)):
             if kind == "run":
                 tokens = [qid, "Q0", doc, str(draw(st.integers(-5, 10**6))), draw(score_tokens), tag]
-                tokens += draw(st.lists(ids, max_size=2))  # junk after the tag is ignored
+                tokens += draw(st.lists(ids, max_size=2))  # junk after the tag: ignored with extra_columns
             else:
                 tokens = [qid, draw(st.sampled_from(["0", "Q0", "1"])), doc, str(draw(st.integers(-2, 4)))]
             text = tokens[0]
@@ -301,8 +362,9 @@ PROPERTY = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=
 def test_random_runs_fast_equals_careful_and_round_trip(text: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = write(Path(folder), "run.txt", text)
-        careful, _ = read_trec_run(TextFile(path), "trec", RunOptions(), engine="careful")
-        fast, _ = read_trec_run(TextFile(path), "trec", RunOptions(), engine="fast")
+        options = RunOptions(extra_columns="ignore")  # the junk after some tags
+        careful, _ = read_trec_run(TextFile(path), "trec", options, engine="careful")
+        fast, _ = read_trec_run(TextFile(path), "trec", options, engine="fast")
         assert_frame_equal(careful.frame, fast.frame)
         assert careful.name == fast.name
         written = Path(folder) / "out.run"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from pathlib import Path
 
 import pytest
 
-from gainscope.errors import PolicyError
+from gainscope.errors import InputError, PolicyError
 from gainscope.io import Issue, validate_files
 
 
@@ -48,21 +49,23 @@ def test_a_clean_pair_gives_only_information(tmp_path: Path) -> None:
 
 def test_run_problems_are_all_reported(tmp_path: Path) -> None:
     content = ("\ufeffq1 Q0 d1 1 2.0 r\n\n# a comment\nq1 Q0 d2 2 abc r\nq1 Q0 d3 3 nan r\nq1 Q0 d4 4 inf "
-               "r\nq1 Q0 d5 5 0,5 r\nq1 Q0 d1 6 1.0 r\nq1 Q0 d6 7\nq1 Q0 d7 7 1.0 s\nq1 Q0 d8 x 1.0 r\n")
+               "r\nq1 Q0 d5 5 0,5 r\nq1 Q0 d1 6 1.0 r\nq1 Q0 d6 7\nq1 Q0 d7 7 1.0 s\nq1 Q0 d8 x 1.0 r\n"
+               "q1 Q0 d9 9 1.0 r\n")
     path = write(tmp_path, "run.txt", content)
     codes = by_code(validate_files([path]))
     assert codes["bom"].line == 1
     assert codes["blank-lines"].message == "1 blank line(s) skipped"
     assert codes["comment-lines"].severity == "info"
-    assert (codes["bad-score"].line, codes["nan-score"].line, codes["inf-score"].line) == (7, 5, 6)
-    assert codes["bad-score"].message.startswith("1 score(s) with a decimal comma (first: '0,5' for query "
-                                                 "'q1'")
+    assert (codes["bad-score"].line, codes["nan-score"].line, codes["inf-score"].line) == (4, 5, 6)
+    assert codes["bad-score"].message == ("score must be a number; got 'abc' for query 'q1', doc 'd2'; fix the "
+                                          "value (it is never read as 0) (1 more row(s) like this)")
     assert codes["bad-columns"].line == 9
     assert codes["bad-columns"].message.startswith("expected 6 whitespace-separated columns")
     assert codes["duplicate-doc"].line == 8
-    assert codes["duplicate-doc"].message == ("1 duplicate document row(s) (first: doc 'd1' for query 'q1', "
-                                              "here and at line 1); keep one line per document, or read "
-                                              "with on_duplicate='first' or 'max'")
+    assert codes["duplicate-doc"].message == ("duplicate doc 'd1' for query 'q1' (lines 1 and 8; 1 duplicate "
+                                              "row(s) in all); keep one line per document, or read with "
+                                              "on_duplicate='first' or 'max'")
+    assert codes["duplicate-doc"].cli_message.endswith("or read with --on-duplicate first or max")
     assert codes["score-ties"].severity == "warning"
     assert codes["mixed-tags"].severity == "warning"
     assert codes["bad-rank"].line == 11
@@ -74,8 +77,8 @@ def test_not_a_number_score_is_separate_from_comma(tmp_path: Path) -> None:
     path = write(tmp_path, "run.txt", "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 abc r\n")
     issue = by_code(validate_files([path]))["bad-score"]
     assert (issue.severity, issue.line) == ("error", 2)
-    assert issue.message == ("1 score(s) that are not numbers (first: 'abc' for query 'q1', doc 'd2'); fix "
-                             "them (trec_eval silently reads them as 0)")
+    assert issue.message == "score must be a number; got 'abc' for query 'q1', doc 'd2'; fix the value (it is " \
+                            "never read as 0)"
 
 
 def test_distance_scores(tmp_path: Path) -> None:
@@ -91,16 +94,16 @@ def test_judgment_problems(tmp_path: Path) -> None:
     path = write(tmp_path, "qrels.txt", content)
     codes = by_code(validate_files([path]))
     assert (codes["bad-grade"].severity, codes["bad-grade"].line) == ("error", 2)
-    assert (codes["float-grade"].severity, codes["float-grade"].line) == ("warning", 3)
+    assert (codes["float-grade"].severity, codes["float-grade"].line) == ("error", 3)  # as read_judgments
     assert (codes["negative-grade"].severity, codes["negative-grade"].line) == ("info", 4)
     assert (codes["duplicate-judgment"].severity, codes["duplicate-judgment"].line) == ("warning", 5)
     conflict = codes["conflicting-judgment"]
     assert (conflict.severity, conflict.line) == ("error", 7)
-    assert conflict.message == ("1 document(s) judged twice with different grades (first: query 'q1', doc "
-                                "'d5': 0 here, 1 at line 6); keep one grade, or read with "
-                                "on_conflict='max', 'min', 'first' or 'last'")
+    assert conflict.message == ("conflicting judgments for query 'q1', doc 'd5': grade 0 here, grade 1 on line 6 "
+                                "(1 conflicting pair(s) in all); give each document one grade per query, or read "
+                                "with on_conflict='max', 'min', 'first' or 'last'")
     assert codes["non-nfc-id"].severity == "warning"
-    assert codes["summary"].message == "7 judgment(s) for 1 queries; grades -2..2"
+    assert codes["summary"].message == "4 judgment(s) for 1 queries; grades -2..2"  # after the duplicates
 
 
 def test_id_overlap_hints(tmp_path: Path) -> None:
@@ -135,7 +138,7 @@ def test_other_formats_and_kinds(tmp_path: Path) -> None:
     assert formats == ["read as judgments in 'json' format", "read as run in 'jsonl' format",
                        "read as run in 'csv' format"]
     bad = by_code(issues)["bad-score"]
-    assert (bad.line, bad.message[:31]) == (None, "row 1: 1 score(s) that are not ")
+    assert (bad.line, bad.message[:31]) == (None, "row 1: score must be a number; ")
 
 
 def test_unknown_kind_and_unreadable_files(tmp_path: Path) -> None:
@@ -145,8 +148,9 @@ def test_unknown_kind_and_unreadable_files(tmp_path: Path) -> None:
     issues = validate_files([odd, missing, broken])
     codes = by_code(issues)
     assert codes["unknown-kind"].path == str(odd)
-    assert codes["unknown-kind"].message == ("cannot tell whether this file holds judgments or a run; pass "
-                                             "kinds= (gainscope validate --kind)")
+    assert codes["unknown-kind"].message == ("cannot tell whether this file holds judgments or a run; say "
+                                             f"which, for example kinds={{{str(odd)!r}: 'run'}}")
+    assert codes["unknown-kind"].cli_message.endswith(f"say which, for example --kind {odd}=run")
     unreadable = [i for i in issues if i.code == "unreadable"]
     assert unreadable[0].message == f"no such file: {str(missing)!r}"
     assert (unreadable[1].line, unreadable[1].message[:13]) == (2, "invalid JSON:")
@@ -174,3 +178,64 @@ def test_empty_file(tmp_path: Path) -> None:
     path = write(tmp_path, "qrels.txt", "# nothing\n")
     issues = validate_files([path], kinds=["judgments"])
     assert by_code(issues)["empty"].severity == "error"
+
+
+# ---------------------------------------------------------------------- one set of rules (issue 13, item 9)
+AGREEMENT_CASES = [
+    ("qrels.txt", "q1 0 d1 0.5\n", {}),  # a fractional grade: refused without float_grades
+    ("qrels.txt", "q1 0 d1 0.5\n", {"float_grades": True}),
+    ("qrels.txt", "q1 0 d1 12345678901234567890\n", {}),  # 20 digits: out of range, not a float
+    ("qrels.txt", "q1 0 d1 12345678901234567890\n", {"float_grades": True}),
+    ("qrels.txt", "q1 0 d1 1\nq1 0 d1 2\n", {}),
+    ("qrels.txt", "q1 0 d1 1\nq1 0 d1 2\n", {"on_conflict": "max"}),
+    ("qrels.txt", "q1 0 d1 1\nq1 0 d\x002 1\n", {}),
+    ("qrels.txt", "# nothing\n", {}),
+    ("qrels.txt", "# nothing\n", {"allow_empty": True}),
+    ("run.txt", "q1 Q0 d1 1 nan r\n", {}),
+    ("run.txt", "q1 Q0 d1 1 nan r\n", {"nan_score": "-inf"}),
+    ("run.txt", "q1 Q0 d1 1 1.0 r\nq1 Q0 d1 2 0.5 r\n", {}),
+    ("run.txt", "q1 Q0 d1 1 1.0 r\nq1 Q0 d1 2 0.5 r\n", {"on_duplicate": "first"}),
+    ("run.txt", "q1 Q0 d1 1 1.0 r extra\n", {}),
+    ("run.txt", "q1 Q0 d1 1 1.0 r extra\n", {"extra_columns": "ignore"}),
+    ("run.txt", "q1 Q0 d1 1 1,5 r\n", {}),
+    ("run.txt", "q1 Q0 d1 x 1.5 r\n", {}),
+    ("run.txt", "q1 Q0 d1 1 1.5 r\rq1 Q0 d2 2 0.5 r\r", {}),
+    ("run.txt", "q1 d1 30\nq1 d2 20\n", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "options"), AGREEMENT_CASES)
+def test_validate_errs_exactly_where_the_readers_do(tmp_path: Path, name: str, content: str,
+                                                     options: dict[str, object]) -> None:
+    from gainscope.io import read_judgments, read_run
+
+    path = write(tmp_path, name, content)
+    reader = read_judgments if name.startswith("qrels") else read_run
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            reader(path, **options)  # type: ignore[operator]
+            refused = None
+        except InputError as exc:
+            refused = str(exc)
+    kinds = ["judgments" if name.startswith("qrels") else "run"]
+    errors = [i for i in validate_files([path], kinds=kinds, **options)  # type: ignore[arg-type]
+              if i.severity == "error"]
+    assert bool(errors) == (refused is not None), (errors, refused)
+    if refused is not None:  # and with the readers' own words
+        assert any(refused.endswith(i.message.split(" (1 more")[0]) for i in errors), (refused, errors)
+
+
+def test_validate_names_flags_on_the_command_line(cli_runner, tmp_path: Path) -> None:
+    path = write(tmp_path, "qrels.txt", "q1 0 d1 0.5\n")
+    code, out, _ = cli_runner("validate", str(path))
+    assert code == 3
+    assert "use --float-grades to keep fractional grades" in out
+    assert cli_runner("validate", "--float-grades", str(path))[0] == 0
+    odd = write(tmp_path, "odd.txt", "a b c\n")
+    code, out, _ = cli_runner("validate", str(odd))
+    assert f"say which, for example --kind {odd}=run" in out
+    code, out, _ = cli_runner("validate", "--kind", f"{odd}=judgments", str(odd))
+    assert "[bad-columns]" in out and "read as judgments in 'trec' format" in out
+    code, _, err = cli_runner("validate", "--kind", "odd.txt", str(odd))
+    assert code == 2 and "expected FILE=judgments or FILE=run; got 'odd.txt'" in err

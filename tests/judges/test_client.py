@@ -33,6 +33,10 @@ T = TypeVar("T")
 # for a request that opens a connection), so spacing between arrivals is checked with this slack. Retry-After is
 # exact: the client hears the 429 after it arrived, then waits.
 SLACK = 0.05
+#: how late the server may see a request the client sent on time: arrival times lag send times by the
+#: scheduling delay of two processes on a loaded machine (seen up to ~0.1 s with the suite on both cores);
+#: an unthrottled client would still send everything within milliseconds, so the window checks keep biting
+RATE_SLACK = 0.25
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -467,8 +471,8 @@ def test_requests_per_minute_hold_over_every_window(chat_server: FakeChatServer)
     run(complete_all(settings, [f"q{i}" for i in range(12)]))
     times = chat_server.request_times()
     assert len(times) == 12
-    assert times[-1] - times[0] >= 2.0 - SLACK  # 5 + 5 + 2: the third batch waits two windows
-    assert max_in_window(times, 1.0 - SLACK) <= 5
+    assert times[-1] - times[0] >= 2.0 - RATE_SLACK  # 5 + 5 + 2: the third batch waits two windows
+    assert max_in_window(times, 1.0 - RATE_SLACK) <= 5
 
 
 def test_tokens_per_minute_hold_over_every_window(chat_server: FakeChatServer) -> None:
@@ -477,8 +481,8 @@ def test_tokens_per_minute_hold_over_every_window(chat_server: FakeChatServer) -
     settings = fast(chat_server.url, tokens_per_minute=1000, rate_window=1.0, concurrency=8)
     run(complete_all(settings, [text] * 7, max_tokens=200))
     times = chat_server.request_times()
-    assert times[-1] - times[0] >= 2.0 - SLACK  # 3 + 3 + 1 requests of 300 tokens
-    assert max_in_window(times, 1.0 - SLACK) <= 3
+    assert times[-1] - times[0] >= 2.0 - RATE_SLACK  # 3 + 3 + 1 requests of 300 tokens
+    assert max_in_window(times, 1.0 - RATE_SLACK) <= 3
 
 
 def test_tokens_per_minute_are_settled_with_the_real_usage(chat_server: FakeChatServer) -> None:

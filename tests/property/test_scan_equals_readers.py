@@ -77,9 +77,11 @@ def score_text(value: float, style: int) -> str:
     return f"+{value}" if value >= 0 else str(value)
 
 
-def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool) -> None:  # type: ignore[no-untyped-def]
+def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool,  # type: ignore[no-untyped-def]
+              extra: bool = False) -> None:
     """Write a TREC run grouped by query, lines shuffled within each query; ``messy`` adds comments,
-    blank lines, tabs, CRLF and extra columns, all of which the scanner takes as the readers do."""
+    blank lines, tabs and CRLF, ``extra`` columns after the tag, all of which the scanner takes as the readers
+    do (extra columns with ``extra_columns="ignore"``)."""
     lines: list[str] = []
     rows = run_frame.rows(named=True)
     queries: dict[str, list[dict]] = {}  # type: ignore[type-arg]
@@ -93,7 +95,7 @@ def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool) -> None
             sep = rnd.choice([" ", "\t", "  "]) if messy else " "
             fields = [qid, "Q0", row["doc_id"], str(rank), score_text(score, rnd.randrange(4)), "tag"]
             line = sep.join(fields)
-            if messy and rnd.random() < 0.2:
+            if extra and rnd.random() < 0.2:
                 line += " extra column"
             if messy and rnd.random() < 0.1:
                 lines.append("# a comment")
@@ -107,17 +109,18 @@ def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool) -> None
 @settings(max_examples=150, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
-       seed=st.integers(0, 2**16), messy=st.booleans(), parts=st.integers(1, 4))
+       seed=st.integers(0, 2**16), messy=st.booleans(), extra=st.booleans(), parts=st.integers(1, 4))
 def test_scanner_equals_readers(tmp_path: Path, data, policies: Policies, seed: int, messy: bool,  # type: ignore[no-untyped-def]
-                                parts: int) -> None:
+                                extra: bool, parts: int) -> None:
     judgments, run = data
     path = tmp_path / f"run-{seed}.txt"
-    write_run(path, run.frame, random.Random(seed), messy=messy)
+    write_run(path, run.frame, random.Random(seed), messy=messy, extra=extra)
     prepared = PreparedJudgments.of(judgments, policies.negative_grades)
-    scanned = scan_trec_run(prepared, path, policies, parts=parts)
+    read = {"extra_columns": "ignore"} if extra else {}
+    scanned = scan_trec_run(prepared, path, policies, parts=parts, **read)
     # a plain file: the scanner must take it, unless an id is not ASCII (the readers check UTF-8 and NFC)
     assert isinstance(scanned, str) == (not path.read_bytes().isascii()), scanned
-    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies, **read)
     assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
     assert_same(fast, slow)
     assert fast_warnings == slow_warnings
@@ -144,18 +147,33 @@ UNUSUAL = {
     "header row": ["qid Q0 docno rank score tag", *GOOD],
     "only comments": ["# nothing here"],
     "qrels given as a run": ["q1 0 d1 1", "q1 0 d2 0"],
+    "seven columns": [*GOOD[:2], "q1 Q0 d9 3 1 tag more"],
+    "lines ended by CR alone": ["\r".join(GOOD)],
+    "a CR, a space, then data": [GOOD[0], "q1 Q0 d2 2\r 3.5 tag", *GOOD[2:]],
+    "a CR in a comment, then data": ["# note\rq1 Q0 d7 1 1 tag", *GOOD],
+    "a NUL in a doc id": [GOOD[0], "q1 Q0 d\x002 2 3.5 tag", *GOOD[2:]],
+    "a control character in a tag": [*GOOD[:3], "q2 Q0 d5 1 2 ta\x07g"],
+    "DEL in a query id": ["q\x7f1 Q0 d1 1 3.5 tag", *GOOD[1:]],
+    "a line over 1 MiB": [GOOD[0], "q1 Q0 d2 2 3.5 tag" + " " * (1 << 20), *GOOD[2:]],
+    "a comment over 1 MiB": ["#" * ((1 << 20) + 1), *GOOD],
 }
 
 
+PLAIN_ENOUGH = {"a CR in trailing whitespace": [GOOD[0] + " \r \r", *GOOD[1:]],
+                "a comment of exactly 1 MiB": ["#" * (1 << 20), *GOOD]}
+
+
 @needs_native
-@pytest.mark.parametrize("case", sorted(UNUSUAL))
+@pytest.mark.parametrize("case", sorted(UNUSUAL) + sorted(PLAIN_ENOUGH))
 def test_unusual_files_go_to_the_readers_with_the_same_outcome(tmp_path: Path, case: str) -> None:
+    """Files the scanner must refuse (and then give the readers' outcome), and files near its limits that it
+    takes (with the readers' result)."""
     path = tmp_path / "run.txt"
-    path.write_text("\n".join(UNUSUAL[case]) + "\n", encoding="utf-8")
+    path.write_text("\n".join(UNUSUAL.get(case) or PLAIN_ENOUGH[case]) + "\n", encoding="utf-8")
     prepared = _prepared(**PREPARED)
     policies = Policies()
     scanned = scan_trec_run(prepared, path, policies)
-    assert isinstance(scanned, str)  # the scanner refused, saying why
+    assert isinstance(scanned, str) == (case in UNUSUAL)  # a refusal says why
     (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
     if isinstance(slow, JudgedRun):
         assert isinstance(fast, JudgedRun)
@@ -324,3 +342,26 @@ def test_one_huge_query_is_not_cut_and_the_search_stays_linear(tmp_path: Path) -
     started = time.perf_counter()
     assert _parts(str(path), path.stat().st_size, 4) == [(0, path.stat().st_size)]
     assert time.perf_counter() - started < 5  # each line parsed once (it was quadratic)
+
+
+@needs_native
+def test_float32_scores_in_the_scanner_as_in_the_readers(tmp_path: Path) -> None:
+    """score_precision='float32' (trec_eval 9, pytrec_eval): 1.00000001 and 1.0 tie, ordered by doc id."""
+    prepared = _prepared(q={"a": 1, "b": 0, "c": 2})
+    path = tmp_path / "run.txt"
+    path.write_text("q Q0 a 1 1.00000001 t\nq Q0 b 2 1.0 t\nq Q0 c 3 1e39 t\n", encoding="utf-8")
+    for precision in ("float64", "float32"):
+        policies = Policies(score_precision=precision)
+        (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
+        assert_same(fast, slow)
+        assert fast_warnings == slow_warnings
+        memory = outcome(lambda: judged_run_of_run(prepared, read_run(path), policies))[0]  # noqa: B023
+        assert_same(memory, slow)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tie, announced
+        order32 = judged_run_of(prepared, path, Policies(score_precision="float32"))[0]
+        order64 = judged_run_of(prepared, path, Policies())[0]
+    assert order64.scores.tolist() == [1e39, 1.00000001, 1.0]
+    assert order64.grades.tolist() == [2, 1, 0]  # c, a, b
+    assert order32.scores.tolist() == [float("inf"), 1.0, 1.0]  # 1e39 is beyond float32: inf, as a C float
+    assert order32.grades.tolist() == [2, 0, 1]  # c, then the tie by doc id descending: b, a

@@ -4,6 +4,7 @@ Chromium, what a reader gets: tables, figures, sorting by click and keyboard, no
 from __future__ import annotations
 
 import base64
+import hashlib
 import random
 import re
 import struct
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from gainscope._version import __version__
-from gainscope.render.html import CSP, HtmlPage, sanitize_id
+from gainscope.render.html import SCRIPT, STYLE, HtmlPage, content_security_policy, sanitize_id
 
 from .browser import Browser
 
@@ -31,6 +32,7 @@ SVG = """<?xml version="1.0" encoding="utf-8" standalone="no"?>
  </rdf:RDF></metadata>
  <defs><clipPath id="clip"><rect x="0" y="0" width="320" height="160"/></clipPath></defs>
  <rect x="10" y="10" width="300" height="140" fill="#4c72b0" clip-path="url(#clip)"/>
+ <rect x="20" y="100" width="60" height="20" style="fill: #e69f00; stroke: none"/>
  <use xlink:href="#clip"/>
  <text x="20" y="40" fill="#fff">nDCG@10 &amp; AP</text>
 </svg>
@@ -140,10 +142,47 @@ def test_output_is_deterministic_with_version_and_csp() -> None:
 
     first = build()
     assert first == build()
-    assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in first
-    assert CSP == "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+    style = STYLE + ".gs-s1 { fill: #e69f00; stroke: none }\n"
+    policy = content_security_policy(style, SCRIPT)
+    assert f'<meta http-equiv="Content-Security-Policy" content="{policy}">' in first
+    assert f"<style>{style}</style>" in first and f"<script>{SCRIPT}</script>" in first
     assert f"<footer>Made with gainscope {__version__}.</footer>" in first
     assert not re.search(r"\b20\d\d-\d\d-\d\d", first)  # no date, no timestamp
+
+
+def test_policy_allows_only_the_page_style_and_script_by_hash() -> None:
+    # the hash sources are SHA-256 of the exact text of each block, base64 (CSP Level 3, section 8.4)
+    def digest(text: bytes) -> str:
+        return base64.b64encode(hashlib.sha256(text).digest()).decode()
+
+    assert digest(b"alert(1)") == "bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI="
+    assert content_security_policy("a{}", "alert(1)") == (
+        f"default-src 'none'; img-src data:; style-src 'sha256-{digest(b'a{}')}'; "
+        "script-src 'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='; base-uri 'none'; form-action 'none'")
+    out = HtmlPage("t").table(["a"], [["x"]]).figure(svg=SVG).render()
+    assert "unsafe-inline" not in out and "unsafe-eval" not in out and "nonce" not in out
+    # exactly one style block and one script, and the policy names their hashes
+    assert out.count("<style>") == 1 and out.count("<script>") == 1 and " style=" not in out
+
+
+def test_svg_styles_become_classes_of_the_page_style_block() -> None:
+    svg = ('<svg><defs><style type="text/css"><![CDATA[*{stroke-linejoin: round}]]></style></defs>'
+           '<path d="M 0 0" style="fill: none; stroke: #000"/><path class="a" style=\'font-family: &quot;X&quot;\'/>'
+           '<rect style="fill: none; stroke: #000" x="1"></rect><rect style=""/></svg>')
+    page = HtmlPage("t").figure(svg=svg)
+    page.figure(svg='<svg><style>*{stroke-linejoin: round}</style><circle style="fill: red"/></svg>')
+    out = page.render()
+    assert ('<svg><defs></defs><path d="M 0 0" class="gs-s1"/><path class="a gs-s2"/>'
+            '<rect x="1" class="gs-s1"></rect><rect/></svg>') in out
+    assert '<svg><circle class="gs-s3"/></svg>' in out
+    # the SVG rules once, then one rule per distinct declaration list, in order of appearance
+    assert out.count("*{stroke-linejoin: round}") == 1
+    assert ('*{stroke-linejoin: round}\n.gs-s1 { fill: none; stroke: #000 }\n.gs-s2 { font-family: "X" }\n'
+            ".gs-s3 { fill: red }\n</style>") in out
+    with pytest.raises(ValueError, match="svg style attribute holds '<'"):
+        HtmlPage("t").figure(svg='<svg><rect style="fill: &lt;/style&gt;"/></svg>')
+    with pytest.raises(ValueError, match="svg <style> element holds '<'"):
+        HtmlPage("t").figure(svg='<svg><style><![CDATA[a{content:"</style><script>x</script>"}]]></style></svg>')
 
 
 def test_nothing_external_is_referenced() -> None:
@@ -161,6 +200,7 @@ def test_svg_is_inlined_without_declaration_doctype_metadata_or_comments() -> No
     assert "<?xml" not in out and "<!DOCTYPE svg" not in out and "<metadata" not in out and "<!--" not in out
     assert '<figure><div class="svg" role="img" aria-label="bars"><svg xmlns:xlink=' in out
     assert "nDCG@10 &amp; AP</text>\n</svg></div><figcaption>per-query nDCG@10</figcaption></figure>" in out
+    assert '<rect x="20" y="100" width="60" height="20" class="gs-s1"/>' in out
 
 
 @pytest.mark.parametrize(
@@ -336,6 +376,40 @@ def test_the_browser_blocks_anything_external(opened: Browser) -> None:
     assert loaded == "blocked"
     assert opened.failed_requests == ["http://127.0.0.1:9/x.png: csp"]
     assert any("violates the following Content Security Policy" in e for e in opened.console_errors)
+
+
+def test_svg_styling_applies_through_the_page_style_block(opened: Browser) -> None:
+    fill = opened.evaluate("getComputedStyle(document.querySelector('figure svg rect.gs-s1')).fill")
+    assert fill == "rgb(230, 159, 0)"
+    assert opened.console_errors == []  # nothing the policy refused
+
+
+@pytest.fixture(scope="module")
+def injected(report: Path) -> Path:
+    """The report with markup an escaping bug could have let in: an inline script, an event handler, a
+    javascript: URL, a style block and a style attribute."""
+    html = report.read_text(encoding="utf-8")
+    evil = ("<script>window.injected = 'script';</script>"
+            "<img src=\"data:,\" onerror=\"window.injected = 'onerror'\" id=\"evil-img\">"
+            "<a id=\"evil-link\" href=\"javascript:void(window.injected = 'link')\">x</a>"
+            "<style>body { background: rgb(255, 0, 0); }</style>"
+            "<p id=\"evil-style\" style=\"color: rgb(0, 255, 0)\">styled</p>")
+    path = report.with_name("injected.html")
+    path.write_text(html.replace("<main>\n", "<main>\n" + evil, 1), encoding="utf-8")
+    return path
+
+
+def test_injected_inline_script_and_styles_do_not_run(browser: Browser, injected: Path) -> None:
+    browser.open(injected)
+    browser.click("#evil-link")
+    assert browser.evaluate("typeof window.injected") == "undefined"
+    assert browser.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+    assert browser.evaluate("getComputedStyle(document.getElementById('evil-style')).color") == "rgb(31, 35, 40)"
+    refused = [e for e in browser.console_errors if "Content Security Policy" in e]
+    assert len(refused) >= 4, browser.console_errors
+    # the page's own script still runs: sorting works
+    browser.click("#per-query thead th:nth-child(1) button")
+    assert _sort_state(browser) == ["ascending", "none", "none"]
 
 
 def test_screenshot_is_a_viewport_png_with_content(opened: Browser, tmp_path: Path) -> None:

@@ -332,7 +332,7 @@ def test_cli_writes_every_kind(tmp_path: Path) -> None:
     assert out.splitlines() == [str(tmp_path / "plots" / f"{s}.png") for s in stems]
     for line in out.splitlines():
         assert Path(line).read_bytes().startswith(PNG_SIGNATURE)
-    assert "warning: 7 group(s) of equal scores" in err
+    assert f"warning: {BM25}: 7 group(s) of equal scores" in err  # several runs: each warning names its run
 
 
 def test_cli_kinds_formats_and_baseline(tmp_path: Path) -> None:
@@ -366,3 +366,58 @@ def test_cli_usage_errors_exit_2(args: list[str], message: str, tmp_path: Path) 
     assert code == 2
     assert message in err
     assert out == "" and not any(tmp_path.iterdir())
+
+
+# ------------------------------------------------------------------------------------------------ many queries
+def _many(n: int) -> list[gainscope.Results]:
+    """Two runs' AP on n queries (values drawn: the figures only read them)."""
+    from gainscope.core.judged_run import Coverage
+
+    rng = np.random.default_rng(n)
+    metrics = tuple(gainscope.resolve_metrics(["AP"]))
+    ids = tuple(f"q{i}" for i in range(n))
+    base = rng.random((n, 1))
+    runs = {"base": base, "new": np.clip(base + rng.normal(0, 0.1, (n, 1)), 0, 1)}
+    return [gainscope.Results(run_name=name, metrics=metrics, query_ids=ids, values=v,
+                              undefined=np.zeros_like(v, dtype=bool), policies=gainscope.Policies(),
+                              coverage=Coverage(n, n, n)) for name, v in runs.items()]
+
+
+def _marks(svg: str) -> tuple[int, int]:
+    """Vector marks (paths and uses) and bitmaps in an SVG."""
+    return svg.count("<path") + svg.count("<use"), svg.count("<image")
+
+
+def test_delta_bars_beyond_the_bar_limit_is_one_area_whatever_the_number_of_queries() -> None:
+    small = plots.delta_bars(_many(plots.BARS_MAX), "base", "AP")
+    assert len(small.axes[0].patches) == plots.BARS_MAX  # a bar per query up to the limit
+    sizes = []
+    for n in (plots.BARS_MAX + 1, 6 * plots.BARS_MAX):
+        results = _many(n)
+        fig = plots.delta_bars(results, "base", "AP")
+        (ax,) = fig.axes
+        assert len(ax.patches) == 0 and all(c.get_rasterized() for c in ax.collections)
+        d = results[1].values[:, 0] - results[0].values[:, 0]
+        gains, losses = ax.collections  # filled to the sorted differences
+        assert gains.get_paths()[0].vertices[:, 1].max() == pytest.approx(d.max())
+        assert losses.get_paths()[0].vertices[:, 1].min() == pytest.approx(d.min())
+        assert f"{n} queries" in ax.get_title()
+        svg = plots.svg_text(fig)
+        assert len(svg) < 100_000
+        sizes.append(_marks(svg))
+    # one bitmap, and about as many vector marks (axes, ticks, text) for 6x the queries
+    assert sizes[0][1] == sizes[1][1] == 1 and abs(sizes[0][0] - sizes[1][0]) < 30
+
+
+def test_distribution_points_beyond_the_limit_are_a_bitmap() -> None:
+    few = plots.distributions(_many(plots.POINTS_MAX), "AP")
+    assert not any(c.get_rasterized() for c in few.axes[0].collections)
+    counts = []
+    for n in (plots.POINTS_MAX + 1, 5 * plots.POINTS_MAX):
+        fig = plots.distributions(_many(n), "AP")
+        assert all(c.get_rasterized() for c in fig.axes[0].collections)
+        assert [len(c.get_offsets()) for c in fig.axes[0].collections] == [n, n]
+        svg = plots.svg_text(fig)
+        assert len(svg) < 100_000
+        counts.append(_marks(svg))
+    assert counts[0][1] == counts[1][1] == 1 and abs(counts[0][0] - counts[1][0]) < 30

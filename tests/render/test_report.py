@@ -44,6 +44,9 @@ def test_report_holds_comparison_figures_per_query_tables_and_conventions() -> N
     assert html == render_report(c, curves=results, figures=figures,
                                  sources=["qrels.txt", "bm25.run", "hybrid.run"])  # deterministic
     assert not re.search(r'(?:src|href)\s*=\s*"(?!data:|#)', html)  # nothing external
+    # a strict policy: the figures' styling is in the one hashed style block, nothing is 'unsafe-inline'
+    assert "unsafe-inline" not in html and not re.search(r"<[^>]*\sstyle\s*=", html)
+    assert html.count("<style>") == 1 and html.count("<script>") == 1 and ".gs-s1 {" in html
 
 
 def test_report_without_plots_and_in_png() -> None:
@@ -114,3 +117,61 @@ def test_report_per_query_table_sorts_by_difference(opened: Browser) -> None:
     assert numbers == sorted(numbers) and len(numbers) == 6
     classes = opened.evaluate(f"Array.from({table}.tBodies[0].rows, r => r.cells[{last}].className)")
     assert any("worse" in c for c in classes) and any("better" in c for c in classes)
+
+
+# ---------------------------------------------------------------------------------------------- many queries
+def _synthetic(n: int, seed: int = 0) -> list[gainscope.Results]:
+    """Two runs' AP and RR on n queries (values drawn, not evaluated: the report only reads them)."""
+    import numpy as np
+
+    from gainscope.core.judged_run import Coverage
+
+    rng = np.random.default_rng(seed)
+    metrics = tuple(gainscope.resolve_metrics(["AP", "RR"]))
+    ids = tuple(f"q{i}" for i in range(n))
+    base = rng.integers(0, 21, size=(n, 2)) / 20
+    runs = {"base": base, "new": np.clip(base + rng.integers(-4, 5, size=(n, 2)) / 20, 0, 1)}
+    return [gainscope.Results(run_name=name, metrics=metrics, query_ids=ids, values=v,
+                              undefined=np.zeros_like(v, dtype=bool), policies=gainscope.Policies(),
+                              coverage=Coverage(n, n, n)) for name, v in runs.items()]
+
+
+def _report(n: int) -> tuple[str, list[gainscope.Results]]:
+    results = _synthetic(n)
+    c = compare_results(results, settings=CompareSettings(resamples=200))
+    return render_report(c, figures=ReportFigures(enabled=False)), results
+
+
+def test_per_query_tables_list_every_query_up_to_the_limit() -> None:
+    from gainscope.render.report import PER_QUERY_MAX
+
+    html, _ = _report(PER_QUERY_MAX)
+    table = html.split('id="per-query-AP"')[1].split("</table>")[0]
+    assert table.count("<tr>") + table.count("<tr ") == PER_QUERY_MAX + 1  # the header row too
+    assert "summarised" not in html
+
+
+def test_per_query_tables_beyond_the_limit_list_the_largest_differences_and_stay_bounded() -> None:
+    import numpy as np
+
+    from gainscope.render.report import EXTREMES, PER_QUERY_MAX
+
+    html, (base, new) = _report(PER_QUERY_MAX + 1)
+    assert f"AP: {PER_QUERY_MAX + 1} queries, summarised" in html
+    table = html.split('id="per-query-AP"')[1].split("</table>")[0]
+    listed = re.findall(r"<tr><td>(q\d+)</td>", table)
+    d = new.values[:, 0] - base.values[:, 0]
+    order = np.argsort(d, kind="stable")
+    losses = [new.query_ids[i] for i in order[:EXTREMES] if d[i] < 0]
+    gains = [new.query_ids[i] for i in order[::-1] if d[i] > 0][:EXTREMES]
+    assert sorted(listed) == sorted(set(losses) | set(gains)) and len(listed) <= 2 * EXTREMES
+    shown = [d[new.query_ids.index(q)] for q in listed]
+    assert shown == sorted(shown, reverse=True)  # by difference, largest gain first
+    summary = html.split('id="summary-AP"')[1].split("</table>")[0]
+    assert summary.count("<tr>") == 4  # header, base, new, new - base
+    mean = re.search(r"<td>new - base</td><td class=\"num\" data-value=\"[^\"]+\">[^<]+</td>"
+                     r"<td class=\"num\" data-value=\"([^\"]+)\"", summary)
+    assert mean and float(mean.group(1)) == pytest.approx(d.mean())
+    # the page does not grow with the number of queries
+    bigger, _ = _report(4 * PER_QUERY_MAX)
+    assert abs(len(bigger) - len(html)) < 0.05 * len(html)

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import gainscope
+import gainscope.io.scan
 from gainscope.core.judged_run import PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
@@ -27,7 +28,7 @@ from gainscope.core.run import Run
 from gainscope.errors import GainscopeError
 from gainscope.evaluation import resolve_metrics
 from gainscope.io.frames import RunOptions
-from gainscope.metrics.trec_eval import trec_metrics
+from gainscope.metrics.trec_eval import TrecItem, TrecOverrides, trec_eval_overrides, trec_items, trec_metrics
 from gainscope.results import Results
 from gainscope.spark.assemble import RunInfo
 from gainscope.spark.driver import evaluate_with, judged_max_grade
@@ -70,12 +71,22 @@ def partitioned(plan: PartPlan, judged: list[str], rows: pl.DataFrame, *, parts:
 def spark_like(judgments: Judgments, run: Run, metrics: list[Any], policies: Policies, *, parts: int, seed: int,
                block_rows: int = 3, options: RunOptions | None = None) -> Results:
     """Evaluate as gainscope.spark does, with partitions run in this process."""
+    return spark_like_trec(judgments, run, metrics, policies, parts=parts, seed=seed, block_rows=block_rows,
+                           options=options)[0]
+
+
+def spark_like_trec(judgments: Judgments, run: Run, metrics: list[Any], policies: Policies, *, parts: int,
+                    seed: int, block_rows: int = 3, options: RunOptions | None = None,
+                    trec_eval: tuple[tuple[TrecItem, ...], bool] | None = None
+                    ) -> tuple[Results, TrecOverrides | None]:
+    """:func:`spark_like`, with what trec_eval prints instead of some values when ``trec_eval`` is given."""
     mets = resolve_metrics(metrics)
     prepared = PreparedJudgments.of(judgments, policies.negative_grades)
     options = options or RunOptions()
     plan = PartPlan(tuple(mets), policies, RunOptions(on_duplicate=options.on_duplicate,
                                                       nan_score=options.nan_score, allow_empty=True),
-                    JudgmentShard(judgments), judged_max_grade(prepared, policies), block_rows=block_rows)
+                    JudgmentShard(judgments), judged_max_grade(prepared, policies), block_rows=block_rows,
+                    trec_eval=trec_eval)
     # the columns a run input has: a Run without scores (or ranks) has them as nulls
     given = [c for c in ("score", "rank") if run.frame[c].null_count() < run.frame.height]
     rows = (run.frame.select("query_id", "doc_id", *given).with_row_index("_ord")
@@ -129,6 +140,35 @@ def test_partitioned_all_trec_equals_local(data: tuple[Judgments, Run], policies
     else:
         assert spread == local
     assert spread_warnings == local_warnings
+
+
+@SETTINGS
+@given(data=gst.judgments_and_runs(max_docs=12), policies=gst.policies(), complete=st.booleans(),
+       parts=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_partitioned_trec_eval_overrides_equal_local(data: tuple[Judgments, Run], policies: Policies,
+                                                     complete: bool, parts: int, seed: int) -> None:
+    # what trec_eval prints instead of some values (-nan lines, num_rel's summary under -c), computed per
+    # partition and assembled, is what the local command line computes on the whole judged run
+    judgments, run = data
+    items = trec_items(["all_trec"])
+    items = [it for it in items if it.metric is None or not _average_refused(it.metric, policies)]
+    mets = list(dict.fromkeys(it.metric for it in items if it.metric is not None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            jr = gainscope.io.scan.judged_run_of_run(PreparedJudgments.of(judgments, policies.negative_grades), run,
+                                                     policies)
+            gainscope.evaluate(judgments, run, mets, policies=policies)
+        except GainscopeError:
+            return  # refused inputs: test_partitioned_all_trec_equals_local checks the errors
+        local = trec_eval_overrides(items, jr, complete=complete)
+        _, spread = spark_like_trec(judgments, run, mets, policies, parts=parts, seed=seed,
+                                    trec_eval=(tuple(items), complete))
+    assert spread is not None
+    assert sorted(spread.nan) == sorted(local.nan)
+    for index, mask in local.nan.items():
+        assert spread.nan[index].tolist() == mask.tolist()
+    assert spread.summary == local.summary
 
 
 def _average_refused(metric: Any, policies: Policies) -> bool:

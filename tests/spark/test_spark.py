@@ -180,8 +180,10 @@ def test_parquet_problems_name_the_row(spark: Any, tmp_path: Path) -> None:
 def test_inputs_the_backend_refuses_say_what_to_do(spark: Any, tmp_path: Path) -> None:
     qrels, run, _ = write_data(tmp_path)
     warnings.simplefilter("ignore", gainscope.errors.QueryCoverageWarning)
-    with pytest.raises(PolicyError, match="normalize_ids is not supported by the Spark backend"):
+    with pytest.raises(PolicyError, match="^normalize_ids='NFC' is not supported by the Spark backend"):
         gainscope.spark.evaluate(str(qrels), str(run), ["AP"], spark=spark, normalize_ids="NFC")
+    with pytest.raises(PolicyError, match=f"^{run}: the Spark backend reads text runs as UTF-8, not latin-1"):
+        gainscope.spark.evaluate(str(qrels), str(run), ["AP"], spark=spark, encoding="latin-1")
     with pytest.raises(InputError, match="no such file: "):
         gainscope.spark.evaluate(str(qrels), str(tmp_path / "nothing.txt"), ["AP"], spark=spark)
     (tmp_path / "run.csv").write_text("query_id,doc_id,score\nq1,d1,1\n", encoding="utf-8")

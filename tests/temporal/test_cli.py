@@ -7,12 +7,13 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gainscope.errors import InputError, UndefinedMetricWarning
+from gainscope.errors import InputError, InvalidParameterError, UndefinedMetricWarning
 from gainscope.stats import bootstrap_ci
 from gainscope.temporal.batch import evaluate_records, parse_metric, read_records
 
@@ -118,7 +119,9 @@ def test_metric_names() -> None:
         "TemporalNDCG(gain=exponential, ideal=retrieved)@5"
     assert parse_metric("TemporalMAP").k == 10
     assert parse_metric("TemporalDiversity(granularity=10)@3").params == (("granularity", 10),)
-    with pytest.raises(ValueError, match="gain must be"):
+    # the parameter is the core metric's: the core's error (it was a PolicyError "gain must be ...")
+    with pytest.raises(InvalidParameterError, match=re.escape("the 'gain' parameter of nDCG must be one of 'linear', "
+                                                              "'exponential' or a {grade: gain} map; got 'cubic'")):
         parse_metric("TemporalNDCG(gain=cubic)@5")
     with pytest.raises(ValueError, match="mode comes from the file"):
         parse_metric("TemporalNDCG(use_llm=True)@5")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 
 import pytest
 
-from gainscope.errors import InputError, PolicyError
+from gainscope.errors import InputError, InvalidParameterError, PolicyError
 from gainscope.temporal import (
     FocusTime,
     TemporalCoverage,
@@ -140,15 +141,19 @@ def test_mode_and_parameter_errors() -> None:
         TemporalNDCG(use_focus_time=True, use_llm=True, llm=TableJudge({}))
     with pytest.raises(PolicyError, match=r"has no judge: pass llm=<a judge>"):
         TemporalNDCG(use_llm=True).compute(query="q", retrieved_docs=["x"], k=1)
-    with pytest.raises(PolicyError, match="gain must be 'linear' or 'exponential'"):
-        TemporalNDCG(gain="quadratic")  # type: ignore[arg-type]
+    # gain is the core nDCG's parameter: the core's error (it was a PolicyError "gain must be ...")
+    with pytest.raises(InvalidParameterError, match=re.escape("the 'gain' parameter of nDCG must be one of 'linear', "
+                                                              "'exponential' or a {grade: gain} map; got 'quadratic'")):
+        TemporalNDCG(gain="quadratic")
     with pytest.raises(PolicyError, match="TemporalYearRecall has no llm mode"):
         TemporalYearRecall(use_llm=True, llm=TableJudge({}))
     with pytest.raises(InputError, match=r"needs dfts, qft \(missing qft\)"):
         TemporalNDCG(use_focus_time=True).compute(dfts=DFTS, k=3)
     with pytest.raises(TypeError, match="unknown input"):
         TemporalNDCG().compute(retrieved_ids=["a"], gold_ids=["a"], k=3, gold=["a"])
-    with pytest.raises(PolicyError, match=r"k .* must be an integer >= 1"):
+    # the core's error for a cutoff below 1 (it was a PolicyError)
+    with pytest.raises(InvalidParameterError, match=r"^the 'k' parameter of TemporalNDCG must be an int >= 1; "
+                                                    r"got 0\.$"):
         TemporalNDCG().compute(retrieved_ids=["a"], gold_ids=["a"], k=0)
     with pytest.raises(InputError, match="retrieved twice"):
         TemporalNDCG().compute(retrieved_ids=["a", "a"], gold_ids=["a"], k=3)
@@ -279,9 +284,11 @@ def test_metric_name_errors() -> None:
         parse_metric("TemporalNDGC@5")
     assert str(info.value).startswith("unknown temporal metric 'TemporalNDGC' (did you mean TemporalNDCG?); the "
                                       "temporal metrics: TemporalNDCG, ")
-    with pytest.raises(PolicyError, match=r"'TemporalMRR@0': the cutoff must be an integer >= 1; got @0"):
+    # a cutoff below 1: the core's InvalidParameterError, as for nDCG@0 (these were PolicyErrors)
+    with pytest.raises(InvalidParameterError, match=r"^the 'cutoff' parameter of TemporalMRR must be an int >= 1; "
+                                                    r"got 0\.$"):
         parse_metric("TemporalMRR@0")
-    with pytest.raises(PolicyError, match=r"TemporalMRR: k \(the cutoff\) must be an integer >= 1; got 0"):
+    with pytest.raises(InvalidParameterError, match=r"^the 'k' parameter of TemporalMRR must be an int >= 1; got 0\.$"):
         TemporalMRR().compute(retrieved_ids=["a"], gold_ids=["a"], k=0)
 
 

@@ -191,3 +191,10 @@ def test_an_empty_run_accepted_with_allow_empty_evaluates_under_both_missing_pol
         skip = gainscope.evaluate(str(tmp_path / "q.txt"), run, ["AP"], depth=8, missing_queries="skip")
     assert zero.per_query("AP") == {"q1": 0.0}
     assert skip.query_ids == () and skip.values.shape == (0, 1)
+
+
+def test_judgments_from_dict_mixing_int_and_float_grades() -> None:
+    # {"a": 2, "c": 1.5}: the first grade is an int, a later one a float. (Regression: polars inferred an
+    # integer column from the first grade and raised a TypeError traceback on 1.5.)
+    j = Judgments.from_dict({"q": {"a": 2, "c": 1.5}, "r": {"x": 1}})
+    assert j.frame["grade"].to_list() == [2.0, 1.5, 1.0]

@@ -412,3 +412,74 @@ def test_import_does_not_load_scipy():
     code = "import sys, gainscope, gainscope.stats; print('scipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+# ---------------------------------------------------------------------------------------------- batched resampling
+def test_resample_sums_are_the_sums_over_the_drawn_values() -> None:
+    # the draws are those of default_rng(seed).integers(0, n, size=(rows, n)), chunk by chunk
+    x = np.array([[0.5, 1.0], [0.25, -1.0], [0.125, 2.0], [1.0, 0.0]])
+    drawn = np.random.default_rng(3).integers(0, 4, size=(7, 4))
+    expected = np.array([[x[row, 0].sum(), x[row, 1].sum()] for row in drawn])  # dyadic values: exact sums
+    assert np.array_equal(stats.resample_sums(x, 7, 3), expected)
+    flipped = np.random.default_rng(3).integers(0, 2, size=(7, 4), dtype=np.int8)
+    signs = 1 - 2 * flipped.astype(np.float64)
+    assert np.array_equal(stats.sign_flip_sums(x, 7, 3), signs @ x)
+    with pytest.raises(InputError, match="columns must be 2-D"):
+        stats.resample_sums(x[:, 0], 7, 3)
+
+
+def test_batched_statistics_equal_the_single_vector_ones() -> None:
+    vectors = [_continuous(40, 5)[0], _sixteenths(40, 6)[0], np.full(40, 0.25), _continuous(25, 7)[1],
+               _sixteenths(25, 8)[1]]
+    differences = [np.subtract(*_continuous(40, 9, 0.02)), np.subtract(*_sixteenths(40, 10)), np.zeros(40),
+                   np.full(25, 0.125), np.subtract(*_sixteenths(25, 11))]
+    for method in ("percentile", "bca"):
+        cis, tests = stats.bootstrap(vectors, differences, resamples=700, seed=4, method=method)
+        for x, ci in zip(vectors, cis, strict=True):
+            assert ci == pytest.approx(stats.bootstrap_ci(x, resamples=700, seed=4, method=method), rel=1e-12)
+        alone = stats.bootstrap_cis(vectors, resamples=700, seed=4, method=method)
+        assert np.allclose(alone, cis, rtol=1e-12, atol=0)
+    for d, test in zip(differences, tests, strict=True):
+        assert test == stats.bootstrap_test(d, np.zeros(len(d)), resamples=700, seed=4)
+    assert stats.bootstrap_tests(differences, resamples=700, seed=4) == tests
+    randomized = stats.randomizations(differences, resamples=700, seed=4, exact_up_to=30)  # 25 exact, 40 sampled
+    for d, test in zip(differences, randomized, strict=True):
+        assert test == stats.randomization(d, np.zeros(len(d)), resamples=700, seed=4, exact_up_to=30)
+    assert randomized[3].detail == "exact, all 2^25 sign vectors" and "random sign flips" in randomized[0].detail
+    with pytest.raises(InputError, match="at least 2 queries"):
+        stats.bootstrap_tests([np.zeros(1)])
+    with pytest.raises(InputError, match="NaN or infinite"):
+        stats.randomizations([np.array([0.1, math.nan, 0.2])])
+
+
+def test_bca_counts_a_resampled_mean_equal_to_the_mean_as_a_tie_whatever_the_summing_order() -> None:
+    # values k/10: a resample of 0.3 and 0.1 has the mean of one of 0.2 and 0.2, though binary sums in another
+    # order may differ in the last bit. Reference: the share below the mean decided in exact decimal arithmetic.
+    from fractions import Fraction
+
+    x = np.random.default_rng(44).integers(0, 11, 30) / 10  # the upper bound was 0.0065 off before
+    n, resamples, seed = len(x), 999, 0
+    exact = [Fraction(repr(v)) for v in x.tolist()]
+    theta = sum(exact) / n
+    drawn = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    side = [(m > theta) - (m < theta) for m in (sum(exact[i] for i in row) / n for row in drawn)]
+    below = (sum(s < 0 for s in side) + sum(s <= 0 for s in side)) / (2 * resamples)
+    from scipy.special import ndtr, ndtri
+
+    z0 = float(ndtri(below))
+    jack = (x.sum() - x) / (n - 1)
+    u = (n - 1) * (jack.mean() - jack)
+    accel = float(np.sum(u**3) / (6 * np.sum(u**2) ** 1.5))
+    levels = [float(ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))) for z in (ndtri(0.025), -ndtri(0.025))]
+    means = np.array([math.fsum(x[row].tolist()) / n for row in drawn])
+    expected = np.quantile(means, levels)
+    assert stats.bootstrap_ci(x, resamples=resamples, seed=seed, method="bca") == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_draws_are_numpys_int64_draws() -> None:
+    # resample_sums draws int32 (half the memory); numpy draws int32 and int64 below 2^32 from the same 32-bit
+    # words, so the resamples are those of rng.integers(0, n, size) documented in the module
+    for n in (2, 3, 1000, 10_007, 2**31 - 1):
+        a = np.random.default_rng(n).integers(0, n, size=(3, 500))
+        b = np.random.default_rng(n).integers(0, n, size=(3, 500), dtype=np.int32)
+        assert np.array_equal(a, b)

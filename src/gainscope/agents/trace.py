@@ -40,7 +40,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gainscope.errors import FormatError, InputError, InputWarning
+from gainscope.errors import FileAccessError, FormatError, InputError, InputWarning
 
 __all__ = [
     "RESULT_FIELDS",
@@ -318,12 +318,12 @@ def returned_nothing(where: str, missing: str) -> list[Any]:
 
 
 def read_utf8(path: Path) -> str:
-    """The text of a UTF-8 trace file (a BOM is dropped); InputError for a missing file, FormatError naming the
-    byte for one that is not UTF-8. Other OS errors (a folder, no permission) are left to the caller."""
+    """The text of a UTF-8 trace file (a BOM is dropped); FileAccessError for a missing file, FormatError naming
+    the byte for one that is not UTF-8. Other OS errors (a folder, no permission) are left to the caller."""
     try:
         return path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
+        raise FileAccessError(f"{path}: no such file", path=str(path)) from None
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 (byte {exc.start})", path=str(path)) from None
 

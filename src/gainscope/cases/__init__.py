@@ -5,7 +5,11 @@
 * :mod:`~gainscope.cases.scoring`: per-query scores and the case score, with every convention reported;
 * :mod:`~gainscope.cases.custom`: Python scorers, and :func:`resolve_scorer` for names, ``.js`` files and
   ``module:function``;
-* :mod:`~gainscope.cases.javascript`: Quepid JavaScript scorers run unchanged in a V8 sandbox;
+* :mod:`~gainscope.cases.javascript`: Quepid JavaScript scorers run unchanged in a V8 sandbox (a worker process
+  per scorer, :mod:`~gainscope.cases.js_process`; an isolate per query with Quepid's scorer API,
+  :mod:`~gainscope.cases.quepid_api_js`);
+* :mod:`~gainscope.cases.overlap`: input that matches nothing (ratings and results, two files joined by
+  query) is an error, never a table of zeros;
 * :mod:`~gainscope.cases.files`, :mod:`~gainscope.cases.quepid_csv`, :mod:`~gainscope.cases.rre`,
   :mod:`~gainscope.cases.rank_eval`, :mod:`~gainscope.cases.trec`: case files, importers and exporters;
 * :mod:`~gainscope.cases.compare`: two cases (two snapshots) query by query.

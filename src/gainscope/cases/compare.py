@@ -1,9 +1,10 @@
 """Two cases query by query: how each query's score changed, and which documents entered or left the top k.
 
 The typical use is two snapshots of the same queries (before and after a change to the search). Queries are
-paired by text. Each case is scored with its own ratings (pass the same ratings to both if the change was to
-the engine only: Quepid rescores old snapshots with the current ratings, which is the same thing). ``k`` is the
-given one, else the scorer's depth (``nDCG@10``: 10; a JavaScript scorer's ``k`` variable), else 10.
+paired by text; two cases that share no query are an error (the queries of only one case are listed). Each case
+is scored with its own ratings (pass the same ratings to both if the change was to the engine only: Quepid
+rescores old snapshots with the current ratings, which is the same thing). ``k`` is the given one, else the
+scorer's depth (``nDCG@10``: 10; a JavaScript scorer's ``k`` variable), else 10.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gainscope.cases.model import Case
+from gainscope.cases.overlap import check_query_join
 from gainscope.cases.scorers import Scorer
 from gainscope.cases.scoring import CaseScore, QueryScore, score_case
 from gainscope.errors import InvalidParameterError
@@ -72,6 +74,10 @@ class CaseComparison:
         }
 
 
+def _named(what: str, case: Case) -> str:
+    return f"{what} ({case.source})" if case.source else what
+
+
 def _depth(k: int | None, scorer: Scorer, score: QueryScore) -> int:
     for value in (k, scorer.depth, score.depth):
         if value is not None:
@@ -85,6 +91,8 @@ def compare_cases(a: Case, b: Case, scorer: Scorer, scorer_b: Scorer | None = No
     :func:`~gainscope.cases.scoring.score_case`."""
     if k is not None and k < 1:
         raise InvalidParameterError(f"k must be >= 1; got {k}")
+    check_query_join([q.query for q in a.queries], [q.query for q in b.queries], left_name=_named("case A", a),
+                     right_name=_named("case B", b), hint="queries are paired by their text", warn=False)
     sb = scorer_b or scorer
     score_a, score_b = score_case(a, scorer, **options), score_case(b, sb, **options)
     b_queries = {q.query: q for q in b.queries}

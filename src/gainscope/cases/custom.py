@@ -25,7 +25,6 @@ scorer; imported, so only from the command line or Python, never from a case fil
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import BuiltinScorer, Scorer, ScorerResult, builtin_scorer
 from gainscope.cases.view import QueryView
 from gainscope.errors import InputError
+from gainscope.plugins import load_object
 
 __all__ = ["PythonScorer", "python_scorer", "resolve_scorer"]
 
@@ -97,17 +97,7 @@ def python_scorer(function: Callable[[QueryView], float | None] | None = None, *
 
 
 def _from_module(spec: str) -> Scorer:
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InputError(f"scorer {spec!r}: cannot import module {module_name!r} ({exc}); is it on PYTHONPATH?") \
-            from exc
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise InputError(f"scorer {spec!r}: module {module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
+    obj = load_object(spec, "scorer")
     if hasattr(obj, "score_all") and hasattr(obj, "name"):
         return obj
     if not callable(obj):
@@ -115,11 +105,18 @@ def _from_module(spec: str) -> Scorer:
     return PythonScorer(obj, spec)
 
 
+def _distance(edit_distance: str | None) -> dict[str, Any]:
+    """``edit_distance=`` for a JavaScript scorer when one was asked for (else the scorer's default: Quepid's)."""
+    return {} if edit_distance is None else {"edit_distance": edit_distance}
+
+
 def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: bool = True,
                    edit_distance: str | None = None, **js_options: Any) -> Scorer:
     """A scorer from a built-in name, a ``.js`` path (relative to ``base``'s folder), ``module:function``
     (only when ``allow_python``), ``{"code": "...", "name": ...}`` (inline JavaScript, as a case file may
-    hold) or a scorer object. ``js_options`` go to :class:`~gainscope.cases.javascript.JavaScriptScorer`."""
+    hold) or a scorer object. ``edit_distance`` is the variant behind ``editDistanceFromBest`` (None: each
+    scorer's default, Quepid's own distance for JavaScript scorers, ``levenshtein`` for the built-ins, whose
+    name shows the variant); ``js_options`` go to :class:`~gainscope.cases.javascript.JavaScriptScorer`."""
     if hasattr(spec, "score_all") and hasattr(spec, "name"):
         return spec
     if callable(spec):
@@ -132,7 +129,7 @@ def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: b
 
         scale = RatingScale.parse(spec["scale"]) if spec.get("scale") is not None else None
         return JavaScriptScorer(spec["code"], name=str(spec.get("name") or "inline scorer"), scale=scale,
-                                edit_distance=edit_distance or "levenshtein", **js_options)
+                                **_distance(edit_distance), **js_options)
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"a scorer is a name, a .js file or module:function; got {spec!r}")
     text = spec.strip()
@@ -142,7 +139,7 @@ def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: b
         path = Path(text)
         if not path.is_absolute() and base is not None:
             path = Path(base).parent / path
-        return JavaScriptScorer.from_file(path, edit_distance=edit_distance or "levenshtein", **js_options)
+        return JavaScriptScorer.from_file(path, **_distance(edit_distance), **js_options)
     if ":" in text:
         if not allow_python:
             raise InputError(f"scorer {text!r}: a case file may name built-in or JavaScript scorers only; give "

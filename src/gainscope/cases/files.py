@@ -8,6 +8,9 @@
                                                  //   file) or {"name": ..., "code": "<JavaScript>"}
       "scale": [0, 1, 2, 3],                     // optional: a list, "0-3", "binary", "graded",
                                                  //   {"values": [...], "labels": {"0": "Poor", ...}}
+      "engine": "engines.toml:shop",             // optional: the engine its queries run against (relative to this
+                                                 //   file; gainscope case run), see gainscope.cases.live
+      "try": {"knobs": {"title_boost": 3}},      // optional: Quepid's "try": knobs and template overrides
       "queries": [
         {"query": "star wars",                   // required, unique within the case
          "id": "q1",                             // optional, for exports (TREC ids)
@@ -42,7 +45,7 @@ from gainscope.errors import FormatError, InputError, MissingDependencyError
 
 __all__ = ["case_from_dict", "case_to_dict", "read_case", "write_case"]
 
-_CASE_KEYS = ("name", "scorer", "scale", "queries")
+_CASE_KEYS = ("name", "scorer", "scale", "queries", "engine", "try")
 _QUERY_KEYS = ("query", "id", "ratings", "results", "options", "num_found")
 
 
@@ -128,8 +131,14 @@ def case_from_dict(data: Any, *, source: str = "<case>") -> Case:
                 except InputError as exc:
                     raise _fail(str(exc), source, raw) from None
     name = data.get("name")
+    engine, try_ = data.get("engine"), data.get("try")
+    if engine is not None and not isinstance(engine, str):
+        raise _fail(f"'engine' is FILE.toml:NAME, an index folder or module:function; got {engine!r}", source, data)
+    if try_ is not None and not isinstance(try_, Mapping):
+        raise _fail(f"'try' is an object such as {{\"knobs\": {{\"title_boost\": 3}}}}; got {try_!r}", source, data)
     return Case(tuple(parsed), scale, dict(scorer) if isinstance(scorer, Mapping) else scorer,
-                None if name is None else str(name), source)
+                None if name is None else str(name), source, engine=engine,
+                try_=None if try_ is None else dict(try_))
 
 
 def _id_nodes(root: Any) -> Iterator[Any]:
@@ -176,6 +185,10 @@ def case_to_dict(case: Case) -> dict[str, Any]:
         out["scorer"] = case.scorer if isinstance(case.scorer, (str, dict)) else getattr(case.scorer, "name", None)
     if case.scale is not None:
         out["scale"] = case.scale.to_json()
+    if case.engine is not None:
+        out["engine"] = case.engine
+    if case.try_ is not None:
+        out["try"] = dict(case.try_)
     queries = []
     for q in case.queries:
         item: dict[str, Any] = {"query": q.query}

@@ -1,32 +1,47 @@
-"""Quepid JavaScript scorers, run unchanged in an embedded V8 engine (mini-racer), sandboxed.
+"""Quepid JavaScript scorers, run unchanged in V8 (mini-racer), each in a worker process of its own.
 
 Why V8 through mini-racer (``pip install 'gainscope[quepid]'``) rather than QuickJS: it is the engine Quepid
 itself runs scorers in (Chrome in the browser, the MiniRacer gem on the server), so number formatting,
-``Math`` functions and language features match what users see in Quepid; mini-racer ships binary wheels,
-has a per-call time limit and a heap limit built in, and a bare V8 context has no file, network, timer or
-process API at all. It is imported only when a JavaScript scorer runs.
+``Math`` functions and language features match what users see in Quepid; mini-racer ships binary wheels, has
+a per-call time limit and a heap limit built in, and a bare V8 context has no file, network, timer or process
+API at all. Only the worker processes import it.
 
 The sandbox:
 
+* **a process per scorer** (:mod:`gainscope.cases.js_process`, :mod:`gainscope.cases.js_worker`): V8 aborts
+  the whole process when an allocation cannot be satisfied (``'ab'.repeat(2**27).split('')``,
+  ``new Array(1e9).fill(0)``), and some built-in calls do not check its time limit; in a worker that ends the
+  worker, and the scorer gets a :class:`~gainscope.cases.errors.ScorerError` naming the query, while gainscope
+  and every other scorer go on. A worker is reused for the queries of a scorer (and, idle, by later scorers);
+* **an isolate per query**: every query runs in a V8 isolate of its own, so nothing a script does to one query
+  (globals, ``Array.prototype`` or ``Math`` changed, promises left pending) reaches the next or the harness;
+  the promise jobs a script queues run within its query (a promise chain that never ends is that query's
+  time limit);
 * **no host access**: nothing is exposed to the script but Quepid's scorer API (see
   :mod:`gainscope.cases.quepid_api_js`); ``require``, ``fetch``, ``XMLHttpRequest``, ``process``,
-  ``setTimeout`` do not exist;
-* **time limit** per query (``time_limit`` seconds, default 1): an endless loop stops with a
-  :class:`~gainscope.cases.errors.ScorerError` naming the query and the limit;
+  ``setTimeout`` do not exist and ``WebAssembly`` is removed;
+* **time limit** per query (``time_limit`` seconds, default 1): V8 stops the script at the limit with a
+  ScorerError naming the query and the limit; when it does not stop (one long built-in call), its process is
+  killed half a second later, with the same error;
 * **memory limit** (``memory_limit`` bytes, default 128 MiB): the V8 heap is limited to it (an allocation loop
-  stops likewise), and so, separately, are the typed arrays and ArrayBuffers a query allocates, whose memory
-  lies outside the heap: a running total per query (never refunded within the query; slice, map and filter
-  may be counted twice, a conservative bound) that refuses an allocation with a RangeError naming the line;
-  ``WebAssembly`` and ``SharedArrayBuffer`` are removed. So a query uses at most about twice the limit;
-* **errors quote the script**: syntax errors (found before any query runs) and exceptions name the script,
-  the line and the column, and quote the line.
+  stops with an error), and so, separately, are the typed arrays and ArrayBuffers a query allocates, whose
+  memory lies outside the heap (a running total per query that refuses an allocation with a RangeError naming
+  the line). Behind both, the worker's resident memory is capped at its starting size plus twice the limit plus
+  256 MiB (the worker is killed past it), and V8's own heap ceiling ends the worker on a single allocation too
+  large to check. The typed-array budget stays, although the cap would stop such a script too: it names the
+  line where the cap can only kill the process;
+* **errors quote the script**: syntax errors (found before any query runs, by compiling the script without
+  running it) and exceptions name the script, the line and the column, and quote the line.
 
 What a script gives: ``setScore(x)`` (the first of ``setScore``/``pass``/``fail`` wins, as in Quepid);
 ``null``, ``undefined``, NaN or an infinity give no number (only ``null`` lets a query without results or
 ratings be labelled ``zsr`` or ``--``, as in Quepid; see :mod:`gainscope.cases.scoring`); a string or object
-is an error; finishing without
-any of them is an error ("did not call setScore()"). An exception *after* the score was set keeps the score
-(Quepid shows it too) and is reported in the query's reason.
+is an error; finishing without any of them is an error ("did not call setScore()"). An exception *after* the
+score was set keeps the score (Quepid shows it too) and is reported in the query's reason.
+
+``editDistanceFromBest`` is Quepid's shipped distance (``edit_distance="quepid-legacy"``, the default: a
+scorer run here gives Quepid's number); ``edit_distance="levenshtein"`` (``--edit-distance levenshtein``)
+makes it the true Levenshtein distance. See :mod:`gainscope.cases.edit_distance`.
 """
 
 from __future__ import annotations
@@ -41,70 +56,72 @@ from typing import Any
 
 from gainscope.cases.edit_distance import EDIT_DISTANCES
 from gainscope.cases.errors import ScorerError
-from gainscope.cases.quepid_api_js import (
-    CHECK_FUNCTION,
-    CHECKED_MARKER,
-    HARNESS,
-    LAST_FUNCTION,
-    RUN_FUNCTION,
-    STRICT_FUNCTION,
-)
+from gainscope.cases.js_process import KILL_SLACK, SETUP_TIMEOUT, Reply, WorkerProcess, acquire, release
+from gainscope.cases.quepid_api_js import CHECK_FUNCTION, CHECKED_MARKER, HARNESS
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import ScorerResult
 from gainscope.cases.view import QueryView
-from gainscope.errors import InputError, InvalidParameterError, MissingDependencyError
+from gainscope.errors import InputError, InvalidParameterError
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "DEFAULT_TIME_LIMIT", "JavaScriptRuntime", "JavaScriptScorer"]
+__all__ = ["DEFAULT_EDIT_DISTANCE", "DEFAULT_MEMORY_LIMIT", "DEFAULT_TIME_LIMIT", "JavaScriptRuntime",
+           "JavaScriptScorer"]
 
 DEFAULT_TIME_LIMIT = 1.0
 DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024
+DEFAULT_EDIT_DISTANCE = "quepid-legacy"
+"""What ``editDistanceFromBest`` computes in a JavaScript scorer unless told otherwise: Quepid's own."""
 _MESSAGE = re.compile(r"^(undefined|<anonymous>):(\d+): (.*)$")
+_MiB = 1024 * 1024
 
 
-def _mini_racer() -> Any:
-    try:
-        import py_mini_racer
-    except ImportError:
-        raise MissingDependencyError(
-            "JavaScript scorers need the V8 engine from mini-racer; install it with "
-            "pip install 'gainscope[quepid]' (or pip install mini-racer)") from None
-    return py_mini_racer
-
-
-def view_payload(view: QueryView, edit_distance: str, buffer_budget: int = DEFAULT_MEMORY_LIMIT) -> str:
+def view_payload(view: QueryView, edit_distance: str, buffer_budget: int = DEFAULT_MEMORY_LIMIT, *,
+                 scorer: str = "scorer.js", uncaught: bool = False) -> str:
     """The JSON the harness reads for one query (``buffer_budget``: bytes of typed arrays and ArrayBuffers the
-    query may allocate)."""
+    query may allocate). ``ratings`` is every rating as the case holds it, in the case's order: the harness
+    builds Quepid's ratings store (``bestDocs``, ``hasRating``, ``getRating``) from it."""
     return json.dumps({
-        "docs": [{"id": d, "rating": r} for d, r in zip(view.doc_ids, view.ratings, strict=True)],
-        "best": [{"id": d, "rating": r} for d, r in view.best],
+        "query": view.query,
+        "results": list(view.doc_ids),
+        "ratings": view.all_ratings(),
         "numFound": view.num_found,
         "options": dict(view.options),
-        "max": view.scale_max,
+        "scale": list(view.scale.values),
+        "name": scorer,
         "editDistance": edit_distance,
         "bufferBudget": buffer_budget,
+        **({"uncaught": True} if uncaught else {}),
     })
 
 
 class JavaScriptRuntime:
-    """One sandboxed V8 context with Quepid's scorer API loaded; use as a context manager (the context must
-    be closed, which :meth:`close` does)."""
+    """A worker process with Quepid's scorer API, for one scorer at a time; use as a context manager (the worker
+    goes back to the pool, or ends, on :meth:`close`). A worker that a limit stopped is replaced at the next
+    call."""
 
     def __init__(self, *, time_limit: float = DEFAULT_TIME_LIMIT, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> None:
-        self._mr = _mini_racer()
         self.time_limit = time_limit
         self.memory_limit = memory_limit
-        self._ctx: Any = None
-        self._open()
+        self._worker: WorkerProcess | None = None
+        self._ready()  # now: a missing mini-racer is reported before anything else happens
 
-    def _open(self) -> None:
-        self._ctx = self._mr.MiniRacer()
-        self._ctx.eval(HARNESS)
+    def _ready(self) -> WorkerProcess:
+        """The worker, started (or taken from the pool, with a fresh scratch context) when there is none."""
+        if self._worker is not None and self._worker.usable:
+            return self._worker
+        if self._worker is not None:
+            self._worker.close()
+        worker, reused = acquire(self.memory_limit, HARNESS)
+        if reused and not worker.request({"op": "reset", "limit": SETUP_TIMEOUT}, timeout=SETUP_TIMEOUT).ok:
+            worker.close()
+            worker = WorkerProcess(self.memory_limit, HARNESS)
+        self._worker = worker
+        return worker
 
     def close(self) -> None:
-        """Release the V8 context."""
-        if self._ctx is not None:
-            self._ctx.close()
-            self._ctx = None
+        """Hand the worker back (kept idle for a later scorer when it is healthy)."""
+        if self._worker is not None:
+            release(self._worker)
+            self._worker = None
 
     def __enter__(self) -> JavaScriptRuntime:
         return self
@@ -112,111 +129,118 @@ class JavaScriptRuntime:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _request(self, message: dict[str, Any]) -> Reply:
+        """A request to the scratch context, within the time limit."""
+        worker = self._ready()
+        return worker.request({**message, "limit": self.time_limit}, timeout=self.time_limit + KILL_SLACK)
+
     def eval(self, expression: str) -> Any:
-        """Evaluate an expression in the sandbox (used by tests to inspect the environment)."""
-        return self._ctx.eval(expression, timeout_sec=self.time_limit, max_memory=self.memory_limit)
+        """Evaluate an expression in the worker's scratch context (used by tests to inspect the environment)."""
+        reply = self._request({"op": "eval", "code": expression})
+        if not reply.ok:
+            raise ScorerError(f"evaluating {expression[:80]!r} failed: {_reply_text(reply)}")
+        return reply.value
 
     def check_syntax(self, code: str, name: str) -> None:
-        """Compile ``code`` without running it, as Quepid runs it (a script evaluated with ``eval``: a top-level
-        ``return`` is an error); a syntax error becomes a ScorerError quoting the line.
+        """Compile ``code`` without running it, as Quepid runs it (strict code evaluated with ``eval``: a
+        top-level ``return`` is an error); a syntax error becomes a ScorerError quoting the line.
 
-        Nothing of the script runs: it is compiled as the body of a function that is never called (which also
-        tells whether it opens with ``"use strict"``), then parsed as a script behind a first statement that
-        throws before the script's first statement (see ``__gs_check`` in :mod:`~gainscope.cases.quepid_api_js`).
+        Nothing of the script runs: it is parsed behind a first statement that throws before the script's
+        first statement (see ``__gs_check`` in :mod:`~gainscope.cases.quepid_api_js`).
         """
-        try:
-            strict = bool(self._call(STRICT_FUNCTION, code, name=name))
-        except self._mr.JSEvalException as exc:
-            # not a function body: the script check says where (sloppy, then strict: a strict-only error in a
-            # script that opens with "use strict"); else V8's word for the body, two lines below the script's
-            # (new Function puts "(function anonymous(" and ") {" before it)
-            for mode in (False, True):
-                self._check_script(code, name, mode)
-            raise _syntax_error(str(exc), code, name, offset=2) from None
-        self._check_script(code, name, strict)
-
-    def _call(self, function: str, *args: Any, name: str) -> Any:
-        """Call a harness function for the syntax check; the sandbox's limits become a ScorerError."""
-        try:
-            return self._ctx.call(function, *args, timeout_sec=self.time_limit, max_memory=self.memory_limit)
-        except (self._mr.JSTimeoutException, self._mr.JSOOMException) as exc:
-            self._restart()
-            raise ScorerError(f"compiling the script hit the sandbox's limits ({exc})", scorer=name) from None
-
-    def _check_script(self, code: str, name: str, strict: bool) -> None:
-        """Parse ``code`` as a script (``__gs_check``); a syntax error becomes a ScorerError."""
-        try:
-            self._call(CHECK_FUNCTION, code, strict, name=name)
-        except self._mr.JSEvalException as exc:
-            first = str(exc).splitlines()[0] if str(exc) else ""
+        reply = self._request({"op": "call", "function": CHECK_FUNCTION, "args": [code]})
+        if reply.kind == "js":
+            first = reply.message.splitlines()[0] if reply.message else ""
             if first.endswith(f": {CHECKED_MARKER}"):
                 return  # parsed: the marker was thrown before the script's first statement
-            raise _syntax_error(str(exc), code, name, offset=1) from None
-        raise ScorerError("the syntax check ran to its end, which it never should; the scorer runtime is broken",
-                          scorer=name)
+            raise _syntax_error(reply.message, code, name, offset=1)
+        if reply.ok:
+            raise ScorerError("the syntax check ran to its end, which it never should; the scorer runtime is "
+                              "broken", scorer=name)
+        raise ScorerError(f"compiling the script hit the sandbox's limits ({_reply_text(reply)})", scorer=name)
 
-    def _restart(self) -> None:
-        """A fresh context after a time or memory limit. The stopped call's completion is drained first (a
-        trivial evaluation queues behind it), so that it never reaches a closed context."""
-        try:
-            self._ctx.eval("0", timeout_sec=5)
-        except self._mr.JSEvalException:
-            pass
-        self.close()
-        self._open()
-
-    def run(self, code: str, view: QueryView, *, name: str, edit_distance: str = "levenshtein") -> ScorerResult:
+    def run(self, code: str, view: QueryView, *, name: str,
+            edit_distance: str = DEFAULT_EDIT_DISTANCE) -> ScorerResult:
         """Run the script for one query."""
-        payload = view_payload(view, edit_distance, self.memory_limit)
-        try:
-            text = self._ctx.call(RUN_FUNCTION, payload, code, timeout_sec=self.time_limit,
-                                  max_memory=self.memory_limit)
-        except self._mr.JSTimeoutException:
-            last = self._last_state()
-            self._restart()
-            raise ScorerError(f"the script did not finish within the time limit of {self.time_limit:g} s "
-                              f"(an endless loop?); {_where_it_stopped(last)}; raise the limit with time_limit= / "
-                              f"--js-time-limit", scorer=name, query=view.query) from None
-        except self._mr.JSOOMException:
-            self._restart()
-            raise ScorerError(f"the script went over the memory limit of {self.memory_limit // (1024 * 1024)} MiB;"
-                              f" raise it with memory_limit= / --js-memory-limit", scorer=name,
-                              query=view.query) from None
-        except self._mr.JSEvalException as exc:
-            raise ScorerError(f"the script broke the scorer runtime: {str(exc).splitlines()[0]}", scorer=name,
-                              query=view.query) from None
-        try:
-            state = json.loads(text)
-        except (TypeError, ValueError):
-            raise ScorerError("the script broke the scorer runtime (did it replace JSON or a built-in?)",
-                              scorer=name, query=view.query) from None
+        payload = view_payload(view, edit_distance, self.memory_limit, scorer=name)
+        reply = self._ready().run(payload, code, limit=self.time_limit, memory=self.memory_limit)
+        if reply.kind == "js":
+            raise ScorerError(f"the script broke the scorer runtime: {reply.message.splitlines()[0]}", scorer=name,
+                              query=view.query)
+        if not reply.ok:
+            raise self._limit_error(reply, name, view.query)
+        state = _parse_state(reply.value)
+        if not state:
+            raise ScorerError("the script broke the scorer runtime (did it replace a built-in?)", scorer=name,
+                              query=view.query)
         error = state.get("error") or {}
         if not state.get("done") and error.get("thrown"):
-            error.update(self._locate_throw(code, payload))
+            error.update(self._locate_throw(code, view, edit_distance, name))
         return _result(state, code, name, view.query)
 
-    def _last_state(self) -> dict[str, Any]:
-        """What the query stopped by a time limit had logged and set (empty when it cannot be read)."""
-        try:
-            self._ctx.eval("0", timeout_sec=5)  # the stopped call's completion first
-            state = json.loads(self._ctx.call(LAST_FUNCTION, timeout_sec=1))
-        except (self._mr.JSEvalException, TypeError, ValueError):
-            return {}
-        return state if isinstance(state, dict) else {}
+    def _limit_error(self, reply: Reply, name: str, query: str) -> ScorerError:
+        """The error for a query that a limit stopped or whose worker died; the worker is replaced later."""
+        mib = self.memory_limit // _MiB
+        limit = f"{self.time_limit:g} s"
+        if reply.kind == "timeout" and reply.phase == "promises":
+            last = _parse_state(reply.last)
+            text = (f"the promise jobs the script left (then callbacks, async functions) did not finish within "
+                    f"the time limit of {limit} (a promise chain that never ends?)"
+                    + (" (it had set its score already)" if last.get("done") else ""))
+        elif reply.kind == "timeout":
+            last = _parse_state(reply.last)
+            text = f"the script did not finish within the time limit of {limit} (an endless loop?); " \
+                   f"{_where_it_stopped(last)}"
+        elif reply.kind == "killed-time":
+            text = (f"the script did not finish within the time limit of {limit}, and did not stop when V8 was "
+                    f"told to (some work does not check the limit: one long built-in call, such as splitting or "
+                    f"filling a huge array, or garbage collection near the memory limit): its worker process was "
+                    f"killed after {reply.seconds:.1f} s")
+        elif reply.kind == "memory":
+            return ScorerError(f"the script went over the memory limit of {mib} MiB; raise it with memory_limit= "
+                               f"/ --js-memory-limit", scorer=name, query=query)
+        elif reply.kind == "killed-memory":
+            return ScorerError(f"the script's worker process grew to {reply.rss // _MiB} MiB, past its cap (the "
+                               f"memory limit of {mib} MiB for the heap and as much for typed arrays, plus the "
+                               f"worker's own), and was killed; raise the limit with memory_limit= / "
+                               f"--js-memory-limit", scorer=name, query=query)
+        elif reply.kind == "died":
+            return ScorerError(f"the script's worker process died ({reply.message}): V8 ends the process when an "
+                               f"allocation cannot be satisfied, so the script most likely asked for more than "
+                               f"the memory limit of {mib} MiB at once (a huge array or string); raise it with "
+                               f"memory_limit= / --js-memory-limit if the script needs it", scorer=name,
+                               query=query)
+        else:
+            return ScorerError(f"the scorer runtime failed: {_reply_text(reply)}", scorer=name, query=query)
+        return ScorerError(f"{text}; raise the limit with time_limit= / --js-time-limit", scorer=name, query=query)
 
-    def _locate_throw(self, code: str, payload: str) -> dict[str, Any]:
+    def _locate_throw(self, code: str, view: QueryView, edit_distance: str, name: str) -> dict[str, Any]:
         """The line and column of a thrown value that is not an Error (it has no stack): the query is run again
         with the value left uncaught, and V8's message names the line of the throw."""
-        rerun = json.dumps({**json.loads(payload), "uncaught": True})
-        try:
-            self._ctx.call(RUN_FUNCTION, rerun, code, timeout_sec=self.time_limit, max_memory=self.memory_limit)
-        except (self._mr.JSTimeoutException, self._mr.JSOOMException):
-            self._restart()
-        except self._mr.JSEvalException as exc:
-            where = _message_location(str(exc))
+        payload = view_payload(view, edit_distance, self.memory_limit, scorer=name, uncaught=True)
+        reply = self._ready().run(payload, code, limit=self.time_limit, memory=self.memory_limit)
+        if reply.kind == "js":
+            where = _message_location(reply.message)
             if where is not None and where[0] == "undefined":  # the script's eval, not the harness
                 return {"line": where[1], "column": where[2]}
         return {}
+
+
+def _reply_text(reply: Reply) -> str:
+    """A failed reply in words."""
+    words = {"timeout": "the time limit", "memory": "the memory limit", "killed-time": "no answer in time",
+             "killed-memory": "the memory cap", "died": "the worker died", "protocol": "an unreadable answer"}
+    text = words.get(reply.kind, reply.kind)
+    return f"{text}: {reply.message}" if reply.message else text
+
+
+def _parse_state(text: str | None) -> dict[str, Any]:
+    """A query's state as reported after a time limit (empty when unreadable)."""
+    try:
+        state = json.loads(text) if text else {}
+    except (TypeError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
 def _quote(code: str, line: int | None) -> str | None:
@@ -267,6 +291,11 @@ def _where_it_stopped(last: dict[str, Any]) -> str:
     return text
 
 
+RATED_DOCS_NOTE = ("the script read Quepid's 'show only rated' documents (eachRatedDoc, ratedDocAt, "
+                   "ratedDocExistsAt, query.ratedDocs or refreshRatedDocs): they come from a second search, which a "
+                   "stored case does not hold, so they held none, as in Quepid until 'show only rated' is used")
+
+
 def _result(state: dict[str, Any], code: str, name: str, query: str) -> ScorerResult:
     logs = tuple(state.get("logs") or ())
     depth = state.get("depth")
@@ -278,12 +307,15 @@ def _result(state: dict[str, Any], code: str, name: str, query: str) -> ScorerRe
             raise _runtime_error(error, code, name, query)
         raise ScorerError("the script finished without calling setScore(), pass() or fail()", scorer=name,
                           query=query)
-    reason = None
+    notes = []
     if error:
         what = f"{error['thrown']} {error['message']}" if error.get("thrown") else \
             f"{error['name']}: {error['message']}"
-        reason = (f"the script went on after setting its score and then threw {what}"
-                  + (f" at line {error['line']}" if error.get("line") else ""))
+        notes.append(f"the script went on after setting its score and then threw {what}"
+                     + (f" at line {error['line']}" if error.get("line") else ""))
+    if state.get("ratedDocs"):
+        notes.append(RATED_DOCS_NOTE)
+    reason = "; ".join(notes) or None
     if state.get("failed"):
         return ScorerResult(None, failed=True, reason=reason or "fail()", depth=depth, logs=logs)
     kind = score["kind"]
@@ -298,26 +330,41 @@ def _result(state: dict[str, Any], code: str, name: str, query: str) -> ScorerRe
                       line=at.get("line"), column=at.get("column"), source_line=_quote(code, at.get("line")))
 
 
+_NOT_DEFINED = re.compile(r"^(\S+) is not defined$")
+_PAGE = {"angular": "AngularJS", "$q": "AngularJS", "$timeout": "AngularJS", "window": "the browser",
+         "document": "the browser", "$": "jQuery", "jQuery": "jQuery"}
+
+
 def _runtime_error(error: dict[str, Any], code: str, name: str, query: str) -> ScorerError:
     line = error.get("line")
+    source = _quote(code, line)
     if error.get("thrown"):
         text = (f"the script threw {error['thrown']}, not an Error: {error['message']} (throw new Error(...) "
                 f"carries a message and a stack)")
     else:
         text = f"{error['name']}: {error['message']}"
-    return ScorerError(text, scorer=name, query=query, line=line, column=error.get("column"),
-                       source_line=_quote(code, line))
+        undefined = _NOT_DEFINED.match(str(error["message"])) if error["name"] == "ReferenceError" else None
+        if undefined and undefined.group(1) in _PAGE:
+            text += (f" ({undefined.group(1)} belongs to {_PAGE[undefined.group(1)]} on Quepid's page, not to "
+                     f"Quepid's scorer API, which is all a scorer gets here)")
+        elif undefined and source is not None and re.search(
+                rf"(?<![\w$.]){re.escape(undefined.group(1))}\s*(?:[-+*/%&|^]|\*\*|<<|>>>?|&&|\|\||\?\?)?=(?!=)",
+                source):
+            text += (" (scorers run in strict mode, as in Quepid: declare a variable with var, let or const "
+                     "before assigning it)")
+    return ScorerError(text, scorer=name, query=query, line=line, column=error.get("column"), source_line=source)
 
 
 class JavaScriptScorer:
     """A Quepid scorer script (see the module docstring).
 
     ``scale`` is the scorer's rating scale when the case names none; ``edit_distance`` the variant behind
-    ``editDistanceFromBest``; ``time_limit`` (seconds per query) and ``memory_limit`` (bytes) bound the sandbox.
+    ``editDistanceFromBest`` (``quepid-legacy``, Quepid's own, unless ``levenshtein`` is asked for);
+    ``time_limit`` (seconds per query) and ``memory_limit`` (bytes) bound the sandbox.
     """
 
     def __init__(self, code: str, *, name: str = "scorer.js", scale: RatingScale | None = None,
-                 edit_distance: str = "levenshtein", time_limit: float = DEFAULT_TIME_LIMIT,
+                 edit_distance: str = DEFAULT_EDIT_DISTANCE, time_limit: float = DEFAULT_TIME_LIMIT,
                  memory_limit: int = DEFAULT_MEMORY_LIMIT) -> None:
         if not isinstance(code, str):
             raise InputError(f"a JavaScript scorer is text; got {type(code).__name__}")
@@ -359,12 +406,17 @@ class JavaScriptScorer:
 
     @property
     def conventions(self) -> tuple[str, ...]:
+        distance = ("Quepid's shipped distance, as Quepid computes it (edit_distance='levenshtein' / "
+                    "--edit-distance levenshtein for the true Levenshtein distance)"
+                    if self.edit_distance == "quepid-legacy" else
+                    "the true Levenshtein distance, asked for (Quepid computes its shipped distance)")
         return (
             "JavaScript scorer run unchanged in V8 (mini-racer) with gainscope's implementation of Quepid's "
-            "scorer API; sandboxed: no file, network or process access",
-            f"limits: {self.time_limit:g} s per query, {self.memory_limit // (1024 * 1024)} MiB of heap and as "
-            f"much for typed arrays and ArrayBuffers",
-            f"editDistanceFromBest: {self.edit_distance}",
+            "scorer API, in strict mode as in Quepid; sandboxed: a worker process, a V8 isolate per query, no "
+            "file, network or process access",
+            f"limits: {self.time_limit:g} s per query, {self.memory_limit // _MiB} MiB of heap and as much for "
+            f"typed arrays and ArrayBuffers",
+            f"editDistanceFromBest: {self.edit_distance}: {distance}",
         )
 
     @contextmanager

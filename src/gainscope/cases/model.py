@@ -14,7 +14,7 @@ This is Quepid's case reduced to what scoring needs. A :class:`CaseQuery` holds
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gainscope.cases.scale import RatingScale
@@ -71,6 +71,11 @@ class Case:
     name: str | None = None
     source: str | None = None
     notes: tuple[str, ...] = ()
+    #: the engine the queries run against (Quepid's search endpoint): ``FILE.toml:NAME``, an index folder or
+    #: ``module:function``, relative to the case file (see :mod:`gainscope.cases.live`)
+    engine: str | None = None
+    #: Quepid's "try": knob values and template overrides for the engine, ``{"knobs": {...}, "params": {...}}``
+    try_: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "queries", tuple(self.queries))
@@ -100,7 +105,7 @@ class Case:
 
     def with_scale(self, scale: RatingScale | None) -> Case:
         """The same case on another scale (checked)."""
-        return Case(self.queries, scale, self.scorer, self.name, self.source, self.notes)
+        return replace(self, scale=scale)
 
     @classmethod
     def from_parts(cls, ratings: Mapping[str, Mapping[str, float]],

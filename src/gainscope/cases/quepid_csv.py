@@ -22,8 +22,9 @@ Ratings may be written as ``3`` or ``3.0``.
   detailed export writes a query without documents as a row that ends after ``Query Text``: a zero-result
   query.
 
-:func:`case_from_quepid` joins a snapshot (the results) with a ratings CSV (every rated document): the
-ratings CSV wins where both rate a document, because Quepid rescores snapshots with the current ratings.
+:func:`case_from_quepid` joins a snapshot (the results) with a ratings CSV (every rated document) by query text:
+the ratings CSV wins where both rate a document, because Quepid rescores snapshots with the current ratings.
+Files that share no query are an error; the queries of only one file are warned about.
 Every malformed row is a :class:`~gainscope.errors.FormatError` naming the file and line.
 """
 
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from gainscope.cases.model import Case, CaseQuery
+from gainscope.cases.overlap import check_query_join
 from gainscope.cases.scale import RatingScale
 from gainscope.errors import FormatError
 
@@ -222,6 +224,8 @@ def case_from_quepid(snapshot: str | Path | None = None, ratings: str | Path | N
         raise FormatError("give a snapshot CSV, a ratings CSV or both")
     snap = read_quepid_snapshot(snapshot) if snapshot is not None else QuepidRatings()
     rated = read_quepid_ratings(ratings) if ratings is not None else QuepidRatings()
+    check_query_join(snap.order, rated.order, left_name=f"the snapshot {snapshot}",
+                     right_name=f"the ratings {ratings}", hint="queries are matched by their exact text")
     order = list(snap.order) + [q for q in rated.order if q not in snap.ratings]
     queries = []
     for q in order:

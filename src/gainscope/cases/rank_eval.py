@@ -15,7 +15,8 @@ conventions differ from Quepid's (unrated documents skipped, the nDCG ideal cut 
 
 The **response** (``{"metric_score", "details": {id: {"hits": [{"hit": {"_id"}, "rating"}], ...}}}``) gives
 the results in rank order, and the ratings ES reported for them; pass it as ``response=`` together with the
-request, or alone.
+request, or alone. A request and a response that share no request id are an error; the ids of only one are
+warned about.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from gainscope.cases.located import line_of, load_json
 from gainscope.cases.model import Case, CaseQuery
+from gainscope.cases.overlap import check_query_join
 from gainscope.cases.scale import RatingScale
 from gainscope.errors import FormatError
 
@@ -123,6 +125,9 @@ def read_rank_eval(request: str | Path | None = None, *, response: str | Path | 
             notes.append(metric_note)
     if response is not None:
         hit_order, results, hit_ratings = _response_hits(_load(response), str(response))
+        if request is not None:
+            check_query_join(order, hit_order, left_name=f"the request {request}",
+                             right_name=f"the response {response}", hint="requests are matched by their id")
         for rid in hit_order:
             if rid not in ratings:
                 order.append(rid)

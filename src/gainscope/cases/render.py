@@ -4,12 +4,13 @@ prints)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from gainscope.cases.compare import CaseComparison
 from gainscope.cases.scoring import CaseScore
 from gainscope.render.text import fmt_number, text_table
 
-__all__ = ["render_case_score", "render_comparison"]
+__all__ = ["render_case_score", "render_comparison", "render_snapshots"]
 
 
 def _value(x: float | None, status: str) -> str:
@@ -70,4 +71,43 @@ def render_comparison(cmp: CaseComparison, fmt: str = "table") -> str:
     if cmp.b.conventions != cmp.a.conventions:
         lines.append("conventions (B):")
         lines.extend(f"  {c}" for c in cmp.b.conventions)
+    return "\n".join(lines) + "\n"
+
+
+def render_snapshots(cmp: Any, fmt: str = "table") -> str:
+    """Any number of snapshots (:class:`~gainscope.cases.snapshots.SnapshotComparison`): per query each snapshot's
+    score and its change from the baseline, the documents that entered (+) or left (-) the baseline's top k, the
+    case scores, the paired tests against the baseline and the conventions."""
+    from gainscope.render.compare import render_comparison as render_tests
+
+    if fmt == "json":
+        return json.dumps(cmp.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    names = cmp.names
+    header = ["query", names[0]]
+    for name in names[1:]:
+        header += [name, f"{name}-{names[0]}"]
+    header += ["k", f"top k against {names[0]}"]
+    rows = []
+    for r in cmp.rows:
+        cells = [r.query, "" if r.scores[0] is None else _value(r.scores[0].value, r.scores[0].status)]
+        moved = []
+        for i, name in enumerate(names[1:], start=1):
+            score = r.scores[i]
+            cells += ["" if score is None else _value(score.value, score.status),
+                      "" if r.deltas[i] is None else f"{r.deltas[i]:+.4f}"]
+            changes = [f"+{d}" for d in r.entered[i]] + [f"-{d}" for d in r.left[i]]
+            if changes:
+                moved.append(f"{name}: {_short(tuple(changes))}")
+        rows.append([*cells, str(r.k), "; ".join(moved)])
+    align = ["l", "r"] + ["r"] * (2 * (len(names) - 1)) + ["r", "l"]
+    lines = ["snapshots: " + ", ".join(f"{n} = {s}" + (" (baseline)" if i == 0 else "")
+                                       for i, (n, s) in enumerate(zip(names, cmp.sources, strict=True)))]
+    lines.append(text_table(header, rows, align=align))
+    lines.append("case score: " + ", ".join(f"{n} {fmt_number(c.score)}" for n, c in zip(names, cmp.scores,
+                                                                                          strict=True)))
+    lines.append("")
+    lines.append(f"significance of the per-query differences with {names[0]}:")
+    lines.append(render_tests(cmp.comparison, "table").rstrip("\n"))
+    lines.append("conventions (case scores):")
+    lines.extend(f"  {c}" for c in cmp.scores[0].conventions)
     return "\n".join(lines) + "\n"

@@ -25,7 +25,8 @@ those names. The same text with the same template and placeholders twice is an e
 
 RRE runs the searches itself, so the file has no results: pass ``results=`` (``{query: [doc ids]}``, for
 example from a Quepid snapshot or a TREC run read with :func:`gainscope.io.read_run`), or score the case after
-adding them. Note that RRE counts every *listed* document as relevant for P/R/AP even at gain 0; gainscope's
+adding them. Results none of whose query names matches are an error; the names of only one side are warned
+about. Note that RRE counts every *listed* document as relevant for P/R/AP even at gain 0; gainscope's
 scorers use the gains (relevant = gain > 0).
 """
 
@@ -40,6 +41,7 @@ from typing import Any
 
 from gainscope.cases.located import line_of, load_json
 from gainscope.cases.model import Case, CaseQuery
+from gainscope.cases.overlap import check_query_join
 from gainscope.cases.scale import RatingScale
 from gainscope.errors import FormatError
 
@@ -164,6 +166,9 @@ def read_rre(path: str | Path, *, results: Mapping[str, Sequence[str]] | None = 
         seen[key] = e.line
         name = e.text if uses[e.text] == 1 else f"{e.text} [{e.variant()}]"
         queries.append(CaseQuery(name, e.ratings, tuple((results or {}).get(name, ())), e.options))
+    if results:
+        check_query_join([q.query for q in queries], list(results), left_name=f"the RRE file {p}",
+                         right_name="the results", hint="results are matched by query name")
     notes = [f"ratings from the RRE file {p}"]
     for text, n in uses.items():
         if n > 1:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gainscope.cases.model import Case
+from gainscope.cases.overlap import check_rated_results
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import Scorer, ScorerResult
 from gainscope.cases.view import QueryView
@@ -115,15 +116,21 @@ def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
 
 
 def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, unscored: str = "quepid",
-               undefined: str = "zero") -> CaseScore:
+               undefined: str = "zero", allow_unrated: bool = False) -> CaseScore:
     """Score every query of ``case`` with ``scorer`` and average them (see the module docstring).
 
     The rating scale is ``scale`` when given, else the case's, else the scorer's default (0-3 for graded
     built-ins, 0-1 for binary ones, 1-10 for the legacy ones; the binary ones take graded ratings on a scale
     widened to them, relevant = rating > 0, as Quepid's P, AP and RR do).
+
+    A case none of whose returned documents is rated (nothing returned, nothing rated, or ratings and results
+    that name different documents) is an :class:`~gainscope.errors.InconsistentInputError`, not a table of zeros,
+    unless ``allow_unrated`` (for a scorer that reads no ratings); queries whose results are all unrated while
+    they have ratings are warned about (see :mod:`gainscope.cases.overlap`).
     """
     _choice("unscored", unscored, UNSCORED)
     _choice("undefined", undefined, ("zero", "skip"))
+    check_rated_results(case, allow_unrated=allow_unrated)
     if scale is not None:
         used_scale, scale_origin = RatingScale.parse(scale), "given"
         case = case.with_scale(used_scale)

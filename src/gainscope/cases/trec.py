@@ -12,16 +12,18 @@ scorers count them as 0).
 :func:`with_run_results` goes the other way: the results of a run (any run file gainscope reads) are matched
 to the case's queries by the same ids, so a run written by :func:`write_trec_run`, or by an engine given
 those ids, reads back; a run query id also matches a query's exact ``id`` or text. Run query ids that match no
-query, and queries the run has no results for, are returned for the caller to report.
+query, and queries the run has no results for, are returned for the caller to report; a run none of whose query
+ids matches is an error.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gainscope.cases.model import Case, CaseQuery
+from gainscope.cases.overlap import no_query_in_common
 from gainscope.errors import InconsistentInputError
 
 __all__ = ["RunMatch", "trec_ids", "with_run_results", "write_trec_qrels", "write_trec_run"]
@@ -104,10 +106,14 @@ def with_run_results(case: Case, run: Mapping[str, Sequence[str]]) -> RunMatch:
             raise InconsistentInputError(f"run query ids {found[query]!r} and {rid!r} both match query {query!r}")
         else:
             found[query] = rid
+    if run and case.queries and not found:
+        raise no_query_in_common(list(run), [_trec_id(q) for q in case.queries], left_name="the run",
+                                 right_name="the case", hint="a run query id matches a query's id, its text with "
+                                 "spaces as _, or its exact text")
     queries = tuple(CaseQuery(q.query, q.ratings, tuple(run[found[q.query]]) if q.query in found else q.results,
                               q.options, q.num_found, q.id) for q in case.queries)
     missing = tuple(q.query for q in case.queries if q.query not in found)
-    return RunMatch(Case(queries, case.scale, case.scorer, case.name, case.source, case.notes), tuple(unmatched),
+    return RunMatch(replace(case, queries=tuple(queries)), tuple(unmatched),
                     missing)
 
 

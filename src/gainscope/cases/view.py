@@ -9,10 +9,13 @@ Quepid (JavaScript)         :class:`QueryView`
 ==========================  ==================================================================================
 ``docs``                    ``doc_ids`` and ``ratings``: returned documents in rank order, None = unrated
 ``bestDocs``                ``best``: every rated document, returned or not, as ``(doc_id, trunc(rating))``,
-                            rating descending (ties keep the order of the ratings). Quepid's ratings store
-                            builds bestDocs with ``parseInt(rating)``, so a rating of 2.5 is 2 there (in
-                            nDCG's ideal, AP's relevant count, ``topRatings``, ``eachDocWithRating``, the
-                            edit distance) while ``docRating`` keeps 2.5; gainscope does the same
+                            rating descending, ties in the order of Quepid's ratings object (JavaScript's
+                            key order: integer-like ids such as ``"42"`` first, ascending, then the others
+                            in the case's order). Quepid's ratings store builds bestDocs with
+                            ``parseInt(rating)``, so a rating of 2.5 is 2 there (in nDCG's ideal, AP's
+                            relevant count, ``topRatings``, ``eachDocWithRating``, the edit distance) while
+                            ``docRating`` keeps 2.5; gainscope does the same. ``rated`` keeps every rating
+                            as the case holds it
 ``hasDocRating(i)``         ``has_doc_rating(i)``: a document at 0-based position ``i`` that is rated
 ``docRating(i)``            ``doc_rating(i)``: its rating, None when unrated or absent
 ``numFound()``              ``num_found``: the engine's total hits (``num_found`` of the case, else the number
@@ -30,7 +33,8 @@ Quepid (JavaScript)         :class:`QueryView`
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +46,21 @@ __all__ = ["DEFAULT_COUNT", "QueryView"]
 
 DEFAULT_COUNT = 10
 """Quepid's ``DEFAULT_NUM_DOCS``: the depth of ``eachDoc``, ``avgRating`` and friends when no count is given."""
+
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
+_MAX_INDEX = 2**32 - 2
+
+
+def _js_key_order(keys: Iterable[str]) -> list[str]:
+    """The order in which JavaScript lists an object's keys (ECMAScript OrdinaryOwnPropertyKeys): array
+    indices (canonical integers 0 to 2^32 - 2) ascending, then the other keys in insertion order."""
+    indices, others = [], []
+    for key in keys:
+        if _ARRAY_INDEX.fullmatch(key) and int(key) <= _MAX_INDEX:
+            indices.append(key)
+        else:
+            others.append(key)
+    return sorted(indices, key=int) + others
 
 
 @dataclass(frozen=True)
@@ -55,15 +74,27 @@ class QueryView:
     scale: RatingScale
     num_found: int
     options: Mapping[str, Any] = field(default_factory=dict)
+    rated: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def of(cls, q: CaseQuery, scale: RatingScale) -> QueryView:
         """The view of a case query on a scale."""
-        # Quepid's bestDocs: {id, rating: parseInt(rating)} sorted by that rating, descending (a stable sort)
-        truncated = [(doc, math.trunc(r)) for doc, r in q.ratings.items()]
+        # Quepid's bestDocs: {id, rating: parseInt(rating)} for the keys of its ratings object, in JavaScript's
+        # key order, sorted by that rating, descending (a stable sort)
+        truncated = [(doc, math.trunc(q.ratings[doc])) for doc in _js_key_order(q.ratings)]
         best = tuple(sorted(truncated, key=lambda item: -item[1]))
         return cls(q.query, q.results, tuple(q.rating_list()), best, scale,
-                   q.num_found if q.num_found is not None else len(q.results), dict(q.options))
+                   q.num_found if q.num_found is not None else len(q.results), dict(q.options),
+                   tuple(q.ratings.items()))
+
+    def all_ratings(self) -> dict[str, float]:
+        """Every rating of the query as the case holds it, in the case's order (``rated``; for a view built
+        without it, the best ratings overlaid with the returned documents' own)."""
+        if self.rated:
+            return dict(self.rated)
+        out: dict[str, float] = dict(self.best)
+        out.update((d, r) for d, r in zip(self.doc_ids, self.ratings, strict=True) if r is not None)
+        return out
 
     # -------------------------------------------------------------------------------------- Quepid's API
     @property

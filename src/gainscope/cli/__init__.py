@@ -1,28 +1,61 @@
-"""The ``gainscope`` command line: one module per command, all sharing :mod:`gainscope.cli.common`."""
+"""The ``gainscope`` command line: one module per command, all sharing :mod:`gainscope.cli.common`.
+
+A command's module is imported only when that command runs (or ``--help`` lists the commands), so that
+``gainscope evaluate`` does not pay for the imports of ``agent``, ``judge`` or ``temporal``.
+"""
 
 from __future__ import annotations
+
+import importlib
 
 import click
 
 from gainscope._version import __version__
-from gainscope.cli.agent import agent_group
-from gainscope.cli.agreement import agreement_cmd
-from gainscope.cli.case import case_group
-from gainscope.cli.compare import compare_cmd
-from gainscope.cli.evaluate import evaluate_cmd
-from gainscope.cli.explain import explain_cmd
-from gainscope.cli.gate import gate_cmd
-from gainscope.cli.judge import judge_cmd, store_group
-from gainscope.cli.metrics import metrics_cmd
-from gainscope.cli.plot import plot_cmd
-from gainscope.cli.report import report_cmd
-from gainscope.cli.temporal import temporal_group
-from gainscope.cli.validate import validate_cmd
 
 __all__ = ["cli", "main"]
 
+#: command name -> (module, attribute) of its click command
+COMMANDS: dict[str, tuple[str, str]] = {
+    "agent": ("gainscope.cli.agent", "agent_group"),
+    "agreement": ("gainscope.cli.agreement", "agreement_cmd"),
+    "case": ("gainscope.cli.case", "case_group"),
+    "compare": ("gainscope.cli.compare", "compare_cmd"),
+    "evaluate": ("gainscope.cli.evaluate", "evaluate_cmd"),
+    "experiment": ("gainscope.cli.experiment", "experiment_cmd"),
+    "explain": ("gainscope.cli.explain", "explain_cmd"),
+    "fuse": ("gainscope.cli.fuse", "fuse_cmd"),
+    "gate": ("gainscope.cli.gate", "gate_cmd"),
+    "index": ("gainscope.cli.index", "index_cmd"),
+    "judge": ("gainscope.cli.judge", "judge_cmd"),
+    "metrics": ("gainscope.cli.metrics", "metrics_cmd"),
+    "plot": ("gainscope.cli.plot", "plot_cmd"),
+    "pool": ("gainscope.cli.pool", "pool_cmd"),
+    "report": ("gainscope.cli.report", "report_cmd"),
+    "search": ("gainscope.cli.search", "search_cmd"),
+    "serve-engine": ("gainscope.cli.serve_engine", "serve_engine_cmd"),
+    "store": ("gainscope.cli.judge", "store_group"),
+    "temporal": ("gainscope.cli.temporal", "temporal_group"),
+    "validate": ("gainscope.cli.validate", "validate_cmd"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _LazyGroup(click.Group):
+    """A group whose commands (:data:`COMMANDS`) are imported when first looked up; commands added with
+    ``add_command`` work as in any group."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(module), attribute)
+            self.add_command(command, cmd_name)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gainscope")
 def cli() -> None:
     """gainscope: ranked-retrieval evaluation with declared definitions.
@@ -30,22 +63,6 @@ def cli() -> None:
     Numbers reproduce trec_eval by default; every convention that changes a number is an option and is
     printed with the results.
     """
-
-
-cli.add_command(agent_group)
-cli.add_command(agreement_cmd)
-cli.add_command(case_group)
-cli.add_command(compare_cmd)
-cli.add_command(evaluate_cmd)
-cli.add_command(explain_cmd)
-cli.add_command(gate_cmd)
-cli.add_command(judge_cmd)
-cli.add_command(metrics_cmd)
-cli.add_command(plot_cmd)
-cli.add_command(report_cmd)
-cli.add_command(store_group)
-cli.add_command(temporal_group)
-cli.add_command(validate_cmd)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ import click
 from gainscope.cli.common import (
     emit,
     guarded,
+    number_list,
     policies_from,
     policy_options,
     read_judgments_and_run_options,
@@ -26,16 +27,6 @@ DEFAULT_METRICS = ("nDCG@10",)
 
 
 # ---------------------------------------------------------------------------------------------- command
-def _parse_categories(text: str | None) -> list[float] | None:
-    if text is None:
-        return None
-    try:
-        return [float(part) for part in text.replace(",", " ").split()]
-    except ValueError:
-        raise click.BadParameter(f"expected grades separated by commas, e.g. 0,1,2,3; got {text!r}",
-                                 param_hint="--categories") from None
-
-
 @click.command("agreement")
 @click.argument("human")
 @click.argument("llm")
@@ -81,7 +72,7 @@ def agreement_cmd(human: str, llm: str, runs: tuple[str, ...], names: tuple[str,
     llm_j, _ = read_judgments_and_run_options(llm, kwargs)
     run_objects = [read_run(r, **run_options) for r in runs]
     result = agreement(human_j, llm_j, runs=run_objects, metrics=metric_names or list(DEFAULT_METRICS),
-                       threshold=threshold, categories=_parse_categories(categories), names=names or None,
-                       policies=policies)
+                       threshold=threshold, categories=number_list(categories, "--categories", "0,1,2,3"),
+                       names=names or None, policies=policies)
     text = render_agreement(result, fmt)
     emit(text, output)

@@ -4,12 +4,14 @@ JavaScript (``scorer-js``). See :mod:`gainscope.cases`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from gainscope.cli.common import guarded, with_options
+from gainscope.cli.compare import settings_from, statistics_options
 
 __all__ = ["case_group"]
 
@@ -34,8 +36,14 @@ def scorer_options(fn: Any) -> Any:
         click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                      help="Queries whose scorer gave no number (NaN, undefined, null on a query with results "
                           "and ratings): 0 in the case score as in Quepid, or left out."),
-        click.option("--edit-distance", type=click.Choice(["levenshtein", "quepid-legacy"]), default=None,
-                     help="editDistanceFromBest: true Levenshtein (default) or Quepid's shipped implementation."),
+        click.option("--edit-distance", type=click.Choice(["quepid-legacy", "levenshtein"]), default=None,
+                     help="editDistanceFromBest: quepid-legacy (Quepid's shipped distance) or levenshtein (the true "
+                          "Levenshtein distance). Default: quepid-legacy for JavaScript scorers, so that they give "
+                          "Quepid's numbers; levenshtein for the built-ins, whose names show the variant "
+                          "(default(edit_distance=quepid-legacy)@10)."),
+        click.option("--allow-unrated", is_flag=True,
+                     help="Score even when no returned document of any query is rated (for a scorer that reads no "
+                          "ratings); otherwise that is an error, never a table of zeros."),
         click.option("--js-time-limit", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
                      help="Seconds a JavaScript scorer may run per query."),
         click.option("--js-memory-limit", type=click.IntRange(min=8), default=128, show_default=True,
@@ -70,7 +78,8 @@ def _scorer(spec: str | None, case: Any, kwargs: dict[str, Any]) -> Any:
 
 
 def _score_options(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return {"scale": _scale(kwargs["scale"]), "unscored": kwargs["unscored"], "undefined": kwargs["undefined"]}
+    return {"scale": _scale(kwargs["scale"]), "unscored": kwargs["unscored"], "undefined": kwargs["undefined"],
+            "allow_unrated": kwargs["allow_unrated"]}
 
 
 @click.group("case")
@@ -97,25 +106,91 @@ def score_cmd(case_file: str, scorer_spec: str | None, fmt: str, show_logs: bool
 
 
 @case_group.command("compare")
-@click.argument("case_a", metavar="CASE_A", type=click.Path(exists=True, dir_okay=False))
-@click.argument("case_b", metavar="CASE_B", type=click.Path(exists=True, dir_okay=False))
+@click.argument("cases", metavar="CASE...", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--snapshot", "snapshots", multiple=True, metavar="STORE[:NAME]",
+              help="A snapshot recorded by case run or search (a snapshot store, and the snapshot's name when it "
+                   "holds several), scored with the --ratings case's ratings; repeatable.")
+@click.option("--ratings", "ratings_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Score every snapshot with this case's ratings (as Quepid scores old snapshots with today's "
+                   "ratings). Default: each case file its own, store snapshots the first case's.")
 @scorer_options
 @click.option("-k", "--depth", "k", type=click.IntRange(min=1), default=None,
               help="Top k for documents moving in or out (default: the scorer's k, else 10).")
 @click.option("-f", "--format", "fmt", type=_FORMATS, default="table", show_default=True, help="Output format.")
+@statistics_options
 @guarded
-def compare_cmd(case_a: str, case_b: str, scorer_spec: str | None, k: int | None, fmt: str, **kwargs: Any) -> None:
-    """Per-query score changes from CASE_A to CASE_B (paired by query text) and the documents that entered or
-    left the top k. Without --scorer each case uses its own."""
+def compare_cmd(cases: tuple[str, ...], snapshots: tuple[str, ...], ratings_file: str | None,
+                scorer_spec: str | None, k: int | None, fmt: str, **kwargs: Any) -> None:
+    """Compare snapshots of a case query by query: case files (each a snapshot: its results and its ratings)
+    and --snapshot STORE:NAME (recorded runs). The first is the baseline; for each query every snapshot's score,
+    its change, the documents that entered or left the top k, and paired tests of the per-query scores against
+    the baseline, corrected over all comparisons. Two case files alone give the classic A/B table, then the tests.
+    Without --scorer each case file uses its own."""
     from gainscope.cases.compare import compare_cases
     from gainscope.cases.files import read_case
-    from gainscope.cases.render import render_comparison
+    from gainscope.cases.render import render_comparison, render_snapshots
+    from gainscope.cases.snapshots import compare_snapshots
 
-    a, b = read_case(case_a), read_case(case_b)
-    scorer_a = _scorer(scorer_spec, a, kwargs)
-    scorer_b = scorer_a if scorer_spec is not None else _scorer(None, b, kwargs)
-    cmp = compare_cases(a, b, scorer_a, scorer_b, k=k, **_score_options(kwargs))
-    click.echo(render_comparison(cmp, fmt), nl=False)
+    settings = settings_from(kwargs)
+    if len(cases) + len(snapshots) < 2:
+        raise click.UsageError("give at least two snapshots: case files and/or --snapshot STORE:NAME")
+    read = [read_case(c) for c in cases]
+    ratings = read_case(ratings_file) if ratings_file is not None else None
+    if ratings is not None:
+        from gainscope.cases.live import with_ratings
+
+        read = [with_ratings(c, ratings) for c in read]
+    if snapshots:
+        from gainscope.cases.live import case_from_snapshot
+
+        base = ratings or (read[0] if read else None)
+        if base is None:
+            raise click.UsageError("snapshots from a store need ratings: give --ratings CASE (or a case file first)")
+        read += [case_from_snapshot(base, results, name=name) for name, results in _store_snapshots(snapshots)]
+    options = _score_options(kwargs)
+    scorer = _scorer(scorer_spec, read[0] if ratings is None else ratings, kwargs)
+    if len(read) == 2 and not snapshots and ratings is None:
+        scorer_b = scorer if scorer_spec is not None else _scorer(None, read[1], kwargs)
+        cmp = compare_cases(read[0], read[1], scorer, scorer_b, k=k, **options)
+        tests = compare_snapshots(read, scorer, k=k, settings=settings, **options)
+        if fmt == "json":
+            data = {**cmp.to_dict(), "significance": tests.comparison.to_dict()}
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+            return
+        from gainscope.render.compare import render_comparison as render_tests
+
+        click.echo(render_comparison(cmp, fmt), nl=False)
+        if getattr(scorer_b, "name", None) != getattr(scorer, "name", None):
+            click.echo(f"note: the cases name different scorers; the tests compare both scored with A's "
+                       f"({scorer.name}); give --scorer to choose one", err=True)
+        click.echo("significance of the per-query differences (B against A):")
+        click.echo(render_tests(tests.comparison, "table"), nl=False)
+        return
+    result = compare_snapshots(read, scorer, k=k, settings=settings, **options)
+    click.echo(render_snapshots(result, fmt), nl=False)
+
+
+def _store_snapshots(specs: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """``(name, results)`` of each ``STORE[:NAME]``."""
+    from gainscope.errors import InputError
+    from gainscope.search.store import SnapshotStore
+
+    out = []
+    for spec in specs:
+        path, name = spec, None
+        if not Path(spec).exists() and ":" in spec:
+            path, _, name = spec.rpartition(":")
+        with SnapshotStore.open(path, readonly=True) as store:
+            if name is None:
+                held = store.snapshots()
+                if len(held) != 1:
+                    listed = ", ".join(s.name for s in held) or "none"
+                    raise InputError(f"{path} holds {len(held)} snapshots ({listed}); pick one: --snapshot "
+                                     f"{path}:NAME")
+                name = held[0].name
+            snapshot = store.get(name)
+            out.append((snapshot.name, store.results(snapshot, responses=False)))
+    return out
 
 
 @case_group.command("import")
@@ -224,4 +299,15 @@ def scorer_js_cmd(name: str) -> None:
     if scorer.definition.takes_edit_distance and scorer.edit_distance != "quepid-legacy":
         legacy = builtin_scorer(name, edit_distance="quepid-legacy")
         click.echo(f"warning: in Quepid, editDistanceFromBest() is Quepid's shipped edit distance, so this script "
-                   f"gives {legacy.name}'s numbers there, not {scorer.name}'s (true Levenshtein)", err=True)
+                   f"gives {legacy.name}'s numbers there, not {scorer.name}'s (true Levenshtein); so it does in "
+                   f"gainscope unless run with --edit-distance levenshtein", err=True)
+
+
+def _register_live() -> None:
+    """``case run`` lives in :mod:`gainscope.cli.case_live` (the live half: engines and snapshots)."""
+    from gainscope.cli.case_live import run_cmd
+
+    case_group.add_command(run_cmd)
+
+
+_register_live()

@@ -1,22 +1,31 @@
 """What every command shares: error handling with exit codes, warnings on stderr, the policy and reader
 options.
 
-Exit codes: 0 ok, 1 a gate failed, 2 usage (unknown metric, bad option or policy), 3 invalid input data,
-4 an external or I/O failure (a missing optional dependency, an unreadable file).
+Exit codes (the rule of :mod:`gainscope.errors`): 0 ok, 1 a gate failed, 2 usage (a bad option, an unknown
+metric or policy), 3 invalid input data (a file read whose content cannot be used), 4 I/O or external failure
+(a file that cannot be opened, read or written -- a missing input file included --, a judge or a judge store
+that failed, a missing optional dependency). Messages name options as flags (``--on-duplicate first``), see
+:func:`gainscope.errors.option`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from gainscope.errors import (
+    EngineError,
+    FileAccessError,
     GainscopeError,
     InputError,
     JudgeError,
@@ -25,10 +34,13 @@ from gainscope.errors import (
     PolicyError,
     SparkError,
     StoreError,
+    about,
+    spell,
 )
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "backend_options", "emit", "guarded", "policy_options",
-           "reader_options", "spark_evaluations", "split_metrics", "with_options"]
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "backend_options", "bounds_of_files",
+           "conventions_from", "emit", "guarded", "number_list", "policy_options", "profile_option", "reader_options",
+           "run_options_from", "spark_evaluations", "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -40,13 +52,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MetricError, PolicyError)):
         return EXIT_USAGE
-    if isinstance(exc, (MissingDependencyError, JudgeError, StoreError, SparkError)):
+    if isinstance(exc, (MissingDependencyError, JudgeError, EngineError, StoreError, FileAccessError, OSError,
+                        SparkError)):
         return EXIT_IO
     if isinstance(exc, InputError):
         return EXIT_INPUT
-    if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
-        return EXIT_IO
     return EXIT_INPUT
+
+
+def _os_message(exc: OSError) -> str:
+    """An operating-system error as one line naming the file when it is known."""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    return f"{exc.filename}: {what}" if exc.filename else what
 
 
 def guarded(fn: F) -> F:
@@ -61,7 +78,7 @@ def guarded(fn: F) -> F:
                 result = fn(*args, **kwargs)
             except (GainscopeError, OSError) as exc:
                 _flush(caught)
-                message = str(exc) if isinstance(exc, GainscopeError) else f"{exc.strerror}: {exc.filename}"
+                message = spell(exc, "cli") if isinstance(exc, GainscopeError) else _os_message(exc)
                 click.echo(f"error: {message}", err=True)
                 sys.exit(_exit_code(exc))
         _flush(caught)
@@ -73,7 +90,7 @@ def guarded(fn: F) -> F:
 def _flush(caught: list[warnings.WarningMessage]) -> None:
     seen: set[str] = set()
     for w in caught:
-        text = str(w.message)
+        text = spell(w.message, "cli")
         if text not in seen:
             seen.add(text)
             click.echo(f"warning: {text}", err=True)
@@ -89,23 +106,38 @@ def with_options(fn: F, options: Sequence[Callable[[Any], Any]]) -> F:
 def emit(text: str, output: Path | None) -> None:
     """The rendered result to the file ``output``, or to standard output."""
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        from gainscope.io.writers import write_file
+
+        write_file(output, text)
     else:
         click.echo(text, nl=False)
 
 
+def number_list(text: str | None, flag: str, example: str) -> list[float] | None:
+    """Numbers separated by commas or spaces given to ``flag`` (None when the flag is not given)."""
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.replace(",", " ").split()]
+    except ValueError:
+        raise click.BadParameter(f"expected numbers separated by commas, such as {example}; got {text!r}",
+                                 param_hint=flag) from None
+
+
 def split_metrics(values: tuple[str, ...]) -> list[str]:
-    """Metric arguments: several per ``-m`` separated by spaces (outside brackets), or one per ``-m``."""
+    """Metric arguments: one or several per ``-m``, separated by spaces or by commas (ir_measures users write
+    ``"nDCG@10,AP"``), outside brackets. A comma stays inside a metric when what follows it is not a metric
+    name: trec_eval's parameter lists (``P.5,10``, ``ndcg.1=3,2=9``, ``rbp.p=0.8``, ``utility.2,-1,0,0``)."""
     out: list[str] = []
     for value in values:
         depth = 0
         current = ""
-        for ch in value:
+        for i, ch in enumerate(value):
             if ch in "({":
                 depth += 1
             elif ch in ")}":
                 depth -= 1
-            if ch.isspace() and depth == 0:
+            if depth == 0 and (ch.isspace() or (ch == "," and _starts_metric(value[i + 1:]))):
                 if current:
                     out.append(current)
                 current = ""
@@ -116,6 +148,38 @@ def split_metrics(values: tuple[str, ...]) -> list[str]:
     return out
 
 
+def _starts_metric(text: str) -> bool:
+    """``text`` (after a comma) begins a metric name (``AP``, ``11pt_avg``) or nothing (a trailing comma), not
+    a trec_eval parameter (``10``, ``2=9``, ``.5``, ``p=0.8``, ``-1``, ``1e3``)."""
+    text = text.lstrip()
+    if not text or text[0] == ",":
+        return True
+    if re.match(r"[A-Za-z_]", text):
+        return not re.match(r"[A-Za-z_]\w*\s*=", text)
+    return bool(re.match(r"\d+[A-DF-Za-df-z_]", text))
+
+
+def _level(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A relevance level: a number, or ``positive`` (any grade > 0)."""
+    if value is None or isinstance(value, (int, float)) or value == "positive":
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(f"expected a number or 'positive' (any grade > 0); got {value!r}") from None
+
+
+def profile_option(fn: F) -> F:
+    """``--profile``, for the commands that evaluate runs and echo the profile (read with
+    :func:`conventions_from`)."""
+    from gainscope.metrics.profiles import PROFILES
+
+    return click.option("--profile", type=click.Choice(list(PROFILES)), default=None,
+                        help="Another tool's conventions in one word (policies and metric parameters); options "
+                             "given explicitly override it, and the output says what it set and what was "
+                             "overridden.")(fn)
+
+
 def policy_options(fn: F) -> F:
     """The evaluation policies as options (trec_eval's short flags where it has them)."""
     options = [
@@ -123,8 +187,9 @@ def policy_options(fn: F) -> F:
                      help="Average over every judged query, scoring missing ones 0 (trec_eval -c). The default."),
         click.option("--skip-missing", is_flag=True,
                      help="Leave judged queries without a ranking out instead of scoring them 0."),
-        click.option("-l", "--relevance-level", type=float, default=1.0, show_default=True,
-                     help="Minimum grade counted as relevant by binary metrics (trec_eval -l)."),
+        click.option("-l", "--relevance-level", default="1", show_default=True, callback=_level,
+                     help="Minimum grade counted as relevant by binary metrics (trec_eval -l); 'positive': any "
+                          "grade > 0 (Quepid)."),
         click.option("-M", "--depth", type=click.IntRange(min=1), default=None,
                      help="Keep only the first N documents of each ranking (trec_eval -M)."),
         click.option("-J", "--judged-only", is_flag=True,
@@ -136,25 +201,80 @@ def policy_options(fn: F) -> F:
                      show_default=True, help="What a negative grade means."),
         click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                      help="Undefined values (no relevant document): 0 in the mean, or left out."),
+        click.option("--judged-grades", type=click.Choice(["as_is", "truncated"]), default="as_is",
+                     show_default=True, help="The judged pool's grades (ideal rankings, R, best lists) as given, "
+                     "or truncated to integers as Quepid stores them."),
+        click.option("--max-grade", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="The top of the grading scale for ERR and avgRating100 (default: the largest judged "
+                          "grade)."),
     ]
     return with_options(fn, options)
 
 
+_POLICY_OPTIONS = ("relevance_level", "depth", "judged_only", "ties", "negative_grades", "undefined",
+                   "judged_grades", "max_grade")
+
+
 def policies_from(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Pop the policy options from a command's kwargs into Policies keyword arguments."""
+    """Pop the policy options from a command's kwargs into Policies keyword arguments: the options given on
+    the command line (a profile's values stand for the others; without one, Policies' defaults, which are
+    the options' defaults)."""
     complete = kwargs.pop("complete")
     skip = kwargs.pop("skip_missing")
     if complete and skip:
         raise click.UsageError("-c/--complete and --skip-missing contradict each other")
-    return {
-        "missing_queries": "skip" if skip else "zero",
-        "relevance_level": kwargs.pop("relevance_level"),
-        "depth": kwargs.pop("depth"),
-        "judged_only": kwargs.pop("judged_only"),
-        "ties": kwargs.pop("ties"),
-        "negative_grades": kwargs.pop("negative_grades"),
-        "undefined": kwargs.pop("undefined"),
-    }
+    ctx = click.get_current_context(silent=True)
+
+    def given(name: str) -> bool:
+        return ctx is None or ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+
+    out = {name: kwargs.pop(name) for name in _POLICY_OPTIONS}
+    out = {name: value for name, value in out.items() if given(name)}
+    if complete or skip:
+        out["missing_queries"] = "skip" if skip else "zero"
+    return out
+
+
+@dataclass
+class Conventions:
+    """The policies and the profile of one command, and the metric names resolved under them."""
+
+    policies: Any
+    profile: Any = None
+    use: Any = None
+    #: the policy options given on the command line
+    given: dict[str, Any] = field(default_factory=dict)
+
+    def resolve(self, metrics: Any) -> list[Any]:
+        """Metric names (or objects) resolved under the profile; a parameter written in a name that overrides
+        the profile is noted with the results."""
+        from gainscope.metrics.resolve import resolve_metrics_noting
+
+        found, overridden = resolve_metrics_noting(metrics, profile=self.profile, policies=self.policies)
+        if self.use is not None:
+            self.use = self.use.plus(overridden)
+        return found
+
+    def family(self, family: str) -> str:
+        """A metric family (a name without its ``@`` value) with the profile's parameters written out, so that
+        it names the same metrics where no profile applies (plots, reports)."""
+        if self.profile is None or "@" in family:
+            return family
+        return str(self.resolve(f"{family.strip()}@1")[0]).rsplit("@", 1)[0]
+
+
+def conventions_from(kwargs: dict[str, Any], **implied: Any) -> Conventions:
+    """Pop ``--profile`` and the policy options from a command's kwargs: the policies (the profile's, with
+    the options given over them) and the profile. ``implied`` are policies another option of the command set
+    (``--trec-eval-version 9``: ``score_precision="float32"``); None values are not set."""
+    from gainscope.metrics.profiles import get_profile, profiled_policies
+
+    given = policies_from(kwargs)
+    given.update({name: value for name, value in implied.items() if value is not None})
+    name = kwargs.pop("profile", None)
+    profile = get_profile(name) if name is not None else None
+    policies, use = profiled_policies(profile, given)
+    return Conventions(policies, profile, use, given)
 
 
 def reader_options(fn: F) -> F:
@@ -173,42 +293,54 @@ def reader_options(fn: F) -> F:
                      help="What a NaN score becomes: 'error', or a number such as -inf."),
         click.option("--normalize-ids", type=click.Choice(["NFC"]), default=None,
                      help="Normalise ids to Unicode NFC before matching."),
+        click.option("--encoding", default="utf-8", show_default=True,
+                     help="Text encoding of the input files (a Python codec name: latin-1, cp1252, utf-16 ...)."),
+        click.option("--allow-empty", is_flag=True,
+                     help="Accept judgments or runs with no entry (a run that retrieved nothing scores 0)."),
+        click.option("--extra-columns", type=click.Choice(["error", "ignore"]), default="error", show_default=True,
+                     help="Columns after the run tag of a TREC run: an error, or ignored as trec_eval does."),
     ]
     return with_options(fn, options)
 
 
+def nan_score_of(value: str) -> str | float:
+    """The ``--nan-score`` value as the readers take it: ``"error"`` or a number."""
+    if value == "error":
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(f"expected 'error' or a number; got {value!r}", param_hint="--nan-score") from None
+
+
 def read_inputs(judgments: str, runs: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
     """Read judgments and runs with the reader options popped from ``kwargs``."""
+    one_stdin(judgments, *runs)
     j, options = read_judgments_and_run_options(judgments, kwargs)
     from gainscope.io import read_run
 
     return j, [read_run(r, **options) for r in runs]
 
 
+def run_options_from(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Pop the run reading options from ``kwargs`` (``--run-format``, ``--on-duplicate``, ``--nan-score``,
+    ``--normalize-ids``, ``--encoding``, ``--allow-empty``, ``--extra-columns``) into
+    :func:`~gainscope.io.read_run` keyword arguments."""
+    return {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
+            "nan_score": nan_score_of(kwargs.pop("nan_score")), "normalize_ids": kwargs.pop("normalize_ids"),
+            "encoding": kwargs.pop("encoding"), "allow_empty": kwargs.pop("allow_empty"),
+            "extra_columns": kwargs.pop("extra_columns")}
+
+
 def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Read the judgments with the reader options popped from ``kwargs``; return the run reading options."""
     from gainscope.io import read_judgments
 
-    judgment_options, options = reading_options(kwargs)
-    j = read_judgments(judgments, **judgment_options)
+    options = run_options_from(kwargs)
+    j = read_judgments(judgments, format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
+                       float_grades=kwargs.pop("float_grades"), normalize_ids=options["normalize_ids"],
+                       encoding=options["encoding"], allow_empty=options["allow_empty"])
     return j, options
-
-
-def reading_options(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Pop the reader options from ``kwargs``: the keyword arguments of read_judgments and of read_run."""
-    nan = kwargs.pop("nan_score")
-    nan_score: str | float = nan
-    if nan != "error":
-        try:
-            nan_score = float(nan)
-        except ValueError:
-            raise click.BadParameter(f"expected 'error' or a number; got {nan!r}", param_hint="--nan-score") from None
-    norm = kwargs.pop("normalize_ids")
-    judgment_options = {"format": kwargs.pop("judgments_format"), "on_conflict": kwargs.pop("on_conflict"),
-                        "float_grades": kwargs.pop("float_grades"), "normalize_ids": norm}
-    options = {"format": kwargs.pop("run_format"), "on_duplicate": kwargs.pop("on_duplicate"),
-               "nan_score": nan_score, "normalize_ids": norm}
-    return judgment_options, options
 
 
 def backend_options(fn: F) -> F:
@@ -230,10 +362,9 @@ def backend_options(fn: F) -> F:
     return with_options(fn, options)
 
 
-def spark_evaluations(judgments: str, runs: tuple[str, ...], metrics: list[Any], policies: Any,
-                      kwargs: dict[str, Any], *, names: tuple[str, ...] = (), relstring: int | None = None) -> Any:
-    """Evaluate on Spark with the reader and backend options popped from ``kwargs`` (one SparkEvaluation per
-    run), when ``--backend spark``; None (nothing popped but the backend options) otherwise."""
+def _backend(kwargs: dict[str, Any]) -> tuple[str, str | None, tuple[str, ...], int | None]:
+    """Pop the backend options: ``--backend``, ``--master``, ``--spark-conf``, ``--partitions`` (the last three
+    refused without ``--backend spark``)."""
     backend, master = kwargs.pop("backend", "local"), kwargs.pop("master", None)
     conf_items, partitions = kwargs.pop("spark_conf", ()), kwargs.pop("partitions", None)
     if backend != "spark":
@@ -241,6 +372,23 @@ def spark_evaluations(judgments: str, runs: tuple[str, ...], metrics: list[Any],
                                           ("--partitions", partitions)) if value]
         if given:
             raise click.UsageError(f"{', '.join(given)} only apply with --backend spark")
+    return backend, master, conf_items, partitions
+
+
+def local_backend(kwargs: dict[str, Any], what: str) -> None:
+    """Pop the backend options, refusing ``--backend spark`` for ``what`` (a flag computed here only)."""
+    if _backend(kwargs)[0] == "spark":
+        raise click.UsageError(f"{what} is computed by the local backend only; drop --backend spark or {what}")
+
+
+def spark_evaluations(judgments: str, runs: tuple[str, ...], metrics: list[Any], conventions: Conventions,
+                      kwargs: dict[str, Any], *, names: tuple[str, ...] = (), relstring: int | None = None,
+                      trec_eval: tuple[Any, bool] | None = None) -> Any:
+    """Evaluate on Spark with the reader and backend options popped from ``kwargs`` (one SparkEvaluation per
+    run), when ``--backend spark``; None (nothing popped but the backend options) otherwise. ``metrics`` are
+    metric objects already resolved under ``conventions``."""
+    backend, master, conf_items, partitions = _backend(kwargs)
+    if backend != "spark":
         return None
     conf: dict[str, str] = {}
     for item in conf_items:
@@ -248,37 +396,85 @@ def spark_evaluations(judgments: str, runs: tuple[str, ...], metrics: list[Any],
         if not sep or not key.strip():
             raise click.BadParameter(f"expected KEY=VALUE; got {item!r}", param_hint="--spark-conf")
         conf[key.strip()] = value
-    judgment_options, run_options = reading_options(kwargs)
+    if "-" in (judgments, *runs):
+        raise click.UsageError("--backend spark reads files Spark can reach, not standard input (-)")
+    check_names(names, runs)
+    run_options = run_options_from(kwargs)
     from gainscope.spark import evaluate_runs, session
 
-    return evaluate_runs(judgments, runs, metrics, spark=session(master, conf), policies=policies,
-                         names=list(names) if names else None, judgments_format=judgment_options["format"],
-                         on_conflict=judgment_options["on_conflict"], float_grades=judgment_options["float_grades"],
-                         partitions=partitions, relstring=relstring, **run_options)
+    return evaluate_runs(judgments, runs, metrics, spark=session(master, conf), policies=conventions.policies,
+                         profile_use=conventions.use, names=list(names) if names else None,
+                         judgments_format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
+                         float_grades=kwargs.pop("float_grades"), partitions=partitions, relstring=relstring,
+                         trec_eval=trec_eval, **run_options)
 
 
 def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kwargs: dict[str, Any], *,
-                   names: tuple[str, ...] = ()) -> list[Any]:
-    """Evaluate run files against a judgments file with the policy and reader options popped from ``kwargs``:
-    judgments read and prepared once, each run through the C scanner when it applies. ``names`` (one per run,
-    or none) override the runs' names. Returns one :class:`~gainscope.results.Results` per run."""
+                   names: tuple[str, ...] = (), conventions: Conventions | None = None) -> list[Any]:
+    """Evaluate run files against a judgments file with the policy and reader options popped from ``kwargs``
+    (or the ``conventions`` already popped): judgments read and prepared once, each run through the C scanner
+    when it applies. ``metrics`` are names or metric objects (names are resolved under the profile). ``names``
+    (one per run, or none) override the runs' names. Returns one :class:`~gainscope.results.Results` per run."""
     from gainscope.core.judged_run import PreparedJudgments
-    from gainscope.core.policies import Policies
     from gainscope.evaluation import compute
     from gainscope.io.scan import judged_run_of
 
-    if names and len(names) != len(runs):
-        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
-    policies = Policies.from_kwargs(**policies_from(kwargs))
+    check_names(names, runs)
+    conventions = conventions if conventions is not None else conventions_from(kwargs)
+    policies = conventions.policies
+    metrics = conventions.resolve(metrics)
     for m in metrics:
         m.check_policies(policies)
-    on_spark = spark_evaluations(judgments, runs, metrics, policies, kwargs, names=names)
+    on_spark = spark_evaluations(judgments, runs, metrics, conventions, kwargs, names=names)
     if on_spark is not None:
         return [e.results for e in on_spark]
+    one_stdin(judgments, *runs)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
     prepared = PreparedJudgments.of(judg, policies.negative_grades)
     out = []
     for i, run in enumerate(runs):
-        jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
-        out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes))
+        with about_run(runs, i):
+            jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
+            out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes, profile=conventions.use))
+    return out
+
+
+def about_run(runs: Sequence[str], index: int) -> AbstractContextManager[None]:
+    """The warning context of the ``index``-th of ``runs``: with several, each warning names its run."""
+    from gainscope.evaluation import run_label
+
+    return about(run_label(runs[index], index)) if len(runs) > 1 else contextlib.nullcontext()
+
+
+def check_names(names: Sequence[str], runs: Sequence[str]) -> None:
+    """``--name`` values: none, or one per run."""
+    if names and len(names) != len(runs):
+        raise click.UsageError(f"{len(names)} --name value(s) for {len(runs)} runs; give one name per run, in order")
+
+
+def one_stdin(*inputs: str) -> None:
+    """Refuse more than one input given as ``-`` (standard input can be read once)."""
+    if sum(i == "-" for i in inputs) > 1:
+        raise click.UsageError("only one input can be read from standard input (-); give the others as files")
+
+
+def bounds_of_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kwargs: dict[str, Any], *,
+                    names: tuple[str, ...] = (), conventions: Conventions | None = None) -> list[Any]:
+    """As :func:`evaluate_files`, with what the unjudged documents could change: one
+    :class:`~gainscope.bounds.Bounds` per run, whose ``results`` are what :func:`evaluate_files` gives."""
+    from gainscope.bounds import bounds_runs
+    from gainscope.io import read_run
+
+    local_backend(kwargs, "--bounds")
+    one_stdin(judgments, *runs)
+    check_names(names, runs)
+    conventions = conventions if conventions is not None else conventions_from(kwargs)
+    metrics = conventions.resolve(metrics)
+    judg, run_options = read_judgments_and_run_options(judgments, kwargs)
+    out = []
+    for i, run in enumerate(runs):
+        with about_run(runs, i):
+            loaded = read_run(run, name=names[i] if names else None, **run_options)
+            out.extend(bounds_runs(judg, [loaded], metrics, policies=conventions.policies,
+                                   profile_use=conventions.use))
     return out

@@ -10,10 +10,12 @@ import click
 
 from gainscope.cli.common import (
     backend_options,
+    bounds_of_files,
     emit,
     evaluate_files,
     guarded,
     policy_options,
+    profile_option,
     reader_options,
     split_metrics,
     with_options,
@@ -75,15 +77,30 @@ def comparison_of(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...
                   default_metrics: tuple[str, ...] = DEFAULT_METRICS) -> Any:
     """Evaluate the runs and compare them, with every option popped from ``kwargs``."""
     from gainscope.compare import compare_results
-    from gainscope.evaluation import resolve_metrics
 
+    settings, baseline, names = _comparison_options(runs, kwargs)
+    results = evaluate_files(judgments, runs, split_metrics(metrics) or list(default_metrics), kwargs, names=names)
+    return compare_results(results, baseline=baseline, settings=settings)
+
+
+def _comparison_options(runs: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[Any, str | None, tuple[str, ...]]:
+    """The statistics settings, the baseline and the run names, popped from ``kwargs``."""
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs (the first is the baseline unless --baseline)")
-    settings = settings_from(kwargs)
-    baseline, names = kwargs.pop("baseline"), kwargs.pop("names")
-    mets = resolve_metrics(split_metrics(metrics) or list(default_metrics))
-    results = evaluate_files(judgments, runs, mets, kwargs, names=names)
-    return compare_results(results, baseline=baseline, settings=settings)
+    return settings_from(kwargs), kwargs.pop("baseline"), kwargs.pop("names")
+
+
+def comparison_and_bounds(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...],
+                          kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """As :func:`comparison_of`, with what the unjudged documents could do to each difference
+    (:func:`gainscope.bounds.difference_bounds`)."""
+    from gainscope.bounds import difference_bounds
+    from gainscope.compare import compare_results
+
+    settings, baseline, names = _comparison_options(runs, kwargs)
+    found = bounds_of_files(judgments, runs, split_metrics(metrics) or list(DEFAULT_METRICS), kwargs, names=names)
+    comparison = compare_results([b.results for b in found], baseline=baseline, settings=settings)
+    return comparison, difference_bounds(found, baseline=comparison.baseline)
 
 
 @click.command("compare")
@@ -97,12 +114,17 @@ def comparison_of(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...
               default="table", show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
+@click.option("--bounds", is_flag=True,
+              help="Also each difference with the runs' unjudged documents within the metric's depth taken as "
+                   "relevant, whether its sign could change, and the judged shares (gainscope.bounds). Formats: "
+                   "table, markdown, json.")
+@profile_option
 @policy_options
 @reader_options
 @backend_options
 @guarded
 def compare_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], fmt: str, output: Path | None,
-                **kwargs: Any) -> None:
+                bounds: bool, **kwargs: Any) -> None:
     """Compare RUNs (two or more) against JUDGMENTS: each system's mean and bootstrap interval, and for every
     system but the baseline the paired delta, p-values of paired tests corrected over all comparisons, the
     effect size d_z and wins/ties/losses over queries.
@@ -111,8 +133,16 @@ def compare_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...],
     query pairs; with --skip-missing or --undefined skip, queries without a value in both runs are left out of
     that comparison, and the output says which.
     """
+    from gainscope.render.bounds import COMPARE_BOUNDS_FORMATS, render_comparison_with_bounds
     from gainscope.render.compare import comparison_lines, render_comparison
 
+    if bounds:
+        if fmt not in COMPARE_BOUNDS_FORMATS:
+            raise click.UsageError(f"--bounds adds to the {', '.join(COMPARE_BOUNDS_FORMATS)} formats; not --format "
+                                   f"{fmt}")
+        comparison, rows = comparison_and_bounds(judgments, runs, metrics, kwargs)
+        emit(render_comparison_with_bounds(comparison, rows, fmt), output)
+        return
     comparison = comparison_of(judgments, runs, metrics, kwargs)
     text = render_comparison(comparison, fmt)
     if fmt in ("csv", "latex"):

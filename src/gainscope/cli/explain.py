@@ -8,9 +8,10 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    conventions_from,
     guarded,
-    policies_from,
     policy_options,
+    profile_option,
     read_inputs,
     reader_options,
     split_metrics,
@@ -25,26 +26,28 @@ from gainscope.cli.common import (
               help="Metric(s) to explain, e.g. nDCG@5 or 'nDCG(gain=exponential, ideal=retrieved)@3'.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True)
+@profile_option
 @policy_options
 @reader_options
 @guarded
 def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...], fmt: str, **kwargs: Any) -> None:
     """Explain METRIC for one query: rank, doc id, grade, gain, discount, contribution and running total,
-    for the run and the ideal ranking, then the division that gives the value."""
-    from gainscope.core.policies import Policies
+    for the run and the ideal ranking, then the division that gives the value. Metrics without a
+    position-by-position form show the value and the inputs it used."""
     from gainscope.explain import explain, explanation_frame
     from gainscope.render.explain import render_explanation
+    from gainscope.render.text import csv_text
 
-    policies = Policies.from_kwargs(**policies_from(kwargs))
+    conventions = conventions_from(kwargs)
     judg, (run_obj,) = read_inputs(judgments, (run,), kwargs)
     parts = []
     for name in split_metrics(metrics):
-        e = explain(judg, run_obj, query_id, name, policies=policies)
+        e = explain(judg, run_obj, query_id, name, profile=conventions.profile, **conventions.given)
         if fmt == "table":
             parts.append(render_explanation(e))
         elif fmt == "csv":
             frame = explanation_frame(e)
-            parts.append(frame.with_columns().write_csv())
+            parts.append(csv_text([frame.columns, *frame.iter_rows()]))
         else:
             frame = explanation_frame(e)
             parts.append(json.dumps({"metric": e.metric, "query_id": e.query_id, "value": e.value,

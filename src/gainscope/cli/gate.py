@@ -9,7 +9,15 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import evaluate_files, guarded, policy_options, reader_options, split_metrics
+from gainscope.cli.common import (
+    conventions_from,
+    evaluate_files,
+    guarded,
+    policy_options,
+    profile_option,
+    reader_options,
+    split_metrics,
+)
 from gainscope.cli.compare import settings_from, statistics_options
 
 EXIT_GATE_FAILED = 1
@@ -34,6 +42,7 @@ EXIT_GATE_FAILED = 1
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the checks as JUnit XML to this file.")
 @statistics_options
+@profile_option
 @policy_options
 @reader_options
 @guarded
@@ -51,22 +60,27 @@ def gate_cmd(judgments: str, run: str, baseline_run: str | None, rules: tuple[st
     from gainscope.render.gate import render_gate, render_junit
 
     settings = settings_from(kwargs)
-    parsed = [parse_rule(r) for r in rules]
-    checks = read_assertions(assertions) if assertions is not None else []
-    extra = [str(m) for m in resolve_metrics(split_metrics(metrics))] if metrics else []
+    conventions = conventions_from(kwargs)
+    parsed = [parse_rule(r, resolve=conventions.resolve) for r in rules]
+    checks = read_assertions(assertions, resolve=conventions.resolve) if assertions is not None else []
+    extra = [str(m) for m in conventions.resolve(split_metrics(metrics))] if metrics else []
     names = list(dict.fromkeys([*metrics_of(parsed, checks), *extra]))
     if fail_on_significant_loss:
         if baseline_run is None:
             raise click.UsageError("--fail-on-significant-loss compares with a baseline; add --baseline RUN")
         known = {r.text for r in parsed}
-        parsed += [parse_rule(f"significant_loss({m})") for m in names if f"significant_loss({m})" not in known]
+        parsed += [parse_rule(f"significant_loss({m})", resolve=resolve_metrics) for m in names
+                   if f"significant_loss({m})" not in known]  # canonical names: they need no profile
     if not parsed and not checks:
         raise click.UsageError("nothing to check: give --fail-if rules, --assertions or --fail-on-significant-loss")
     files = (run,) if baseline_run is None else (run, baseline_run)
-    results = evaluate_files(judgments, files, resolve_metrics(names), kwargs)
+    # the names are canonical: resolved without the profile they are the very metrics the profile gave
+    results = evaluate_files(judgments, files, resolve_metrics(names), kwargs, conventions=conventions)
     report = gate(results[0], parsed, checks, baseline=results[1] if baseline_run else None, settings=settings)
     click.echo(render_gate(report, fmt), nl=False)
     if junit is not None:
-        junit.write_text(render_junit(report), encoding="utf-8")
+        from gainscope.io.writers import write_file
+
+        write_file(junit, render_junit(report))
     if not report.passed:
         sys.exit(EXIT_GATE_FAILED)

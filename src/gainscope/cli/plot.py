@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gainscope.cli.common import evaluate_files, guarded, policy_options, reader_options, split_metrics
+from gainscope.cli.common import (
+    conventions_from,
+    evaluate_files,
+    guarded,
+    policy_options,
+    profile_option,
+    reader_options,
+    split_metrics,
+)
 from gainscope.cli.compare import naming_options
 from gainscope.cli.evaluate import DEFAULT_METRICS
 
@@ -88,7 +96,7 @@ def _plan(kinds: list[str], results: list[Results], metrics: list[str], *, basel
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Metric(s) for the delta, distribution, radar and sensitivity plots: nDCG@10, AP, RR ... or "
-                   "trec_eval names. Repeat -m or separate with spaces. Default: nDCG@10 AP RR P@10 R@100.")
+                   "trec_eval names. Repeat -m or separate with spaces or commas. Default: nDCG@10 AP RR P@10 R@100.")
 @click.option("--kind", "kinds", type=click.Choice([*KINDS, "all"]), multiple=True, default=("all",),
               show_default=True, help="Which plots to draw (repeatable).")
 @click.option("--cutoffs", default="1,3,5,10,20", show_default=True, callback=_cutoffs,
@@ -100,6 +108,7 @@ def _plan(kinds: list[str], results: list[Results], metrics: list[str], *, basel
 @click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the files (created if missing).")
 @naming_options
+@profile_option
 @policy_options
 @reader_options
 @guarded
@@ -114,11 +123,14 @@ def plot_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], ba
     from gainscope.render import plots
 
     chosen = list(KINDS) if "all" in kinds else list(dict.fromkeys(kinds))
-    shown = [str(m) for m in resolve_metrics(split_metrics(metrics) or list(DEFAULT_METRICS))]
+    conventions = conventions_from(kwargs)
+    family = conventions.family(family)
+    shown = [str(m) for m in conventions.resolve(split_metrics(metrics) or list(DEFAULT_METRICS))]
     extra = (plots.cutoff_metrics(family, cutoffs) if "cutoff" in chosen else []) \
         + (plots.pr_metrics() if "pr" in chosen else [])
+    # canonical names: resolved without the profile they are the very metrics the profile gave
     results = evaluate_files(judgments, runs, resolve_metrics(list(dict.fromkeys(shown + extra))), kwargs,
-                             names=names)
+                             names=names, conventions=conventions)
     policies = results[0].policies
     run_names = [r.run_name for r in results]
     if baseline is not None and baseline not in run_names:
@@ -130,6 +142,10 @@ def plot_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], ba
         raise click.UsageError("; ".join(skipped))
     for reason in skipped:
         click.echo(f"note: skipped {reason}", err=True)
+    from gainscope.render.results import profile_pairs
+
+    for key, text in profile_pairs(conventions.use):  # the figures' names carry the parameters it set
+        click.echo(f"note: {key}: {text}", err=True)
     output_dir.mkdir(parents=True, exist_ok=True)
     for stem, build in plan:
         for path in plots.save(build(), output_dir / stem, formats):

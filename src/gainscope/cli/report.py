@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import evaluate_files, guarded, policy_options, reader_options, split_metrics
+from gainscope.cli.common import (
+    conventions_from,
+    evaluate_files,
+    guarded,
+    policy_options,
+    profile_option,
+    reader_options,
+    split_metrics,
+)
 from gainscope.cli.compare import DEFAULT_METRICS, naming_options, settings_from, statistics_options
 
 
@@ -38,6 +46,7 @@ def _cutoffs(text: str) -> tuple[int, ...]:
               help="Figures inlined as SVG markup or as PNG images.")
 @naming_options
 @statistics_options
+@profile_option
 @policy_options
 @reader_options
 @guarded
@@ -51,14 +60,19 @@ def report_cmd(judgments: str, runs: tuple[str, ...], output: Path, metrics: tup
 
     if len(runs) < 2:
         raise click.UsageError("a report compares at least two runs (the first is the baseline unless --baseline)")
-    figures = ReportFigures(enabled=not no_plots, family=family, cutoffs=_cutoffs(cutoffs), format=figure_format)
     settings = settings_from(kwargs)
+    conventions = conventions_from(kwargs)
+    figures = ReportFigures(enabled=not no_plots, family=conventions.family(family), cutoffs=_cutoffs(cutoffs),
+                            format=figure_format)
     baseline, names = kwargs.pop("baseline"), kwargs.pop("names")
-    compared = [str(m) for m in resolve_metrics(split_metrics(metrics) or list(DEFAULT_METRICS))]
+    compared = [str(m) for m in conventions.resolve(split_metrics(metrics) or list(DEFAULT_METRICS))]
+    # canonical names: resolved without the profile they are the very metrics the profile gave
     everything = resolve_metrics(report_metrics(compared, figures))
-    results = evaluate_files(judgments, runs, everything, kwargs, names=names)
+    results = evaluate_files(judgments, runs, everything, kwargs, names=names, conventions=conventions)
     comparison = compare_results([r.select(compared) for r in results], baseline=baseline, settings=settings)
     html = render_report(comparison, curves=results if figures.enabled else (), figures=figures, title=title,
                          sources=[judgments, *runs])
-    output.write_text(html, encoding="utf-8")
+    from gainscope.io.writers import write_file
+
+    write_file(output, html)
     click.echo(str(output))

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import EXIT_IO, emit, guarded, split_metrics
+from gainscope.cli.common import EXIT_IO, emit, guarded, profile_option, split_metrics
 from gainscope.cli.compare import settings_from, statistics_options
 
 __all__ = ["temporal_group"]
@@ -43,6 +43,7 @@ def temporal_group() -> None:
 @click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
               help="Undefined values (no relevant document, no focus time): 0 in the mean, or left out.")
 @click.option("--baseline", default=None, help="The baseline system (default: the first in the file).")
+@profile_option
 @statistics_options
 @click.option("-q", "--per-query", is_flag=True, help="Show the value of every query too.")
 @click.option("--show-focus-times", is_flag=True,
@@ -76,16 +77,18 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
                  undefined: str, baseline: str | None, per_query: bool, show_focus_times: bool, fmt: str,
                  output: Path | None, base_url: str, model: str | None, api_key: str | None, concurrency: int,
                  timeout: float, max_attempts: int, answer_attempts: int, store_path: Path | None,
-                 allow_failures: bool, **kwargs: Any) -> None:
+                 allow_failures: bool, profile: str | None, **kwargs: Any) -> None:
     """Evaluate the rankings of FILE (JSONL: one line per system and query) with temporal metrics.
 
     Each line holds a query_id, optionally a system, the query (text and/or qft focus time), the retrieved
     documents (ids, texts and/or dft focus times) and, for gold mode, gold ids. Prints each system's mean with a
     bootstrap interval and, with several systems, paired differences with the baseline and corrected p-values.
     A failed LLM grade never counts as 0: that query has no value, is named, and the exit code is 4.
+    --profile tempoeval gives the metrics TempoEval's conventions in the file's mode (trec_eval: their own
+    defaults; the other profiles do not apply to temporal metrics).
     """
+    from gainscope.render.temporal import render_evaluation
     from gainscope.temporal.batch import evaluate_records, read_records
-    from gainscope.temporal.render import render_evaluation
 
     if show_focus_times and fmt == "csv":
         raise click.UsageError("--show-focus-times shows focus times in table, markdown or JSON output, not CSV")
@@ -99,11 +102,12 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
         client = {"base_url": base_url, "api_key": api_key, "concurrency": concurrency, "timeout": timeout,
                   "max_attempts": max_attempts}
         evaluation = _with_judge(records, names, file, undefined, baseline, settings, model, client,
-                                 answer_attempts, store_path)
+                                 answer_attempts, store_path, profile)
     else:
         evaluation = evaluate_records(records, names, path=file, mode=chosen,  # type: ignore[arg-type]
                                       undefined=undefined, baseline=baseline,  # type: ignore[arg-type]
-                                      settings=settings, unresolved=unresolved)  # type: ignore[arg-type]
+                                      settings=settings, unresolved=unresolved,  # type: ignore[arg-type]
+                                      profile=profile)
     text = render_evaluation(evaluation, fmt, per_query=per_query, focus_times=show_focus_times)
     emit(text, output)
     failed = sum(len(f) for f in evaluation.failures.values())
@@ -114,7 +118,8 @@ def evaluate_cmd(file: str, metrics: tuple[str, ...], mode: str, reference_date:
 
 
 def _with_judge(records: Any, names: list[str], file: str, undefined: Any, baseline: str | None, settings: Any,
-                model: str, client: dict[str, Any], answer_attempts: int, store_path: Path | None) -> Any:
+                model: str, client: dict[str, Any], answer_attempts: int, store_path: Path | None,
+                profile: str | None) -> Any:
     """Open a chat client (and the store), make the judge with the built-in temporal prompt (seed 001's rubric),
     evaluate; one line on stderr says how many pairs were asked, shared and taken from the store."""
     from gainscope.judges.client import ChatClient, ClientSettings
@@ -131,7 +136,8 @@ def _with_judge(records: Any, names: list[str], file: str, undefined: Any, basel
         async with ChatClient(ClientSettings(**client)) as chat:
             judge = SharedJudge(LLMJudge(spec, chat, answer_attempts=answer_attempts), store)
             evaluation = await aevaluate_records(records, names, path=file, mode="llm", judge=judge,
-                                                 undefined=undefined, baseline=baseline, settings=settings)
+                                                 undefined=undefined, baseline=baseline, settings=settings,
+                                                 profile=profile)
             return evaluation, judge
 
     if store_path is None:

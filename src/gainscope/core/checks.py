@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
+
+from gainscope.deferred import deferred_module
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["has_duplicate_pairs"]
 

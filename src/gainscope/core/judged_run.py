@@ -25,7 +25,7 @@ array               shape        content
 ``offsets``         ``nq + 1``   start of each query's kept positions in the flat arrays
 ``rank``            ``h``        1-based rank of each kept position (ascending within a query)
 ``grades``          ``h``        its grade; NaN = not judged (only in dense form)
-``doc_ids``         ``h``        its doc id when known (a polars string Series), else None
+``doc_ids``         ``h``        its doc id when known (a polars string Series, made when first read), else None
 ``scores``          ``h``        its score (NaN when the run has no scores)
 ``group_start``     ``h``        ``ties="average"``: first rank of its group of tied scores (else its rank)
 ``group_kept``      ``h``        positions of that group within the ranking (1 unless ties are averaged)
@@ -34,7 +34,8 @@ array               shape        content
                                  ``tail_grades``, their query ``tail_query``, group ``tail_start``,
                                  ``tail_kept``, ``tail_size``
 ``judged_offsets``  ``nq + 1``   start of each query's judged grades
-``judged_grades``   ``m``        every non-negative judged grade of the query, sorted descending
+``judged_grades``   ``m``        every non-negative judged grade of the query, sorted descending (truncated
+                                 to integers under ``judged_grades="truncated"``)
 ``judged_doc_ids``  ``m``        the doc ids of those grades (for explanations)
 ``missing``         ``nq``       True for judged queries that have no ranking at all
 ==================  ===========  ====================================================================
@@ -45,14 +46,20 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
-from gainscope.core.judgments import Judgments
+from gainscope.core.judgments import JudgmentArrays, Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids, loose_match
+from gainscope.deferred import DeferredSeries, deferred_module
+from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids, loose_match, option
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "RankedPositions", "build_judged_run",
            "judged_run_from_positions"]
@@ -94,7 +101,7 @@ class JudgedRun:
     offsets: np.ndarray
     rank: np.ndarray
     grades: np.ndarray
-    doc_ids: pl.Series | None
+    doc_ids: pl.Series | DeferredSeries | None
     scores: np.ndarray
     group_start: np.ndarray
     group_kept: np.ndarray
@@ -106,7 +113,7 @@ class JudgedRun:
     tail_size: np.ndarray
     judged_offsets: np.ndarray
     judged_grades: np.ndarray
-    judged_doc_ids: pl.Series
+    judged_doc_ids: pl.Series | DeferredSeries
     missing: np.ndarray
     policies: Policies
     run_name: str = "run"
@@ -173,38 +180,71 @@ def _bytewise_sorted(ids: list[str]) -> list[str]:
 class PreparedJudgments:
     """Judgments made ready once, for any number of runs evaluated under the same ``negative_grades``
     policy: float grades, the judged query ids in bytewise order, and every judged query's non-negative grades
-    sorted descending (the material of ideal rankings and totals)."""
+    sorted descending (the material of ideal rankings and totals), with their doc ids.
+
+    ``row_grades`` holds the float grade of every judgment in the judgments' own order, the rows of
+    :attr:`frame` (the scanner's ``hit_row`` refers to them). Judgments the C scanner read
+    (:attr:`Judgments.arrays`) are prepared with numpy alone; their :attr:`frame` and ``doc_ids`` are made
+    when first read."""
 
     judgments: Judgments
     negative_grades: str
-    frame: pl.DataFrame
     query_ids: list[str]
     offsets: np.ndarray
     grades: np.ndarray
-    doc_ids: pl.Series
+    doc_ids: pl.Series | DeferredSeries
+    row_grades: np.ndarray
+
+    @cached_property
+    def frame(self) -> pl.DataFrame:
+        """``query_id``, ``doc_id`` and the float ``grade`` under ``negative_grades``, in the judgments' order."""
+        return _float_grades(self.judgments.frame, self.negative_grades)
 
     @classmethod
     def of(cls, judgments: Judgments, negative_grades: str = "unjudged") -> PreparedJudgments:
         """Prepare ``judgments`` for the given ``negative_grades`` policy."""
-        frame = judgments.frame.select("query_id", "doc_id", pl.col("grade").cast(pl.Float64))
-        if negative_grades == "nonrelevant":
-            frame = frame.with_columns(pl.col("grade").clip(lower_bound=0.0))
+        if judgments.arrays is not None:
+            return cls._of_arrays(judgments, judgments.arrays, negative_grades)
+        frame = _float_grades(judgments.frame, negative_grades)
         query_ids = _bytewise_sorted(frame["query_id"].unique().to_list())
-        index = {q: i for i, q in enumerate(query_ids)}
-        rows = (frame.filter(pl.col("grade") >= 0)
-                .with_columns(pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q"))
-                .sort(["_q", "grade", "doc_id"], descending=[False, True, False]))
+        rows = _judged_rows(frame, query_ids)
         offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum(np.bincount(rows["_q"].to_numpy(), minlength=len(query_ids)))
-        return cls(judgments, negative_grades, frame, query_ids, offsets,
-                   rows["grade"].to_numpy().astype(np.float64, copy=False), rows["doc_id"])
+        prepared = cls(judgments, negative_grades, query_ids, offsets,
+                       rows["grade"].to_numpy().astype(np.float64, copy=False), rows["doc_id"],
+                       frame["grade"].to_numpy().astype(np.float64, copy=False))
+        prepared.__dict__["frame"] = frame  # made already (the cached property's slot)
+        return prepared
+
+    @classmethod
+    def _of_arrays(cls, judgments: Judgments, arrays: JudgmentArrays, negative_grades: str) -> PreparedJudgments:
+        """:meth:`of` for judgments the scanner read: the same query ids, offsets and grades, from numpy."""
+        row_grades = arrays.grades.astype(np.float64)
+        if negative_grades == "nonrelevant":
+            row_grades = np.maximum(row_grades, 0.0)
+        query_ids = _bytewise_sorted(arrays.query_ids)
+        position = {q: i for i, q in enumerate(query_ids)}
+        row_query = np.array([position[q] for q in arrays.query_ids], dtype=np.int64)[arrays.row_query]
+        judged = row_grades >= 0
+        q, g = row_query[judged], row_grades[judged]
+        order = np.lexsort((-g, q))  # by query, then grade descending
+        offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(np.bincount(q, minlength=len(query_ids)))
+        prepared: PreparedJudgments
+
+        def doc_ids() -> pl.Series:  # in the order of the polars path: equal grades by doc id
+            return _judged_rows(prepared.frame, query_ids)["doc_id"]
+
+        prepared = cls(judgments, negative_grades, query_ids, offsets, g[order], DeferredSeries(doc_ids),
+                       row_grades)
+        return prepared
 
     def under(self, negative_grades: str) -> PreparedJudgments:
         """These judgments prepared for ``negative_grades``: ``self`` when they already are."""
         return self if negative_grades == self.negative_grades else PreparedJudgments.of(self.judgments,
                                                                                           negative_grades)
 
-    def subset(self, universe: list[str]) -> tuple[np.ndarray, np.ndarray, pl.Series]:
+    def subset(self, universe: list[str]) -> tuple[np.ndarray, np.ndarray, pl.Series | DeferredSeries]:
         """Offsets, grades and doc ids of the judged grades of ``universe`` (a bytewise-ordered subset)."""
         if len(universe) == len(self.query_ids):
             return self.offsets, self.grades, self.doc_ids
@@ -214,7 +254,24 @@ class PreparedJudgments:
         offsets = np.zeros(len(universe) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         take = np.repeat(self.offsets[picked] - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
-        return offsets, self.grades[take], self.doc_ids.gather(take)
+        return offsets, self.grades[take], DeferredSeries(lambda: self.doc_ids.gather(take))
+
+
+def _float_grades(frame: pl.DataFrame, negative_grades: str) -> pl.DataFrame:
+    """``query_id``, ``doc_id`` and the grade as a float, negative grades made 0 under ``"nonrelevant"``."""
+    frame = frame.select("query_id", "doc_id", pl.col("grade").cast(pl.Float64))
+    if negative_grades == "nonrelevant":
+        frame = frame.with_columns(pl.col("grade").clip(lower_bound=0.0))
+    return frame
+
+
+def _judged_rows(frame: pl.DataFrame, query_ids: list[str]) -> pl.DataFrame:
+    """The judgments with a non-negative grade, by query (``_q``: index in ``query_ids``), grade descending,
+    then doc id."""
+    index = {q: i for i, q in enumerate(query_ids)}
+    return (frame.filter(pl.col("grade") >= 0)
+            .with_columns(pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q"))
+            .sort(["_q", "grade", "doc_id"], descending=[False, True, False]))
 
 
 def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policies: Policies | None = None, *,
@@ -277,7 +334,7 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
     offsets[1:] = np.cumsum(np.bincount(q, minlength=nq))
 
     # ---- judged grades per query, descending (the material of ideal rankings and totals)
-    judged_offsets, judged_grades, judged_doc_ids = prepared.subset(universe)
+    judged_offsets, judged_grades, judged_doc_ids = _judged_grades(prepared, universe, policies)
     missing_mask = np.array([u not in ranked_set for u in universe], dtype=bool)
 
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored, tied_groups, rank_steps, rank_down)
@@ -352,14 +409,14 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     take = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]), dtype=np.int64)
     rows = positions.hit_row[take]
     rank = positions.hit_rank[take].astype(np.int64, copy=False)
-    grades = prepared.frame["grade"].to_numpy().astype(np.float64, copy=False)[rows]
+    grades = prepared.row_grades[rows]
     rank_down = rank_steps = 0
     if policies.ties == "trec_eval":
         _warn_ties(int(positions.tied_groups[ranked[has]].sum()), policies)
         rank_down = int(positions.rank_down[ranked[has]].sum())
         rank_steps = int(positions.rank_steps[ranked[has]].sum())
         _warn_if_distances(rank_down, rank_steps)
-    judged_offsets, judged_grades, judged_doc_ids = prepared.subset(universe)
+    judged_offsets, judged_grades, judged_doc_ids = _judged_grades(prepared, universe, policies)
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored,
                         int(positions.tied_groups[ranked[has]].sum()) if policies.ties != "rank" else 0,
                         rank_steps, rank_down)
@@ -369,11 +426,22 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
         query_ids=tuple(universe), num_ret=np.where(has, positions.num_ret[src], 0).astype(np.int64),
         offsets=offsets, rank=rank, grades=np.ascontiguousarray(grades),
         scores=np.ascontiguousarray(positions.hit_score[take], dtype=np.float64),
-        doc_ids=prepared.frame["doc_id"].gather(rows),
+        doc_ids=DeferredSeries(lambda: prepared.frame["doc_id"].gather(rows)),
         group_start=rank.copy(), group_kept=one, group_size=one.copy(),
         tail_grades=empty_f, tail_query=empty_i, tail_start=empty_i, tail_kept=empty_i, tail_size=empty_i,
         judged_offsets=judged_offsets, judged_grades=judged_grades, judged_doc_ids=judged_doc_ids,
         missing=~has, policies=policies, run_name=run_name, coverage=coverage)
+
+
+def _judged_grades(prepared: PreparedJudgments, universe: list[str],
+                   policies: Policies) -> tuple[np.ndarray, np.ndarray, pl.Series | DeferredSeries]:
+    """Offsets, grades (descending within each query) and doc ids of the judged pool of ``universe``, under
+    the ``judged_grades`` policy: ``"truncated"`` truncates each grade toward 0, as Quepid's ratings store
+    keeps ``parseInt(rating)`` (truncation keeps the descending order)."""
+    offsets, grades, doc_ids = prepared.subset(universe)
+    if policies.judged_grades == "truncated":
+        grades = np.trunc(grades)
+    return offsets, grades, doc_ids
 
 
 def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies, judgments_source: str | None,
@@ -390,8 +458,9 @@ def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies
             f"{len(ignored)} ranked quer{'y has' if len(ignored) == 1 else 'ies have'} no judgments and "
             f"{'is' if len(ignored) == 1 else 'are'} ignored: {format_ids(list(ignored))}"), stacklevel=3)
     if missing:
-        what = ("scored 0 (missing_queries='zero', as trec_eval -c)" if policies.missing_queries == "zero"
-                else "left out (missing_queries='skip')")
+        what = (f"scored 0 ({option('missing_queries', 'zero', cli='-c')}, as trec_eval -c)"
+                if policies.missing_queries == "zero"
+                else f"left out ({option('missing_queries', 'skip', cli='--skip-missing')})")
         warnings.warn(QueryCoverageWarning(
             f"{len(missing)} judged quer{'y has' if len(missing) == 1 else 'ies have'} no ranking and "
             f"{'is' if len(missing) == 1 else 'are'} {what}: {format_ids(list(missing))}"), stacklevel=3)
@@ -408,6 +477,8 @@ def _ordered_rows(rframe: pl.DataFrame, jframe: pl.DataFrame, universe: list[str
             .join(jframe, on=["query_id", "doc_id"], how="left")
             .with_columns(pl.col("query_id").replace_strict(index, return_dtype=pl.Int64).alias("_q")))
     order_by_scores = run.has_scores and policies.ties != "rank"
+    if policies.score_precision == "float32":  # as trec_eval 9 and pytrec_eval store them (C float)
+        rows = rows.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
     if order_by_scores and policies.ties == "trec_eval":
         rows = rows.sort(["_q", "score", "doc_id"], descending=[False, True, True])
     elif order_by_scores:  # average: order among equals does not matter; keep it reproducible
@@ -493,15 +564,16 @@ def _warn_if_distances(descending: int, steps: int) -> None:
     if steps and descending > 0.5 * steps:
         warnings.warn(InputWarning(
             "the rank column mostly contradicts the scores (higher scores have worse ranks): are the scores "
-            "distances? Ordering follows scores (descending) as trec_eval does; use ties='rank' to follow the "
-            "rank column, or negate the scores"), stacklevel=4)
+            f"distances? Ordering follows scores (descending) as trec_eval does; use {option('ties', 'rank')} to "
+            "follow the rank column, or negate the scores"), stacklevel=4)
 
 
 def _warn_ties(tied_groups: int, policies: Policies) -> None:
     if tied_groups and policies.ties == "trec_eval":
         warnings.warn(InputWarning(
             f"{tied_groups} group(s) of equal scores within a query; ordered by doc id descending as trec_eval "
-            "does (ties='trec_eval'); use ties='rank' for the order given or ties='average' to average them"),
+            f"does ({option('ties', 'trec_eval')}); use {option('ties', 'rank')} for the order given or "
+            f"{option('ties', 'average')} to average them"),
             stacklevel=4)
 
 

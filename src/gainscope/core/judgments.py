@@ -6,22 +6,60 @@ are allowed when they are asked for explicitly. Negative grades are kept as give
 
 Inside, a :class:`Judgments` is one polars frame with Arrow string columns ``query_id`` and ``doc_id``, a
 numeric ``grade`` column, and optional provenance columns (``judge``, ``model``, ...). No Python object is
-held per judgment.
+held per judgment. Judgments the C scanner read from a TREC qrels file hold :class:`JudgmentArrays` instead,
+and make that frame only when it is first asked for: evaluating them needs neither polars nor the frame.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
+import numpy as np
 
 from gainscope.core.checks import has_duplicate_pairs
+from gainscope.deferred import deferred_module
 from gainscope.errors import InconsistentInputError, InputError
 
-__all__ = ["Judgments"]
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
+
+__all__ = ["JudgmentArrays", "Judgments"]
 
 _REQUIRED = ("query_id", "doc_id", "grade")
+
+
+@dataclass(frozen=True, eq=False)
+class JudgmentArrays:
+    """Judgments as flat arrays, the form the C scanner reads plain TREC qrels into (see
+    :mod:`gainscope.io.scan_qrels`): ``query_ids`` are the distinct query ids in order of first appearance,
+    ``query_blob``/``query_offsets`` the same ids as one ASCII blob and int64 offsets; per judgment, in file
+    order, ``row_query`` is its query's index in ``query_ids`` (int32), ``grades`` its grade (int64), and its doc
+    id is ``doc_blob[doc_offsets[i]:doc_offsets[i + 1]]`` (ASCII: the scanner takes nothing else)."""
+
+    query_ids: list[str]
+    query_blob: bytes
+    query_offsets: np.ndarray
+    row_query: np.ndarray
+    doc_blob: bytes
+    doc_offsets: np.ndarray
+    grades: np.ndarray
+
+    def doc_ids(self) -> list[str]:
+        """The doc id of every judgment, in file order."""
+        text = self.doc_blob.decode("ascii")
+        off = self.doc_offsets.tolist()
+        return [text[a:b] for a, b in itertools.pairwise(off)]
+
+    def frame(self) -> pl.DataFrame:
+        """The frame the readers would have made: ``query_id``, ``doc_id`` (strings), ``grade`` (Int64)."""
+        queries = pl.Series("query_id", self.query_ids, dtype=pl.String).gather(self.row_query)
+        return pl.DataFrame([queries, pl.Series("doc_id", self.doc_ids(), dtype=pl.String),
+                             pl.Series("grade", self.grades, dtype=pl.Int64)])
 
 
 class Judgments:
@@ -42,7 +80,7 @@ class Judgments:
     Duplicate ``(query_id, doc_id)`` pairs are an error: give each document one grade per query.
     """
 
-    __slots__ = ("_frame", "notes", "query_texts", "source")
+    __slots__ = ("_arrays", "_made", "notes", "query_texts", "source")
 
     def __init__(self, frame: pl.DataFrame, *, source: str | None = None,
                  notes: Iterable[str] = (), query_texts: Mapping[str, str] | None = None) -> None:
@@ -77,12 +115,25 @@ class Judgments:
                 f"duplicate judgment for query {first['query_id']!r}, doc {first['doc_id']!r} "
                 f"({dups.height} rows involved)" + (f" in {source}" if source else "")
                 + "; give each document one grade per query")
-        self._frame = frame
+        self._made: pl.DataFrame | None = frame
+        self._arrays: JudgmentArrays | None = None
         self.source = source
         self.notes = tuple(notes)
         self.query_texts: dict[str, str] = dict(query_texts or {})
 
     # ------------------------------------------------------------------ constructors
+    @classmethod
+    def _from_arrays(cls, arrays: JudgmentArrays, *, source: str | None, notes: Iterable[str]) -> Judgments:
+        """For the C scanner, which has checked everything ``__init__`` checks (ids, integer grades, one
+        judgment per document and query); the frame is made from ``arrays`` when first asked for."""
+        judgments = cls.__new__(cls)
+        judgments._made = None
+        judgments._arrays = arrays
+        judgments.source = source
+        judgments.notes = tuple(notes)
+        judgments.query_texts = {}
+        return judgments
+
     @classmethod
     def from_columns(cls, query_ids: Iterable[Any], doc_ids: Iterable[Any], grades: Iterable[Any], *,
                      source: str | None = None, notes: Iterable[str] = (),
@@ -92,7 +143,7 @@ class Judgments:
         data: dict[str, Any] = {
             "query_id": pl.Series("query_id", list(query_ids), dtype=pl.String, strict=False),
             "doc_id": pl.Series("doc_id", list(doc_ids), dtype=pl.String, strict=False),
-            "grade": pl.Series("grade", list(grades)),
+            "grade": _grade_series(list(grades)),
         }
         for name, values in provenance.items():
             data[name] = pl.Series(name, list(values))
@@ -123,9 +174,21 @@ class Judgments:
 
     # ------------------------------------------------------------------ accessors
     @property
+    def _frame(self) -> pl.DataFrame:
+        if self._made is None:
+            assert self._arrays is not None
+            self._made = self._arrays.frame()
+        return self._made
+
+    @property
     def frame(self) -> pl.DataFrame:
         """The judgments as a polars frame (``query_id``, ``doc_id``, ``grade``, provenance...)."""
         return self._frame
+
+    @property
+    def arrays(self) -> JudgmentArrays | None:
+        """The flat arrays of judgments the C scanner read (None for any other source)."""
+        return self._arrays
 
     @property
     def float_grades(self) -> bool:
@@ -171,3 +234,14 @@ def _check_grade(grade: Any, qid: Any, did: Any) -> int | float:
         raise InputError(f"grade for query {qid!r}, doc {did!r} must be a number; got {grade!r}")
     return grade
 
+
+
+def _grade_series(grades: list[Any]) -> pl.Series:
+    """The grade column; ints and floats mixed (``{"a": 2, "b": 1.5}``) make a float column (polars infers
+    the type from the first values and would refuse the others)."""
+    try:
+        return pl.Series("grade", grades)
+    except TypeError:
+        if all(isinstance(g, (int, float)) and not isinstance(g, bool) for g in grades):
+            return pl.Series("grade", grades, dtype=pl.Float64)
+        raise

@@ -9,12 +9,16 @@ ranks). Rows keep the order of the input, which is the order used when a run has
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from gainscope.core.checks import has_duplicate_pairs
-from gainscope.errors import InconsistentInputError, InputError
+from gainscope.deferred import deferred_module
+from gainscope.errors import InconsistentInputError, InputError, option
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["Run"]
 
@@ -67,7 +71,7 @@ class Run:
         if nan_scores:
             bad = frame.filter(pl.col("score").is_nan()).row(0, named=True)
             raise InputError(f"run has {nan_scores} NaN score(s), first for query {bad['query_id']!r}, doc "
-                             f"{bad['doc_id']!r}; give a number (or read with nan_score='-inf')")
+                             f"{bad['doc_id']!r}; give a number (or read with {option('nan_score', '-inf')})")
         dups = frame.filter(pl.struct("query_id", "doc_id").is_duplicated()) if has_duplicate_pairs(frame) \
             else frame.clear()
         if dups.height:
@@ -75,7 +79,7 @@ class Run:
             raise InconsistentInputError(
                 f"doc {first['doc_id']!r} appears more than once for query {first['query_id']!r} "
                 f"({dups.height} rows involved)" + (f" in {source}" if source else "")
-                + "; keep one line per document (or read with on_duplicate='first' or 'max')")
+                + f"; keep one line per document (or read with {option('on_duplicate', ('first', 'max'))})")
         self._frame = frame
         self.name = name if name is not None else "run"
         self.source = source

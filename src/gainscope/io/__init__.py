@@ -39,8 +39,9 @@ from gainscope.io.frames import (
     mapping_table,
 )
 from gainscope.io.jsonl import load_json_table
+from gainscope.io.scan_qrels import scan_trec_judgments
 from gainscope.io.tabular import load_tabular_table
-from gainscope.io.text import TextFile
+from gainscope.io.text import TextFile, is_stream
 from gainscope.io.trec import read_trec_judgments, read_trec_run
 from gainscope.io.validate import Issue, validate_files
 from gainscope.io.writers import write_judgments, write_run
@@ -72,7 +73,8 @@ def read_judgments(source: Any, *, format: str | None = None, on_conflict: str =
     Parameters
     ----------
     source:
-        A path (str or PathLike), a polars or pandas DataFrame, ``{query_id: {doc_id: grade}}`` or
+        A path (str or PathLike; ``"-"`` reads standard input), a binary file object (read whole), a polars
+        or pandas DataFrame, ``{query_id: {doc_id: grade}}`` or
         ``{query_id: [doc ids]}`` (grade 1 each), or a :class:`Judgments` (returned unchanged).
     format:
         ``"trec"``, ``"qrels3"``, ``"jsonl"``, ``"json"``, ``"csv"``, ``"tsv"``, ``"beir"``, ``"parquet"``;
@@ -119,14 +121,18 @@ def _read_judgments(source: Any, fmt: str | None, opts: JudgmentOptions, encodin
         return finish_judgments(frame_table(source, "judgments"), opts)
     if isinstance(source, Mapping):
         return finish_judgments(mapping_table(source, "judgments"), opts)
-    if not isinstance(source, (str, os.PathLike)):
-        raise InputError(f"cannot read judgments from a {type(source).__name__}; give a path, a polars or "
-                         f"pandas DataFrame, a dict {{query_id: {{doc_id: grade}}}} or a Judgments")
-    src = TextFile(source, encoding)
+    if not isinstance(source, (str, os.PathLike, TextFile)) and not is_stream(source):
+        raise InputError(f"cannot read judgments from a {type(source).__name__}; give a path, a binary file "
+                         f"object, a polars or pandas DataFrame, a dict {{query_id: {{doc_id: grade}}}} or a "
+                         f"Judgments")
+    src = source if isinstance(source, TextFile) else TextFile(source, encoding)
     detected = fmt is None
     fmt = fmt or detect_text_format(src, "judgments")
     if fmt in ("trec", "qrels3"):
         notes = [_QRELS3_NOTE] if detected and fmt == "qrels3" else []
+        scanned = scan_trec_judgments(src, fmt, opts, notes=notes)  # the C scanner, when the file is plain
+        if scanned is not None:
+            return scanned, []
         return read_trec_judgments(src, fmt, opts, notes=notes)
     return finish_judgments(_load_table(src, "judgments", fmt), opts)
 
@@ -139,13 +145,14 @@ def _load_table(src: TextFile, kind: str, fmt: str) -> TokenTable:
 
 def read_run(source: Any, *, format: str | None = None, name: str | None = None, on_duplicate: str = "error",
              nan_score: str | float = "error", normalize_ids: str | None = None, allow_empty: bool = False,
-             encoding: str = "utf-8") -> Run:
+             encoding: str = "utf-8", extra_columns: str = "error") -> Run:
     """Read a ranked run from a file, a DataFrame, a dict, or return a Run as is.
 
     Parameters
     ----------
     source:
-        A path (str or PathLike), a polars or pandas DataFrame, ``{query_id: {doc_id: score}}`` or
+        A path (str or PathLike; ``"-"`` reads standard input), a binary file object (read whole), a polars
+        or pandas DataFrame, ``{query_id: {doc_id: score}}`` or
         ``{query_id: [doc ids in rank order]}``, or a :class:`Run` (returned unchanged).
     format:
         ``"trec"``, ``"msmarco"``, ``"jsonl"``, ``"json"``, ``"csv"``, ``"tsv"``, ``"parquet"``; None
@@ -159,6 +166,9 @@ def read_run(source: Any, *, format: str | None = None, name: str | None = None,
         ``"error"`` (default) or the number to put in place of NaN scores (``"-inf"`` ranks them last).
     normalize_ids, allow_empty, encoding:
         As for :func:`read_judgments`.
+    extra_columns:
+        TREC runs have exactly 6 columns; a line with more is an error (``"error"``, the default), or, with
+        ``"ignore"``, the columns after the run tag are ignored as trec_eval does.
 
     Raises
     ------
@@ -171,7 +181,7 @@ def read_run(source: Any, *, format: str | None = None, name: str | None = None,
         An unknown ``format=``, or a table whose columns cannot be matched.
     """
     opts = RunOptions(name=name, on_duplicate=on_duplicate, nan_score=RunOptions.parse_nan_score(nan_score),
-                      normalize_ids=normalize_ids, allow_empty=allow_empty)
+                      normalize_ids=normalize_ids, allow_empty=allow_empty, extra_columns=extra_columns)
     fmt = check_format(format, "run")
     if isinstance(source, Run):
         return source
@@ -185,11 +195,12 @@ def _read_run(source: Any, fmt: str | None, opts: RunOptions, encoding: str) -> 
         return finish_run(frame_table(source, "run"), opts)
     if isinstance(source, Mapping):
         return finish_run(mapping_table(source, "run"), opts)
-    if not isinstance(source, (str, os.PathLike)):
-        raise InputError(f"cannot read a run from a {type(source).__name__}; give a path, a polars or pandas "
-                         f"DataFrame, a dict {{query_id: {{doc_id: score}}}} or a Run")
-    src = TextFile(source, encoding)
+    if not isinstance(source, (str, os.PathLike, TextFile)) and not is_stream(source):
+        raise InputError(f"cannot read a run from a {type(source).__name__}; give a path, a binary file object, "
+                         f"a polars or pandas DataFrame, a dict {{query_id: {{doc_id: score}}}} or a Run")
+    src = source if isinstance(source, TextFile) else TextFile(source, encoding)
+    detected = fmt is None
     fmt = fmt or detect_text_format(src, "run")
     if fmt in ("trec", "msmarco"):
-        return read_trec_run(src, fmt, opts)
+        return read_trec_run(src, fmt, opts, check_ranks=detected and fmt == "msmarco")
     return finish_run(_load_table(src, "run", fmt), opts)

@@ -14,8 +14,12 @@ Detection (a ``.gz`` suffix is looked through, and so is gzip content):
 4. Anything else is looked at: comment (``#`` at column 0) and blank lines are skipped and the first
    data line decides. A header row → ``beir``/``tsv``/``csv`` by its names and separator. Otherwise the
    number of whitespace-separated columns: judgments with 3 columns and an integer last column →
-   ``qrels3``; runs with 3 columns and an integer last column → ``msmarco``; everything else → ``trec``
-   (whose reader then explains what is wrong with the line).
+   ``qrels3``; everything else → ``trec`` (whose reader then explains what is wrong with the line).
+   A run with 3 columns is ``msmarco`` only on unambiguous evidence: in every line read, each query's
+   third column is its rank sequence 1, 2, ..., n in order (the reader then checks the whole file). Any
+   other 3-column run (``q1 d1 30``, ``q1 d2 20``: scores, or ranks out of order) is refused with an
+   :class:`~gainscope.errors.UnknownFormatError` naming ``format=``: reading scores as ranks would reverse
+   the order silently.
 
 :func:`guess_kind` tells judgments from runs for the validator.
 """
@@ -25,13 +29,14 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 
-from gainscope.errors import PolicyError, UnknownFormatError
+from gainscope.errors import PolicyError, UnknownFormatError, option
 from gainscope.io.frames import ALIASES
-from gainscope.io.text import BOM, TextFile
+from gainscope.io.text import BOM, HEAD_BYTES, TextFile
 
 __all__ = ["FORMATS", "KINDS", "check_format", "detect_format", "detect_head_format", "detect_text_format",
-           "guess_kind"]
+           "format_option", "guess_kind", "not_ranks_error", "rank_sequence_problem"]
 
 FORMATS: dict[str, tuple[str, ...]] = {
     "judgments": ("trec", "qrels3", "jsonl", "json", "csv", "tsv", "beir", "parquet"),
@@ -66,6 +71,13 @@ def check_format(fmt: str | None, kind: str) -> str | None:
     return fmt.lower()
 
 
+def format_option(fmt: str, kind: str) -> str:
+    """``format='msmarco'`` in Python, ``--run-format msmarco`` (or ``--judgments-format``) on the command
+    line: the fix that names a format, for a message (see :func:`gainscope.errors.option`)."""
+    flag = "--run-format" if kind == "run" else "--judgments-format"
+    return option("format", fmt, cli=f"{flag} {fmt}")
+
+
 def detect_format(path: str | os.PathLike[str], *, kind: str) -> str:
     """The format of the file at ``path`` read as ``kind`` (``"judgments"`` or ``"run"``)."""
     check_kind(kind)
@@ -74,12 +86,13 @@ def detect_format(path: str | os.PathLike[str], *, kind: str) -> str:
 
 def detect_text_format(src: TextFile, kind: str) -> str:
     """:func:`detect_format` for an opened :class:`~gainscope.io.text.TextFile`."""
-    return detect_head_format(src.head(), src.suffix, kind)
+    return detect_head_format(src.head(), src.suffix, kind, src.name)
 
 
-def detect_head_format(head: bytes, suffix: str, kind: str) -> str:
-    """The format of a file whose first bytes are ``head`` and whose lower-case extension (``.gz`` looked
-    through) is ``suffix``; for files that are not opened here (read by Spark, for example)."""
+def detect_head_format(head: bytes, suffix: str, kind: str, name: str) -> str:
+    """The format of a file named ``name`` (in messages) whose first bytes are ``head`` and whose lower-case
+    extension (``.gz`` looked through) is ``suffix``; for files that are not opened here (read by Spark, for
+    example)."""
     if head.startswith(b"PAR1"):
         return "parquet"
     by_name = _EXTENSIONS.get(suffix)
@@ -90,12 +103,12 @@ def detect_head_format(head: bytes, suffix: str, kind: str) -> str:
     if by_name in ("csv", "tsv"):
         line = _first_data_line(head)
         if line is not None and _looks_like_trec(line, kind):
-            return _sniff(head, kind)  # MS MARCO ships headerless TREC-style .tsv files
+            return _sniff(head, kind, name)  # MS MARCO ships headerless TREC-style .tsv files
         if by_name == "tsv" and kind == "judgments" and _first_tokens(head, "\t") == _BEIR_HEADER:
             return "beir"
     if by_name is not None:
         return by_name
-    return _sniff(head, kind)
+    return _sniff(head, kind, name)
 
 
 def _looks_like_trec(line: str, kind: str) -> bool:
@@ -137,7 +150,7 @@ def _looks_like_header(tokens: list[str]) -> bool:
             and sum(t in _HEADER_WORDS for t in lowered) >= 2)
 
 
-def _sniff(head: bytes, kind: str) -> str:
+def _sniff(head: bytes, kind: str, name: str) -> str:
     stripped = head.lstrip()
     if stripped.startswith(b"["):
         return "json"
@@ -153,9 +166,64 @@ def _sniff(head: bytes, kind: str) -> str:
                 return "beir"
             return fmt
     tokens = line.split()
-    if len(tokens) == 3 and _INT.match(tokens[2]):
-        return "qrels3" if kind == "judgments" else "msmarco"
+    if len(tokens) == 3 and kind == "judgments" and _INT.match(tokens[2]):
+        return "qrels3"
+    rows = _data_rows(head)
+    if len(tokens) == 3 and kind == "run" and rows:
+        problem = rank_sequence_problem(rows)
+        if problem is not None:
+            raise not_ranks_error(name, *problem)
+        return "msmarco"
     return "trec"
+
+
+def _data_rows(head: bytes) -> list[tuple[int, list[str]]]:
+    """The complete lines of the head that are not comments or blank: (line number, tokens). A head that
+    ends inside its first line (longer than the head) gives none: no evidence."""
+    lines = head.split(b"\n")
+    if len(head) >= HEAD_BYTES and not head.endswith(b"\n"):
+        lines = lines[:-1]  # the last line may go on beyond the head
+    return [(number, raw.decode("utf-8", "replace").split()) for number, raw in enumerate(lines, start=1)
+            if raw.strip() and not raw.startswith(b"#")]
+
+
+def rank_sequence_problem(rows: Iterable[tuple[int, list[str]]]) -> tuple[int, str, str, int] | None:
+    """None when, in ``rows`` of (line, tokens), each query's third column is 1, 2, ..., n in order (its lines
+    together); else the first offence: (line, query id, the third column, the rank expected there)."""
+    expected: dict[str, int] = {}
+    previous = None
+    for number, tokens in rows:
+        if len(tokens) != 3:
+            return number, tokens[0] if tokens else "", " ".join(tokens[2:]), 0
+        qid, value = tokens[0], tokens[2]
+        if qid != previous and qid in expected:
+            return number, qid, value, 0
+        want = expected.get(qid, 0) + 1
+        if not _INT.match(value) or int(value) != want:
+            return number, qid, value, want
+        expected[qid], previous = want, qid
+    return None
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def not_ranks_error(name: str, line: int, qid: str, value: str, want: int) -> UnknownFormatError:
+    """The refusal of a 3-column run whose third column is not a rank sequence per query."""
+    if want == 0 and value == "":
+        found = "a line without 3 columns"
+    elif want == 0:
+        found = f"query {_short(qid)!r} comes back after other queries"
+    else:
+        found = f"query {_short(qid)!r} has {_short(value)!r} where rank {want} belongs"
+    return UnknownFormatError(
+        f"{name}:{line}: cannot tell this run's format: its lines have 3 columns as MS MARCO runs "
+        f"(query_id doc_id rank), but the third column is not each query's rank sequence 1, 2, 3 ... ({found}); "
+        f"if it holds ranks, read with {format_option('msmarco', 'run')}; if it holds scores, write the run in "
+        f"TREC format (query_id Q0 doc_id rank score run_tag) or as a table with a header line "
+        f"(query_id, doc_id, score) and read it with {format_option('tsv', 'run')} or "
+        f"{format_option('csv', 'run')}")
 
 
 # ---------------------------------------------------------------------- judgments or run?
@@ -216,6 +284,6 @@ def _parquet_columns(src: TextFile) -> list[str]:
     import polars as pl
 
     try:
-        return list(pl.read_parquet_schema(src.path))
+        return list(pl.read_parquet_schema(src.binary_source()))
     except (pl.exceptions.PolarsError, OSError):
         return []

@@ -38,15 +38,15 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from gainscope.core.checks import has_duplicate_pairs
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
+from gainscope.deferred import deferred_module
 from gainscope.errors import (
     DuplicateError,
     FormatError,
@@ -54,19 +54,31 @@ from gainscope.errors import (
     InputError,
     PolicyError,
     UnknownFormatError,
+    option,
 )
 from gainscope.io.text import check_normal_form, normalize_id_columns
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = [
     "ALIASES",
     "JudgmentOptions",
     "NeedLocations",
     "Origin",
+    "RowProblem",
     "RunOptions",
     "TokenTable",
+    "conflict_problem",
+    "convert_run_values",
     "duplicate_error",
+    "duplicate_problem",
     "duplicates_resolved_note",
     "empty_error",
+    "empty_message",
+    "ensure_string_ids",
     "finish_judgments",
     "finish_run",
     "frame_table",
@@ -75,7 +87,14 @@ __all__ = [
     "mapping_table",
     "nan_scores_note",
     "resolve_columns",
+    "resolve_judgment_duplicates",
+    "resolve_run_duplicates",
+    "row_checks",
+    "row_problems",
+    "run_tag",
     "run_tags_warning",
+    "scale_warnings",
+    "strip_tokens",
     "table_from_columns",
 ]
 
@@ -89,7 +108,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 PREFERRED = {"query_id": ("query_id",), "doc_id": ("doc_id",), "grade": ("relevance", "grade"),
               "score": ("score",), "rank": ("rank",)}
-_LABEL = {"query_id": "query id", "doc_id": "doc id", "grade": "relevance", "score": "score", "rank": "rank"}
+_LABEL = {"query_id": "query id", "doc_id": "doc id", "grade": "relevance", "score": "score", "rank": "rank",
+          "tag": "run tag"}
 ROLES = {"judgments": ("query_id", "doc_id", "grade"), "run": ("query_id", "doc_id", "score", "rank")}
 _NOT_PROVENANCE = {"iter", "iteration", "q0", "_loc"}
 
@@ -99,10 +119,12 @@ INT_RE = r"^[+-]?[0-9]+$"
 FLOAT_RE = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 NONFINITE_RE = r"^[+-]?(?i:inf|infinity|nan)$"
 NAN_RE = r"^[+-]?(?i:nan)$"
+CONTROL_RE = r"[\x00-\x1F\x7F-\x9F]"  # C0 (NUL, tab, line ends ...), DEL and C1: never inside an id
 _INT = re.compile(INT_RE)
 _FLOAT = re.compile(FLOAT_RE)
 _NONFINITE = re.compile(NONFINITE_RE)
 _NAN = re.compile(NAN_RE)
+_CONTROL = re.compile(CONTROL_RE)
 _COMMA_DECIMAL = re.compile(r"^[+-]?[0-9]*,[0-9]+$")
 _INT64_MAX = 2**63 - 1
 
@@ -171,6 +193,7 @@ class TokenTable:
 # ---------------------------------------------------------------------- options
 ON_CONFLICT = ("error", "max", "min", "first", "last")
 ON_DUPLICATE = ("error", "first", "max")
+EXTRA_COLUMNS = ("error", "ignore")
 
 
 def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
@@ -211,9 +234,11 @@ class RunOptions:
     nan_score: float | None = None
     normalize_ids: str | None = None
     allow_empty: bool = False
+    extra_columns: str = "error"
 
     def __post_init__(self) -> None:
         _choice("on_duplicate", self.on_duplicate, ON_DUPLICATE)
+        _choice("extra_columns", self.extra_columns, EXTRA_COLUMNS)
         object.__setattr__(self, "normalize_ids", check_normal_form(self.normalize_ids))
 
     @staticmethod
@@ -289,8 +314,9 @@ def table_from_columns(frame: pl.DataFrame, kind: str, origin: Origin, *, where:
 
 # ---------------------------------------------------------------------- DataFrames
 def is_dataframe(obj: Any) -> bool:
-    """True for a polars DataFrame or LazyFrame, or a pandas DataFrame (recognised without importing it)."""
-    if isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
+    """True for a polars DataFrame or LazyFrame, or a pandas DataFrame (recognised without importing either:
+    nothing is a polars frame while polars is not imported)."""
+    if "polars" in sys.modules and isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
         return True
     module = type(obj).__module__ or ""
     return module.split(".")[0] == "pandas" and type(obj).__name__ == "DataFrame"
@@ -401,8 +427,22 @@ def mapping_table(data: Mapping[Any, Any], kind: str) -> TokenTable:
 # ---------------------------------------------------------------------- row checks
 @dataclass(frozen=True)
 class _Check:
+    """One rule a row must pass: ``code`` names it (as the validator reports it), ``mask`` flags the rows
+    that break it, ``describe`` says what is wrong with one of them and how to fix it."""
+
+    code: str
     mask: pl.Expr
     describe: Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """The rows that break one rule: its code, how many, where the first is and what is wrong with it."""
+
+    code: str
+    count: int
+    loc: int | None
+    message: str
 
 
 def _about(row: dict[str, Any]) -> str:
@@ -419,7 +459,20 @@ def _id_checks() -> list[_Check]:
                     f"query id and a doc id")
         return describe
 
-    return [_Check(pl.col(c).is_null() | (pl.col(c) == ""), missing(c)) for c in ("query_id", "doc_id")]
+    checks = [_Check("missing-id", pl.col(c).is_null() | (pl.col(c) == ""), missing(c))
+              for c in ("query_id", "doc_id")]
+    return checks + [_control_check(c) for c in ("query_id", "doc_id")]
+
+
+def _control_check(role: str) -> _Check:
+    """Ids (and run tags) must not hold control characters: C0 (NUL ...), DEL, C1."""
+    def describe(row: dict[str, Any]) -> str:
+        value = str(row.get(role))
+        char = next(ch for ch in value if _CONTROL.match(ch))
+        where = f" ({_about(row)})" if role == "tag" else ""
+        return (f"a control character (U+{ord(char):04X}) in the {_LABEL[role]} {value!r}{where}; ids must be "
+                f"text without control characters: is the file binary or damaged?")
+    return _Check("control-character", pl.col(role).str.contains(CONTROL_RE).fill_null(False), describe)
 
 
 def _grade_message(row: dict[str, Any], float_grades: bool) -> str:
@@ -435,7 +488,7 @@ def _grade_message(row: dict[str, Any], float_grades: bool) -> str:
                                                                  and not math.isfinite(value)):
         return f"relevance must be a finite number; got {shown} for {about}"
     if not float_grades and (isinstance(value, float) or _FLOAT.match(token)):
-        return (f"relevance must be an integer; got {shown} for {about}; use float_grades=True to keep "
+        return (f"relevance must be an integer; got {shown} for {about}; use {option('float_grades')} to keep "
                 f"fractional grades (they are never truncated)")
     if float_grades and _FLOAT.match(token):
         return f"relevance {shown} for {about} is out of range"
@@ -444,24 +497,33 @@ def _grade_message(row: dict[str, Any], float_grades: bool) -> str:
 
 
 def _grade_checks(dtype: pl.DataType, float_grades: bool, where: str) -> list[_Check]:
+    """Grades: ``missing-grade``, ``float-grade`` (a fractional grade without float_grades), ``bad-grade``."""
     g = pl.col("grade")
     if dtype == pl.String:
         if float_grades:
             valid = g.str.contains(FLOAT_RE) & g.cast(pl.Float64, strict=False).is_finite()
+            fractional = pl.lit(False)
         else:
             valid = g.str.contains(INT_RE) & g.cast(pl.Int64, strict=False).is_not_null()
-        bad = (g.is_null() | ~valid).fill_null(True)
+            fractional = (g.str.contains(FLOAT_RE) & ~g.str.contains(INT_RE)
+                          & g.cast(pl.Float64, strict=False).is_finite())
     elif dtype.is_integer() or dtype == pl.Boolean or dtype == pl.Null:
-        bad = g.is_null()
+        valid, fractional = pl.lit(True), pl.lit(False)
     elif dtype.is_float() or dtype.is_decimal():
         f = g.cast(pl.Float64)
-        bad = f.is_null() | ~f.is_finite()
+        valid = f.is_finite()
+        fractional = pl.lit(False)
         if not float_grades:
-            bad = bad | (f != f.floor()) | (f.abs() > float(_INT64_MAX))
-        bad = bad.fill_null(True)
+            fractional = valid & (f != f.floor())
+            valid = valid & (f == f.floor()) & (f.abs() <= float(_INT64_MAX))
     else:
         raise InputError(f"{where}the relevance column has type {dtype}; relevance grades must be numbers")
-    return [_Check(bad, lambda row: _grade_message(row, float_grades))]
+    def describe(row: dict[str, Any]) -> str:
+        return _grade_message(row, float_grades)
+    invalid = g.is_not_null() & ~valid.fill_null(False)
+    return [_Check("missing-grade", g.is_null(), describe),
+            _Check("float-grade", invalid & fractional.fill_null(False), describe),
+            _Check("bad-grade", invalid & ~fractional.fill_null(False), describe)]
 
 
 def _score_message(row: dict[str, Any]) -> str:
@@ -472,8 +534,8 @@ def _score_message(row: dict[str, Any]) -> str:
                 f"instead)")
     token = value if isinstance(value, str) else repr(value)
     if (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and _NAN.match(value)):
-        return (f"score is NaN for {about}; give a number, or read with nan_score='-inf' to rank such "
-                f"documents last")
+        return (f"score is NaN for {about}; give a number, or read with {option('nan_score', '-inf')} to rank "
+                f"such documents last")
     if _COMMA_DECIMAL.match(token):
         return (f"score must be a number; got {token!r} for {about}: decimal commas are not accepted, "
                 f"write {token.replace(',', '.')!r}")
@@ -481,20 +543,22 @@ def _score_message(row: dict[str, Any]) -> str:
 
 
 def _score_checks(dtype: pl.DataType, nan_is_error: bool, where: str) -> list[_Check]:
+    """Scores: ``missing-score``, ``nan-score`` (unless nan_score= replaces them), ``bad-score``."""
     s = pl.col("score")
     if dtype == pl.String:
-        number = (s.str.contains(FLOAT_RE) | s.str.contains(NONFINITE_RE)) & s.cast(
-            pl.Float64, strict=False).is_not_null()
-        bad = s.is_null() | ~number
-        if nan_is_error:
-            bad = bad | s.str.contains(NAN_RE)
+        nan = s.str.contains(NAN_RE).fill_null(False)
+        number = ((s.str.contains(FLOAT_RE) | s.str.contains(NONFINITE_RE))
+                  & s.cast(pl.Float64, strict=False).is_not_null()).fill_null(False)
+        bad = s.is_not_null() & ~number
     elif dtype.is_numeric() or dtype == pl.Null:
-        bad = s.is_null()
-        if nan_is_error and dtype.is_float():
-            bad = bad | s.is_nan()
+        nan = s.is_nan().fill_null(False) if dtype.is_float() else pl.lit(False)
+        bad = pl.lit(False)
     else:
         raise InputError(f"{where}the score column has type {dtype}; scores must be numbers")
-    return [_Check(bad.fill_null(True), _score_message)]
+    checks = [_Check("missing-score", s.is_null(), _score_message), _Check("bad-score", bad, _score_message)]
+    if nan_is_error:
+        checks.append(_Check("nan-score", nan, _score_message))
+    return checks
 
 
 def _rank_message(row: dict[str, Any]) -> str:
@@ -515,14 +579,56 @@ def _rank_checks(dtype: pl.DataType, where: str) -> list[_Check]:
         bad = r.is_null() | ~r.is_finite() | (r != r.floor()) | (r.abs() > float(_INT64_MAX))
     else:
         raise InputError(f"{where}the rank column has type {dtype}; ranks must be integers")
-    return [_Check(bad.fill_null(True), _rank_message)]
+    return [_Check("bad-rank", bad.fill_null(True), _rank_message)]
+
+
+def row_checks(frame: pl.DataFrame, kind: str, opts: JudgmentOptions | RunOptions, where: str = ""
+               ) -> list[_Check]:
+    """Every rule a row of a judgments or run table must pass under ``opts``: the readers raise the first
+    row that breaks one, the validator reports each rule broken. ``frame`` has string ids."""
+    checks = _id_checks()
+    if kind == "judgments":
+        assert isinstance(opts, JudgmentOptions)
+        return checks + _grade_checks(frame.schema["grade"], opts.float_grades, where)
+    assert isinstance(opts, RunOptions)
+    if "score" in frame.columns:
+        checks += _score_checks(frame.schema["score"], opts.nan_score is None, where)
+    if "rank" in frame.columns:
+        checks += _rank_checks(frame.schema["rank"], where)
+    if "tag" in frame.columns:
+        checks.append(_control_check("tag"))
+    return checks
+
+
+def row_problems(frame: pl.DataFrame, checks: list[_Check]) -> tuple[list[RowProblem], pl.Series]:
+    """Each rule broken (with the count and the first row, in input order) and the mask of rows that
+    break none."""
+    if not checks or frame.height == 0:
+        return [], pl.Series("ok", [True] * frame.height, dtype=pl.Boolean)
+    flags = frame.select([c.mask.fill_null(True).alias(f"_p{i}") for i, c in enumerate(checks)])
+    problems: dict[str, RowProblem] = {}
+    for i, check in enumerate(checks):
+        hits = flags[f"_p{i}"]
+        count = int(hits.sum())
+        if not count:
+            continue
+        index = int(hits.arg_max() or 0)
+        row = frame.row(index, named=True)
+        known = problems.get(check.code)
+        if known is not None and (known.loc or 0) <= (row.get("_loc") or 0):
+            problems[check.code] = RowProblem(check.code, known.count + count, known.loc, known.message)
+            continue
+        problems[check.code] = RowProblem(check.code, count + (known.count if known else 0), row.get("_loc"),
+                                          check.describe(row))
+    ok = ~flags.select(pl.any_horizontal(pl.all())).to_series()
+    return list(problems.values()), ok
 
 
 def _raise_first_problem(frame: pl.DataFrame, checks: list[_Check], origin: Origin) -> None:
     """Raise a FormatError for the first row (in input order) that fails any check."""
     if not checks or frame.height == 0:
         return
-    flags = frame.select([c.mask.alias(f"_p{i}") for i, c in enumerate(checks)])
+    flags = frame.select([c.mask.fill_null(True).alias(f"_p{i}") for i, c in enumerate(checks)])
     any_bad = flags.select(pl.any_horizontal(pl.all()).alias("bad")).to_series()
     if not any_bad.any():
         return
@@ -536,7 +642,7 @@ def _raise_first_problem(frame: pl.DataFrame, checks: list[_Check], origin: Orig
     raise origin.error(message, row.get("_loc"), text=text)
 
 
-def _ensure_string_ids(frame: pl.DataFrame, where: str) -> pl.DataFrame:
+def ensure_string_ids(frame: pl.DataFrame, where: str) -> pl.DataFrame:
     for col in ("query_id", "doc_id"):
         dtype = frame.schema[col]
         if dtype == pl.String:
@@ -552,7 +658,7 @@ def _ensure_string_ids(frame: pl.DataFrame, where: str) -> pl.DataFrame:
     return frame
 
 
-def _strip_tokens(frame: pl.DataFrame, columns: Iterable[str]) -> pl.DataFrame:
+def strip_tokens(frame: pl.DataFrame, columns: Iterable[str]) -> pl.DataFrame:
     present = [c for c in columns if c in frame.columns and frame.schema[c] == pl.String]
     return frame.with_columns(pl.col(c).str.strip_chars(WS_CHARS) for c in present) if present else frame
 
@@ -563,13 +669,17 @@ def _warn_prefix(origin: Origin) -> str:
 
 def empty_error(kind: str, origin: Origin) -> InconsistentInputError:
     """The error for an input with no judgments or no ranked documents (``kind``: judgments or run)."""
+    return InconsistentInputError(_warn_prefix(origin) + empty_message(kind, origin))
+
+
+def empty_message(kind: str, origin: Origin) -> str:
+    """Why an input without entries is refused, and the option that accepts it."""
     what = "judgments" if kind == "judgments" else "ranked documents"
     if origin.path:
-        return InconsistentInputError(
-            f"{origin.path}: no {what} found: the file is empty or holds only comments and blank lines; "
-            f"pass allow_empty=True to accept an empty input")
-    return InconsistentInputError(f"the {'judgments are' if kind == 'judgments' else 'run is'} empty "
-                                  f"(0 rows); pass allow_empty=True to accept an empty input")
+        return (f"no {what} found: the file is empty or holds only comments and blank lines; pass "
+                f"{option('allow_empty')} to accept an empty input")
+    return (f"the {'judgments are' if kind == 'judgments' else 'run is'} empty (0 rows); pass "
+            f"{option('allow_empty')} to accept an empty input")
 
 
 # ---------------------------------------------------------------------- judgments
@@ -578,21 +688,20 @@ def finish_judgments(table: TokenTable, opts: JudgmentOptions) -> tuple[Judgment
     origin = table.origin
     where = _warn_prefix(origin)
     notes = list(table.notes)
-    frame = table.frame if table.tokens_clean else _strip_tokens(table.frame, ["grade"])
+    frame = table.frame if table.tokens_clean else strip_tokens(table.frame, ["grade"])
     if frame.height == 0:
         return _empty_judgments(table, opts, notes), []
-    frame = _ensure_string_ids(frame, where)
-    checks = _id_checks() + _grade_checks(frame.schema["grade"], opts.float_grades, where)
-    _raise_first_problem(frame, checks, origin)
+    frame = ensure_string_ids(frame, where)
+    _raise_first_problem(frame, row_checks(frame, "judgments", opts, where), origin)
     target = pl.Float64 if opts.float_grades else pl.Int64
     frame = frame.with_columns(pl.col("grade").cast(target))
     frame, id_notes, warns = normalize_id_columns(frame, opts.normalize_ids, where=where)
     notes += id_notes
-    frame, dup_notes, dup_warns = _resolve_judgment_duplicates(frame, opts.on_conflict, origin)
+    frame, dup_notes, dup_warns = resolve_judgment_duplicates(frame, opts.on_conflict, origin)
     notes += dup_notes
     warns += dup_warns
     if opts.scale is not None:
-        warns += _scale_warnings(frame, opts.scale, where)
+        warns += scale_warnings(frame, opts.scale, where)
     keep = ["query_id", "doc_id", "grade", *table.provenance]
     judgments = Judgments(frame.select(keep), source=origin.path, notes=notes, query_texts=table.query_texts)
     return judgments, warns
@@ -611,8 +720,11 @@ def _empty_judgments(table: TokenTable, opts: JudgmentOptions, notes: list[str])
 _PAIR = ["query_id", "doc_id"]
 
 
-def _resolve_judgment_duplicates(frame: pl.DataFrame, on_conflict: str, origin: Origin
-                                 ) -> tuple[pl.DataFrame, list[str], list[str]]:
+def resolve_judgment_duplicates(frame: pl.DataFrame, on_conflict: str, origin: Origin, *,
+                                problems: list[RowProblem] | None = None) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """Collapse repeated judgments (with a warning) and resolve conflicting ones by ``on_conflict``; with
+    ``on_conflict="error"`` a conflict is raised, or, given ``problems``, recorded there (the first grade kept).
+    Returns the frame, the notes and the warnings."""
     if not has_duplicate_pairs(frame):
         return frame, [], []
     indexed = frame.with_row_index("_i").with_columns(
@@ -622,7 +734,9 @@ def _resolve_judgment_duplicates(frame: pl.DataFrame, on_conflict: str, origin: 
     notes: list[str] = []
     warns: list[str] = []
     if conflicting.height and on_conflict == "error":
-        raise _conflict_error(conflicting, origin)
+        if problems is None:
+            raise _conflict_error(conflicting, origin)
+        problems.append(conflict_problem(conflicting, origin))
     keys, descending = {"first": (["_i"], [False]), "last": (["_i"], [True]),
                         "max": (["grade", "_i"], [True, False]), "min": (["grade", "_i"], [False, False]),
                         "error": (["_i"], [False])}[on_conflict]
@@ -636,7 +750,7 @@ def _resolve_judgment_duplicates(frame: pl.DataFrame, on_conflict: str, origin: 
         warns.append(f"{_warn_prefix(origin)}{dropped} duplicate judgment row(s) repeat the same grade "
                      f"(first: query {first['query_id']!r}, doc {first['doc_id']!r}); collapsed to one "
                      f"judgment per document")
-    if conflicting.height:
+    if conflicting.height and on_conflict != "error":
         dropped = conflicting.height - conflicting.select(_PAIR).n_unique()
         notes.append(f"conflicting duplicate judgments resolved with on_conflict={on_conflict!r} "
                      f"({dropped} row(s) dropped)")
@@ -644,6 +758,12 @@ def _resolve_judgment_duplicates(frame: pl.DataFrame, on_conflict: str, origin: 
 
 
 def _conflict_error(conflicting: pl.DataFrame, origin: Origin) -> InconsistentInputError:
+    problem = conflict_problem(conflicting, origin)
+    return InconsistentInputError(origin.prefix(problem.loc) + problem.message)
+
+
+def conflict_problem(conflicting: pl.DataFrame, origin: Origin) -> RowProblem:
+    """Documents judged twice with different grades: where the first conflict is and what to do."""
     if "_loc" not in conflicting.columns:
         raise NeedLocations
     first = conflicting.row(0, named=True)
@@ -651,14 +771,14 @@ def _conflict_error(conflicting: pl.DataFrame, origin: Origin) -> InconsistentIn
                               & (pl.col("doc_id") == first["doc_id"]))
     other = rows.filter(pl.col("grade") != first["grade"]).row(0, named=True)
     pairs = conflicting.select(_PAIR).n_unique()
-    return InconsistentInputError(
-        f"{origin.prefix(other['_loc'])}conflicting judgments for query {first['query_id']!r}, doc "
-        f"{first['doc_id']!r}: grade {other['grade']} here, grade {first['grade']} "
-        f"{origin.at(first['_loc'])} ({pairs} conflicting pair(s) in all); give each document one grade "
-        f"per query, or read with on_conflict='max', 'min', 'first' or 'last'")
+    return RowProblem("conflicting-judgment", pairs, other["_loc"], (
+        f"conflicting judgments for query {first['query_id']!r}, doc {first['doc_id']!r}: grade "
+        f"{_num(other['grade'])} here, grade {_num(first['grade'])} {origin.at(first['_loc'])} ({pairs} "
+        f"conflicting pair(s) in all); give each document one grade per query, or read with "
+        f"{option('on_conflict', ('max', 'min', 'first', 'last'))}"))
 
 
-def _scale_warnings(frame: pl.DataFrame, scale: tuple[float, float], where: str) -> list[str]:
+def scale_warnings(frame: pl.DataFrame, scale: tuple[float, float], where: str) -> list[str]:
     lo, hi = scale
     g = pl.col("grade")
     outside = frame.filter((g > hi) | ((g < lo) & (g >= 0)))
@@ -679,26 +799,21 @@ def finish_run(table: TokenTable, opts: RunOptions) -> tuple[Run, list[str]]:
     origin = table.origin
     where = _warn_prefix(origin)
     notes = list(table.notes)
-    frame = table.frame if table.tokens_clean else _strip_tokens(table.frame, ["score", "rank"])
+    frame = table.frame if table.tokens_clean else strip_tokens(table.frame, ["score", "rank"])
     name = opts.name
     if frame.height == 0:
         return _empty_run(table, opts, notes), []
-    frame = _ensure_string_ids(frame, where)
-    checks = _id_checks()
-    if "score" in frame.columns:
-        checks += _score_checks(frame.schema["score"], opts.nan_score is None, where)
-    if "rank" in frame.columns:
-        checks += _rank_checks(frame.schema["rank"], where)
-    _raise_first_problem(frame, checks, origin)
-    frame, value_notes, warns = _convert_run_values(frame, opts, where)
+    frame = ensure_string_ids(frame, where)
+    _raise_first_problem(frame, row_checks(frame, "run", opts, where), origin)
+    frame, value_notes, warns = convert_run_values(frame, opts, where)
     notes += value_notes
     frame, id_notes, id_warns = normalize_id_columns(frame, opts.normalize_ids, where=where)
     notes += id_notes
     warns = id_warns + warns
-    frame, dup_notes = _resolve_run_duplicates(frame, opts.on_duplicate, origin)
+    frame, dup_notes = resolve_run_duplicates(frame, opts.on_duplicate, origin)
     notes += dup_notes
     if "tag" in frame.columns:
-        tag, tag_warns = _run_tag(frame, where, name)
+        tag, tag_warns = run_tag(frame, where, name)
         warns += tag_warns
         name = name if name is not None else tag
     if name is None:
@@ -719,7 +834,7 @@ def _empty_run(table: TokenTable, opts: RunOptions, notes: list[str]) -> Run:
     return Run(frame, name=opts.name or table.default_name, source=table.origin.path, notes=notes)
 
 
-def _convert_run_values(frame: pl.DataFrame, opts: RunOptions, where: str
+def convert_run_values(frame: pl.DataFrame, opts: RunOptions, where: str
                         ) -> tuple[pl.DataFrame, list[str], list[str]]:
     notes: list[str] = []
     warns: list[str] = []
@@ -761,12 +876,16 @@ def _num_text(value: float) -> str:
     return _num(value)
 
 
-def _resolve_run_duplicates(frame: pl.DataFrame, on_duplicate: str, origin: Origin
-                            ) -> tuple[pl.DataFrame, list[str]]:
+def resolve_run_duplicates(frame: pl.DataFrame, on_duplicate: str, origin: Origin, *,
+                           problems: list[RowProblem] | None = None) -> tuple[pl.DataFrame, list[str]]:
+    """Resolve documents listed twice for a query by ``on_duplicate``; with ``"error"`` the duplicate is
+    raised, or, given ``problems``, recorded there (the first line kept). Returns the frame and the notes."""
     if not has_duplicate_pairs(frame):
         return frame, []
     if on_duplicate == "error":
-        raise _duplicate_error(frame, origin)
+        if problems is None:
+            raise _duplicate_error(frame, origin)
+        problems.append(duplicate_problem(frame, origin))
     indexed = frame.with_row_index("_i")
     if on_duplicate == "max" and "score" in frame.columns:
         keys, descending = ["score", "_i"], [True, False]
@@ -776,7 +895,10 @@ def _resolve_run_duplicates(frame: pl.DataFrame, on_duplicate: str, origin: Orig
         keys, descending = ["_i"], [False]
     resolved = (indexed.sort(keys, descending=descending)
                 .unique(subset=_PAIR, keep="first", maintain_order=True).sort("_i").drop("_i"))
-    return resolved, [duplicates_resolved_note(on_duplicate, frame.height - resolved.height)]
+    dropped = frame.height - resolved.height
+    if on_duplicate == "error":
+        return resolved, []
+    return resolved, [duplicates_resolved_note(on_duplicate, dropped)]
 
 
 def duplicates_resolved_note(on_duplicate: str, dropped: int) -> str:
@@ -784,7 +906,9 @@ def duplicates_resolved_note(on_duplicate: str, dropped: int) -> str:
     return f"duplicate docs resolved with on_duplicate={on_duplicate!r} ({dropped} row(s) dropped)"
 
 
-def _duplicate_error(frame: pl.DataFrame, origin: Origin) -> DuplicateError:
+def _first_duplicate(frame: pl.DataFrame) -> tuple[str, str, int, int, int]:
+    """The first document listed twice for a query (``frame`` has one, with locations): query id, doc id,
+    its first two locations and the number of duplicate rows in all."""
     if "_loc" not in frame.columns:
         raise NeedLocations
     dups = frame.filter(pl.struct(_PAIR).is_duplicated())
@@ -792,19 +916,32 @@ def _duplicate_error(frame: pl.DataFrame, origin: Origin) -> DuplicateError:
     same = dups.filter((pl.col("query_id") == first["query_id"]) & (pl.col("doc_id") == first["doc_id"]))
     second = same.row(1, named=True)
     extra = dups.height - dups.select(_PAIR).n_unique()
-    return duplicate_error(origin, first["query_id"], first["doc_id"], first["_loc"], second["_loc"], extra)
+    return first["query_id"], first["doc_id"], first["_loc"], second["_loc"], extra
+
+
+def _duplicate_error(frame: pl.DataFrame, origin: Origin) -> DuplicateError:
+    return duplicate_error(origin, *_first_duplicate(frame))
+
+
+def duplicate_problem(frame: pl.DataFrame, origin: Origin) -> RowProblem:
+    """A document listed twice for a query in a run (``frame`` has one): both places and what to do."""
+    query_id, doc_id, first, second, extra = _first_duplicate(frame)
+    return RowProblem("duplicate-doc", extra, second, _duplicate_message(origin, query_id, doc_id, first, second,
+                                                                         extra))
 
 
 def duplicate_error(origin: Origin, query_id: str, doc_id: str, first: int, second: int,
                     extra: int) -> DuplicateError:
     """The error for ``doc_id`` listed twice for ``query_id`` (at locations ``first`` and ``second``), with
     ``extra`` duplicate rows in all."""
-    where = origin.prefix(second)
+    return DuplicateError(origin.prefix(second) + _duplicate_message(origin, query_id, doc_id, first, second, extra),
+                          query_id=query_id, doc_id=doc_id, locations=(first, second), extra=extra)
+
+
+def _duplicate_message(origin: Origin, query_id: str, doc_id: str, first: int, second: int, extra: int) -> str:
     locs = _two_locations(origin, first, second)
-    return DuplicateError(
-        f"{where}duplicate doc {doc_id!r} for query {query_id!r} ({locs}{extra} duplicate row(s) in all); keep "
-        "one line per document, or read with on_duplicate='first' or 'max'",
-        query_id=query_id, doc_id=doc_id, locations=(first, second), extra=extra)
+    return (f"duplicate doc {doc_id!r} for query {query_id!r} ({locs}{extra} duplicate row(s) in all); keep one "
+            f"line per document, or read with {option('on_duplicate', ('first', 'max'))}")
 
 
 def _two_locations(origin: Origin, a: int, b: int) -> str:
@@ -816,7 +953,7 @@ def _two_locations(origin: Origin, a: int, b: int) -> str:
     return f"{origin.unit}s {a} and {b}; "
 
 
-def _run_tag(frame: pl.DataFrame, where: str, name: str | None) -> tuple[str, list[str]]:
+def run_tag(frame: pl.DataFrame, where: str, name: str | None) -> tuple[str, list[str]]:
     tags = frame["tag"].unique(maintain_order=True)
     first = str(tags[0])
     if tags.len() <= 1:
@@ -830,6 +967,6 @@ def run_tags_warning(where: str, count: int, first: str, second: str, name: str 
     if name is not None:
         chosen = f"using {name!r} (name=)"
     else:
-        chosen = f"using the first line's tag {first!r} as the run name (pass name= to choose one)"
+        chosen = f"using the first line's tag {first!r} as the run name (pass {option('name', ...)} to choose one)"
     return (f"{where}the run tags differ ({count} distinct: {first!r}, {second!r}"
             f"{', ...' if count > 2 else ''}); {chosen}")

@@ -1,6 +1,7 @@
 """JSON and JSON Lines: the evaluation-dataset records of agent/RAG benchmarks, and plain long records.
 
-``format="jsonl"``: one JSON object per line; blank lines are skipped; errors name ``file:line``.
+``format="jsonl"``: one JSON object per line (at most :data:`~gainscope.io.text.MAX_RECORD_BYTES`, 64 MiB);
+blank lines are skipped; errors name ``file:line``.
 ``format="json"``: a JSON array of the same objects (errors name ``file: record N``, counted from 1),
 or one object mapping query ids to ``{doc: grade}`` / ``[docs]`` (judgments) or ``{doc: score}`` /
 ``[docs]`` (runs).
@@ -30,13 +31,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
+from gainscope.deferred import deferred_module
 from gainscope.errors import FormatError
+from gainscope.io.detect import format_option
 from gainscope.io.frames import ALIASES, PREFERRED, Origin, TokenTable, mapping_table, scalar_token
-from gainscope.io.text import BOM, TextFile, decode_utf8
+from gainscope.io.text import BOM, MAX_RECORD_BYTES, TextFile, decode_utf8
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["GROUND_TRUTH_KEY", "RESULTS_KEY", "RETRIEVED_KEY", "inconsistent_values_error", "load_json_table"]
 
@@ -105,7 +111,7 @@ def inconsistent_values_error(origin: Origin, role: str, first_given: bool, firs
 
 # ---------------------------------------------------------------------- records
 def _records_jsonl(src: TextFile) -> Iterator[tuple[int, Any]]:
-    for lineno, offset, raw in src.lines():
+    for lineno, offset, raw in src.lines(limit=MAX_RECORD_BYTES):
         if not raw.strip():
             continue
         text = src.decode_line(raw, lineno, offset)
@@ -117,7 +123,7 @@ def _records_jsonl(src: TextFile) -> Iterator[tuple[int, Any]]:
         yield lineno, record
 
 
-def _load_json_document(src: TextFile) -> Any:
+def _load_json_document(src: TextFile, kind: str) -> Any:
     data = src.read_bytes()
     if data.startswith(BOM):
         data = data[3:]
@@ -127,7 +133,7 @@ def _load_json_document(src: TextFile) -> Any:
     except json.JSONDecodeError as exc:
         hint = ""
         if exc.msg == "Extra data":
-            hint = "; is it JSON Lines (one object per line)? read it with format='jsonl'"
+            hint = f"; is it JSON Lines (one object per line)? read it with {format_option('jsonl', kind)}"
         raise FormatError(f"invalid JSON: {exc.msg} (column {exc.colno}){hint}", path=src.name,
                           line=exc.lineno) from None
 
@@ -138,7 +144,7 @@ def load_json_table(src: TextFile, kind: str, fmt: str) -> TokenTable:
         origin = Origin(src.name, "line")
         records: Iterator[tuple[int, Any]] = _records_jsonl(src)
     else:
-        document = _load_json_document(src)
+        document = _load_json_document(src, kind)
         if isinstance(document, Mapping):
             table = mapping_table(document, kind)
             table.origin = Origin(src.name, None)

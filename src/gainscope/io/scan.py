@@ -10,13 +10,15 @@ reference the scanner is tested against (``tests/property/test_scan_equals_reade
 The scanner is used when all of these hold, and the result is the same either way:
 
 * the C extension is built (it is optional; ``GAINSCOPE_NATIVE=0`` turns it off);
-* the source is an uncompressed file in TREC run format (given or detected), read as UTF-8, with the
-  default reading options (``on_duplicate="error"``, ``nan_score="error"``, no ``normalize_ids``);
+* the source is an uncompressed file (or standard input, ``"-"``, scanned in memory) in TREC run format
+  (given or detected), read as UTF-8, with the default reading options (``on_duplicate="error"``,
+  ``nan_score="error"``, no ``normalize_ids``; ``extra_columns`` either way);
 * ``ties`` is ``"trec_eval"`` or ``"rank"`` (``"average"`` needs every position).
 
-Whenever the file holds anything unusual (a line it cannot take as is, a duplicate, non-ASCII bytes, run
-tags that differ, a query whose lines are not together), the scanner stops and the Python readers read the
-file: they give the exact error with file and line, or the warning, or the result.
+Whenever the file holds anything unusual (a line it cannot take as is, a duplicate, non-ASCII bytes, a
+control character, run tags that differ, a query whose lines are not together), the scanner stops and the
+Python readers read the file: they give the exact error with file and line, or the warning, or the result.
+A file that changes size while it is scanned is a :class:`~gainscope.errors.FileAccessError`.
 
 Large files are cut at query boundaries into one part per core, scanned in parallel threads (the scanner
 releases the GIL), and joined.
@@ -31,10 +33,9 @@ import os
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import polars as pl
 
 from gainscope.core.judged_run import (
     JudgedRun,
@@ -45,9 +46,16 @@ from gainscope.core.judged_run import (
 )
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
+from gainscope.deferred import deferred_module
+from gainscope.errors import FileAccessError
 from gainscope.io.detect import check_format, detect_text_format
 from gainscope.io.frames import RunOptions
-from gainscope.io.text import GZIP_MAGIC, TextFile, canonical_encoding
+from gainscope.io.text import GZIP_MAGIC, TextFile, canonical_encoding, is_stream
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 try:
     from gainscope import _scan  # type: ignore[attr-defined]
@@ -71,6 +79,12 @@ def native_available() -> bool:
 def _index(prepared: PreparedJudgments) -> Any:
     """The scanner's hash index of ``prepared`` (built once per prepared judgments)."""
     index = _indexes.get(prepared)
+    arrays = prepared.judgments.arrays
+    if index is None and arrays is not None:  # read by the scanner: its arrays as they are (no polars)
+        index = _scan.JudgmentIndex(arrays.query_blob, arrays.query_offsets.tobytes(), arrays.doc_blob,
+                                    arrays.doc_offsets.tobytes(), arrays.row_query.tobytes(),
+                                    prepared.row_grades.tobytes())
+        _indexes[prepared] = index
     if index is None:
         frame = prepared.frame
         qids = [q.encode("utf-8") for q in prepared.query_ids]
@@ -195,21 +209,41 @@ def _join(parts: Sequence[RankedPositions]) -> RankedPositions:
                            cat("hit_score"), cat("tied_groups"), cat("rank_down"), cat("rank_steps"))
 
 
-def scan_trec_run(prepared: PreparedJudgments, path: str | os.PathLike[str], policies: Policies, *,
-                  parts: int | None = None) -> tuple[RankedPositions, str] | str:
-    """Scan a TREC run file: its ranked positions and run tag, or the reason it needs the Python readers.
-    ``parts``: how many pieces to cut the file into (default: one per core for files of 16 MB or more)."""
+def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes, policies: Policies, *,
+                  parts: int | None = None, extra_columns: str = "error", name: str | None = None
+                  ) -> tuple[RankedPositions, str] | str:
+    """Scan a TREC run file (a path, or its content as bytes): its ranked positions and run tag, or the reason
+    it needs the Python readers. ``parts``: how many pieces to cut a file into (default: one per core for
+    files of 16 MB or more); ``extra_columns="ignore"`` ignores columns after the run tag; ``name`` names the
+    source in errors (default: the path).
+
+    Raises :class:`~gainscope.errors.FileAccessError` when the file changes size while it is read."""
     if (why := _unsupported(policies)) is not None:
         return why
-    path = os.fspath(path)
     index = _index(prepared)
     depth = _depth(policies)
-    ranges = _parts(path, os.path.getsize(path), parts)
+    flags = {"extra_ok": extra_columns == "ignore", "f32": policies.score_precision == "float32"}
+    data: str | bytes
+    if isinstance(source, bytes):
+        data, label, ranges = source, name or "<stdin>", [(0, len(source))]
+    else:
+        data = os.fspath(source)
+        label = name or data
+        ranges = _parts(data, os.path.getsize(data), parts)
 
     def scan(r: tuple[int, int]) -> dict[str, Any]:
-        return _scan.scan_trec_run(path, index, _ORDER[policies.ties], depth, policies.judged_only, r[0], r[1])
+        return _scan.scan_trec_run(data, index, _ORDER[policies.ties], depth, policies.judged_only, r[0], r[1],
+                                   **flags)
 
-    results = _each(scan, ranges)
+    try:
+        results = _each(scan, ranges)
+    except OSError as exc:
+        raise FileAccessError(f"cannot read {label}: {exc.strerror or exc}", path=label) from None
+    changed = [r["changed"] for r in results if "changed" in r]
+    if changed:
+        now = "gone" if changed[0] < 0 else f"{changed[0]} now"
+        raise FileAccessError(f"{label} changed while it was read ({ranges[-1][1]} bytes when reading began, {now}); "
+                              f"read it again once nothing writes to it", path=label)
     if len({r.get("tag") for r in results}) > 1:
         return "run tags that differ"
     joined = _joined(results)
@@ -239,8 +273,10 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
     columns = frame.select(pl.col("query_id"), pl.col("doc_id"), score, rank)
     index, order, depth = _index(prepared), 0 if by_scores else 1, _depth(policies)
 
+    f32 = policies.score_precision == "float32"
+
     def scan(piece: pl.DataFrame) -> dict[str, Any]:
-        return _scan.scan_arrow(piece.__arrow_c_stream__(), index, order, depth, policies.judged_only)
+        return _scan.scan_arrow(piece.__arrow_c_stream__(), index, order, depth, policies.judged_only, f32)
 
     results = _each(scan, _row_parts(columns))
     positions = _joined(results)
@@ -284,18 +320,22 @@ def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies)
     return build_judged_run(prepared, run, policies, sparse=True)
 
 
-def _scannable(source: Any, fmt: str | None, options: RunOptions, encoding: str) -> bool:
-    if not native_available() or not isinstance(source, (str, os.PathLike)):
-        return False
-    if options != RunOptions(name=options.name, allow_empty=options.allow_empty):  # the defaults otherwise
-        return False
-    if canonical_encoding(encoding) != "utf-8":
-        return False
-    if not os.path.isfile(source):
-        return False
-    with open(source, "rb") as f:
-        if f.read(2) == GZIP_MAGIC:
-            return False
+def _plain(options: RunOptions, encoding: str) -> bool:
+    """True for the reading options the scanner implements: the defaults, any name, allow_empty and
+    extra_columns, UTF-8."""
+    plain = RunOptions(name=options.name, allow_empty=options.allow_empty, extra_columns=options.extra_columns)
+    return native_available() and options == plain and canonical_encoding(encoding) == "utf-8"
+
+
+def _scannable_file(source: str | os.PathLike[str], fmt: str | None, encoding: str) -> bool:
+    try:
+        if not os.path.isfile(source):
+            return False  # missing or not a regular file: the readers say so
+        with open(source, "rb") as f:
+            if f.read(2) == GZIP_MAGIC:
+                return False
+    except OSError:
+        return False  # unreadable: the readers say so (FileAccessError)
     return (fmt or detect_text_format(TextFile(source, encoding), "run")) == "trec"
 
 
@@ -308,23 +348,33 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     from gainscope.io import read_run
 
     fmt = check_format(format, "run")
-    unknown = set(read_options) - {"on_duplicate", "nan_score", "normalize_ids", "allow_empty"}
+    unknown = set(read_options) - {"on_duplicate", "nan_score", "normalize_ids", "allow_empty", "extra_columns"}
     if unknown:
         raise TypeError(f"unknown reading option(s) {', '.join(sorted(unknown))}; see gainscope.io.read_run")
     options = RunOptions(name=name, on_duplicate=read_options.get("on_duplicate", "error"),
                          nan_score=RunOptions.parse_nan_score(read_options.get("nan_score", "error")),
                          normalize_ids=read_options.get("normalize_ids"),
-                         allow_empty=read_options.get("allow_empty", False))  # checks them as read_run does
+                         allow_empty=read_options.get("allow_empty", False),
+                         extra_columns=read_options.get("extra_columns", "error"))  # checks them as read_run does
     prepared = prepared.under(policies.negative_grades)
-    if _scannable(source, fmt, options, encoding):
-        scanned = scan_trec_run(prepared, source, policies)
-        if isinstance(scanned, str):
-            log.info("%s: read by the Python readers (%s)", source, scanned)
-        else:
-            positions, tag = scanned
-            run_name = (name if name is not None else tag) or "run"  # as the readers name it
-            jr = judged_run_from_positions(prepared, positions, policies, run_name=run_name,
-                                           run_source=os.fspath(source))
-            return jr, ()
+    scanned: tuple[RankedPositions, str] | str | None = None
+    label = ""
+    if is_stream(source):  # standard input or a file object: read once, scanned in memory or read from memory
+        src = TextFile(source, encoding)
+        source, encoding, label = src, "utf-8", src.name
+        if _plain(options, encoding) and not src.gzip and (fmt or detect_text_format(src, "run")) == "trec":
+            scanned = scan_trec_run(prepared, src.read_bytes(), policies, extra_columns=options.extra_columns,
+                                    name=src.name)
+    elif isinstance(source, (str, os.PathLike)) and _plain(options, encoding) \
+            and _scannable_file(source, fmt, encoding):
+        label = os.fspath(source)
+        scanned = scan_trec_run(prepared, source, policies, extra_columns=options.extra_columns)
+    if isinstance(scanned, str):
+        log.info("%s: read by the Python readers (%s)", label, scanned)
+    elif scanned is not None:
+        positions, tag = scanned
+        run_name = (name if name is not None else tag) or "run"  # as the readers name it
+        jr = judged_run_from_positions(prepared, positions, policies, run_name=run_name, run_source=label)
+        return jr, ()
     run = read_run(source, format=format, name=name, encoding=encoding, **read_options)
     return judged_run_of_run(prepared, run, policies), tuple(run.notes)

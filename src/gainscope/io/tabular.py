@@ -20,12 +20,18 @@ skipped, and the number skipped goes into the notes.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
-import polars as pl
-
+from gainscope.deferred import deferred_module
 from gainscope.errors import FormatError, UnknownFormatError
+from gainscope.io.detect import format_option
 from gainscope.io.frames import ALIASES, ROLES, Origin, TokenTable, table_from_columns
 from gainscope.io.text import BOM, TextFile, decode_utf8
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["SEPARATORS", "load_tabular_table"]
 
@@ -38,13 +44,13 @@ def _read_parquet(src: TextFile) -> pl.DataFrame:
         raise FormatError("gzip-compressed Parquet is not supported (Parquet compresses itself): decompress "
                           "the file first", path=src.name)
     try:
-        return pl.read_parquet(src.path)
+        return pl.read_parquet(src.binary_source())
     except (pl.exceptions.PolarsError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FormatError(f"cannot read as Parquet: {first}", path=src.name) from None
 
 
-def _read_delimited(src: TextFile, fmt: str) -> pl.DataFrame | None:
+def _read_delimited(src: TextFile, fmt: str, kind: str) -> pl.DataFrame | None:
     """The table as text columns, or None for a file with no header (empty)."""
     data = src.read_bytes()
     if data.startswith(BOM):
@@ -60,10 +66,10 @@ def _read_delimited(src: TextFile, fmt: str) -> pl.DataFrame | None:
         first = str(exc).strip().splitlines()[0]
         other = "tsv" if fmt == "csv" else "csv"
         raise FormatError(f"cannot read as {fmt.upper()}: {first}; check the separator (or read with "
-                          f"format={other!r})", path=src.name) from None
+                          f"{format_option(other, kind)})", path=src.name) from None
 
 
-def _check_header(frame: pl.DataFrame, src: TextFile, fmt: str) -> None:
+def _check_header(frame: pl.DataFrame, src: TextFile, fmt: str, kind: str) -> None:
     columns = frame.columns
     if any(c.strip().lower() in _KNOWN_NAMES for c in columns):
         return
@@ -72,7 +78,7 @@ def _check_header(frame: pl.DataFrame, src: TextFile, fmt: str) -> None:
     example = sep.join(names)
     raise UnknownFormatError(
         f"{src.name}: the first line must be a header naming the columns (for example {example!r}); got "
-        f"{columns} (for whitespace-separated TREC files use format='trec')")
+        f"{columns} (for whitespace-separated TREC files use {format_option('trec', kind)})")
 
 
 def _empty(kind: str, src: TextFile) -> TokenTable:
@@ -82,10 +88,10 @@ def _empty(kind: str, src: TextFile) -> TokenTable:
 
 def load_tabular_table(src: TextFile, kind: str, fmt: str) -> TokenTable:
     """Read a CSV, TSV, BEIR or Parquet file into a token table for :mod:`gainscope.io.frames`."""
-    frame = _read_parquet(src) if fmt == "parquet" else _read_delimited(src, fmt)
+    frame = _read_parquet(src) if fmt == "parquet" else _read_delimited(src, fmt, kind)
     if frame is None:
         return _empty(kind, src)
-    _check_header(frame, src, fmt)
+    _check_header(frame, src, fmt, kind)
     table = table_from_columns(frame, kind, Origin(src.name, "row"), where=f"{src.name}: ",
                                default_name=src.stem)
     if kind == "judgments":

@@ -9,8 +9,16 @@ Rules implemented here, shared by every file reader:
   Bytes that are not valid in the encoding stop the reading with a :class:`~gainscope.errors.FormatError`
   that names the file, the line and the byte offset, and suggests ``encoding=``. Any other encoding is
   decoded once and handed on as UTF-8 text, so the rest of the package only ever sees UTF-8 bytes.
-* **Lines.** Lines end at ``\\n``; a ``\\r`` before it is whitespace like any other. Line numbers are
-  1-based and count every physical line, comments and blank lines included.
+* **Lines.** Lines end at ``\\n``; a ``\\r`` before it is whitespace like any other (the TREC readers refuse
+  one followed by more data). Line numbers are 1-based and count every physical line, comments and blank
+  lines included. A line is read at most :data:`MAX_LINE_BYTES` (1 MiB; a JSON Lines record
+  :data:`MAX_RECORD_BYTES`, 64 MiB) at a time: a longer one is a FormatError naming it, so a file without
+  line ends is never gathered whole.
+* **Files.** Only regular files are opened (symbolic links followed): a missing path, a directory, a device
+  such as ``/dev/zero`` or a FIFO is a :class:`~gainscope.errors.FileAccessError`, raised before anything is
+  opened. ``"-"`` (and a binary file object) is standard input, read once, whole. A file whose size changes
+  while it is read is a FileAccessError too. Damaged gzip data (truncated, corrupt, a bad checksum) is a
+  FormatError naming the file.
 * **Comments.** A line whose first byte is ``#`` (after the BOM of line 1) is a comment
   (:func:`is_comment`); a ``#`` anywhere else is data, so ids such as ``doc#1`` are read whole.
 * **Unicode forms of ids.** Ids are compared as exact strings, so ``"café"`` written with a combining
@@ -23,32 +31,50 @@ Rules implemented here, shared by every file reader:
 from __future__ import annotations
 
 import codecs
+import contextlib
 import gzip
 import io
 import os
-from collections.abc import Iterable, Iterator
+import stat
+import sys
+import weakref
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-import polars as pl
+from gainscope.deferred import deferred_module
+from gainscope.errors import FileAccessError, FormatError, InputError, PolicyError, UnknownFormatError, option
 
-from gainscope.errors import FormatError, InputError, PolicyError, UnknownFormatError
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = [
     "BOM",
+    "MAX_LINE_BYTES",
+    "MAX_RECORD_BYTES",
     "NORMAL_FORMS",
+    "STDIN",
     "TextFile",
     "canonical_encoding",
     "changed_ids",
     "decode_utf8",
     "is_comment",
+    "is_stream",
     "normalize_id_columns",
     "not_nfc_warning",
+    "regular_file_size",
 ]
 
 BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
 NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
 HEAD_BYTES = 1 << 16
+MAX_LINE_BYTES = 1 << 20  # the longest line a line-based reader takes (TREC lines are about 100 bytes)
+MAX_RECORD_BYTES = 1 << 26  # the longest line of JSON Lines (one record, which may carry texts)
+STDIN = "-"
 
 
 def canonical_encoding(encoding: str) -> str:
@@ -72,7 +98,7 @@ def _decode_error(name: str, data: bytes, exc: UnicodeDecodeError, *, encoding: 
     shown = f"byte 0x{bad[0]:02x}" if bad else "a truncated sequence"
     return FormatError(
         f"cannot decode {shown} at byte offset {offset} as {encoding}; if the file uses another encoding, "
-        f"pass it with encoding= (for example encoding='latin-1' or encoding='cp1252')",
+        f"name it, for example {option('encoding', 'latin-1')} or {option('encoding', 'cp1252')}",
         path=name, line=line, text=None)
 
 
@@ -85,36 +111,72 @@ def decode_utf8(data: bytes, name: str) -> str:
 
 
 class TextFile:
-    """One input file: display name, gzip compression and encoding, read as UTF-8 bytes.
+    """One input: display name, gzip compression and encoding, read as UTF-8 bytes.
 
-    ``name`` is the path as the caller gave it (used in every message). ``read_bytes()`` returns the whole
-    content decompressed and converted to UTF-8 (BOM kept, so offsets stay true); ``lines()`` streams
-    physical lines with their numbers and byte offsets, the BOM removed from line 1.
+    ``source`` is a path, ``"-"`` for standard input, or a binary file object (read once, whole). ``name`` is
+    the path as the caller gave it (``<stdin>`` for standard input), used in every message.
+    ``read_bytes()`` returns the whole content decompressed and converted to UTF-8 (BOM kept, so offsets stay
+    true); ``lines()`` streams physical lines with their numbers and byte offsets, the BOM removed from line 1.
+
+    Only regular files are read: a missing path, a directory, a device (``/dev/zero``) or a FIFO is a
+    :class:`~gainscope.errors.FileAccessError` before anything is opened, so nothing blocks or reads forever.
     """
 
-    def __init__(self, path: str | os.PathLike[str], encoding: str = "utf-8") -> None:
-        self.path = os.fspath(path)
-        self.name = str(path)
+    def __init__(self, source: str | os.PathLike[str] | BinaryIO, encoding: str = "utf-8") -> None:
         self.encoding = canonical_encoding(encoding)
-        if not os.path.exists(self.path):
-            raise InputError(f"no such file: {self.name!r}")
-        if os.path.isdir(self.path):
-            raise UnknownFormatError(f"{self.name} is a directory; give the path of a file "
-                                     f"(for a BEIR folder, its qrels/<split>.tsv)")
-        with open(self.path, "rb") as fh:
-            self.gzip = fh.read(2) == GZIP_MAGIC
         self._data: bytes | None = None
+        self._raw_size = 0
+        self.on_disk = False
+        if isinstance(source, str) and source == STDIN:
+            stdin = _stdin()
+            if stdin is None:
+                raise FileAccessError("- means standard input, and there is none here", path=STDIN)
+            source = stdin
+        if not isinstance(source, (str, os.PathLike)):
+            self.path = self.name = _stream_name(source)
+            self._stream(source)
+            return
+        self.on_disk = True
+        self.path = os.fspath(source)
+        self.name = str(source)
+        self._raw_size = regular_file_size(self.path, self.name)
+        try:
+            with open(self.path, "rb") as fh:
+                self.gzip = fh.read(2) == GZIP_MAGIC
+        except OSError as exc:
+            raise _access_error(self.name, exc) from None
+
+    def _stream(self, stream: BinaryIO) -> None:
+        stdin = stream is _stdin()
+        if stdin and stream in _CONSUMED:
+            raise FileAccessError("standard input was already read for another input; only one input can be read "
+                                  "from it (given as -)", path=self.name)
+        try:
+            raw = stream.read()
+        except OSError as exc:
+            raise _access_error(self.name, exc) from None
+        if stdin:
+            _CONSUMED.add(stream)
+        if not isinstance(raw, bytes):
+            raise InputError(f"{self.name}: give a binary file object (for example sys.stdin.buffer), not a text "
+                             f"one")
+        self._raw_size = len(raw)
+        self.gzip = raw[:2] == GZIP_MAGIC
+        if self.gzip:
+            with self._decompressing():
+                raw = gzip.decompress(raw)
+        self._data = self._transcode(raw) if self.encoding != "utf-8" else raw
 
     # ------------------------------------------------------------------ properties
     @property
     def size(self) -> int:
-        """Size on disk in bytes (compressed size for gzip files)."""
-        return os.path.getsize(self.path)
+        """Size in bytes as stored (compressed size for gzip files)."""
+        return self._raw_size
 
     @property
     def direct(self) -> bool:
-        """True when polars can read the file from its path (plain UTF-8, not compressed)."""
-        return not self.gzip and self.encoding == "utf-8"
+        """True when polars can read the file from its path (a plain UTF-8 file on disk, not compressed)."""
+        return self.on_disk and not self.gzip and self.encoding == "utf-8"
 
     @property
     def stem(self) -> str:
@@ -133,12 +195,45 @@ class TextFile:
         return Path(name).suffix
 
     # ------------------------------------------------------------------ content
+    @contextlib.contextmanager
+    def _decompressing(self) -> Iterator[None]:
+        """Turn what can go wrong while reading into gainscope errors naming the file: damaged gzip data
+        (truncated, corrupt, a bad checksum) is invalid input; an operating-system failure is an I/O error."""
+        try:
+            yield
+        except EOFError:
+            raise FormatError("the gzip data ends before the end of its compressed stream: the file is truncated; "
+                              "copy or download it again", path=self.name) from None
+        except (zlib.error, gzip.BadGzipFile) as exc:
+            raise FormatError(f"the gzip data is corrupt ({exc}); copy or download the file again",
+                              path=self.name) from None
+        except OSError as exc:
+            raise _access_error(self.name, exc) from None
+
+    @contextlib.contextmanager
+    def _open(self) -> Iterator[BinaryIO]:
+        """The file's content as a binary stream (decompressed), with read errors turned into ours."""
+        with self._decompressing():
+            if self._data is not None:
+                yield io.BytesIO(self._data)
+                return
+            opener: Callable[..., BinaryIO] = gzip.open if self.gzip else open  # type: ignore[assignment]
+            with opener(self.path, "rb") as fh:
+                yield fh
+
     def _raw(self) -> bytes:
-        if self.gzip:
-            with gzip.open(self.path, "rb") as fh:
-                return fh.read()
-        with open(self.path, "rb") as fh:
-            return fh.read()
+        with self._open() as fh:
+            data = fh.read()
+        if not self.gzip:
+            self._check_unchanged(len(data))
+        return data
+
+    def _check_unchanged(self, read: int) -> None:
+        """Refuse a plain file whose size changed between opening and the end of reading (it was rewritten)."""
+        if self.on_disk and read != self._raw_size:
+            raise FileAccessError(
+                f"{self.name} changed while it was read ({self._raw_size} bytes when reading began, {read} read); "
+                f"read it again once nothing writes to it", path=self.name)
 
     def read_bytes(self) -> bytes:
         """The whole content, decompressed and converted to UTF-8 (cached)."""
@@ -160,34 +255,32 @@ class TextFile:
         """The first ``size`` bytes of the UTF-8 content (for format sniffing)."""
         if self._data is not None or self.encoding != "utf-8":
             return self.read_bytes()[:size]
-        opener = gzip.open if self.gzip else open
-        with opener(self.path, "rb") as fh:
+        with self._open() as fh:
             return fh.read(size)
 
     def chunks(self, size: int = 1 << 24) -> Iterator[bytes]:
-        """The UTF-8 content in pieces of about ``size`` bytes, each ending at a line end (streamed)."""
-        if self._data is not None or self.encoding != "utf-8":
-            data = self.read_bytes()
-            start = 0
-            while start < len(data):
-                end = data.find(b"\n", min(start + size, len(data)))
-                end = len(data) if end < 0 else end + 1
-                yield data[start:end]
-                start = end
-            return
-        opener = gzip.open if self.gzip else open
-        with opener(self.path, "rb") as fh:
+        """The UTF-8 content in pieces of about ``size`` bytes, each ending at a line end (streamed).
+
+        A piece of a line longer than :data:`MAX_LINE_BYTES` left over at the end of a block raises
+        :class:`LineTooLong` instead of being gathered (the careful parser then names the line)."""
+        if self.encoding != "utf-8":
+            self.read_bytes()
+        read = 0
+        with self._open() as fh:
             carry = b""
             while block := fh.read(size):
+                read += len(block)
                 block = carry + block
                 cut = block.rfind(b"\n") + 1
-                if cut == 0:
-                    carry = block
-                    continue
                 carry = block[cut:]
-                yield block[:cut]
+                if len(carry) > MAX_LINE_BYTES:
+                    raise LineTooLong
+                if cut:
+                    yield block[:cut]
             if carry:
                 yield carry
+        if not self.gzip and self.encoding == "utf-8":
+            self._check_unchanged(read)
 
     def has_bom(self) -> bool:
         """True when the file starts with a UTF-8 byte order mark."""
@@ -195,21 +288,29 @@ class TextFile:
             return False
         return self.head(3) == BOM
 
+    def binary_source(self) -> str | io.BytesIO:
+        """The stored bytes for a binary reader (Parquet): the path of a file, or a buffer of standard input."""
+        return self.path if self.on_disk else io.BytesIO(self._data or b"")
+
     def polars_source(self) -> str | bytes:
         """What to hand to polars: the path itself when possible, else the UTF-8 bytes."""
         return self.path if self.direct else self.read_bytes()
 
-    def lines(self) -> Iterator[tuple[int, int, bytes]]:
+    def lines(self, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, int, bytes]]:
         """Yield ``(line_number, byte_offset, raw_line)``; the BOM is removed from line 1.
 
-        ``raw_line`` keeps its line ending. Plain UTF-8 files are streamed, not loaded whole.
+        ``raw_line`` keeps its line ending. Plain UTF-8 files are streamed, not loaded whole. A line longer
+        than ``limit`` bytes is a FormatError naming it (a binary file, or lines not ended by ``\\n``).
         """
-        if self._data is not None or self.encoding != "utf-8":
-            yield from _number_lines(io.BytesIO(self.read_bytes()))
-            return
-        opener = gzip.open if self.gzip else open
-        with opener(self.path, "rb") as fh:
-            yield from _number_lines(fh)
+        offset = 0
+        with self._open() as fh:
+            for lineno, start, raw in _number_lines(fh, limit):
+                if len(raw) > limit and not raw.endswith(b"\n"):
+                    raise _long_line(self.name, lineno, limit, raw)
+                offset = start + len(raw)
+                yield lineno, start, raw
+        if not self.gzip and self.encoding == "utf-8":
+            self._check_unchanged(offset)
 
     def decode_line(self, raw: bytes, lineno: int, offset: int) -> str:
         """Decode one raw line as UTF-8, or raise a FormatError naming the line and byte offset."""
@@ -227,16 +328,83 @@ def is_comment(line: bytes) -> bool:
     return line[:1] == b"#"
 
 
-def _number_lines(stream: Iterable[bytes]) -> Iterator[tuple[int, int, bytes]]:
-    """Number binary lines (binary iteration splits at ``\\n`` only, never at a lone ``\\r``)."""
+def is_stream(source: object) -> bool:
+    """True for standard input (the string ``"-"``) and binary file objects: sources read once, whole."""
+    if isinstance(source, str):
+        return source == STDIN
+    if isinstance(source, (bytes, os.PathLike)):
+        return False
+    return isinstance(source, io.IOBase) or callable(getattr(source, "read", None))
+
+
+class LineTooLong(Exception):
+    """A line longer than :data:`MAX_LINE_BYTES` met by :meth:`TextFile.chunks` (the careful parser then names
+    it)."""
+
+
+_CONSUMED: weakref.WeakSet[Any] = weakref.WeakSet()  # standard input streams already read
+
+
+def _stdin() -> BinaryIO | None:
+    """The binary standard input (None when there is none, as under some embedders)."""
+    return getattr(sys.stdin, "buffer", None)
+
+
+def _stream_name(stream: Any) -> str:
+    """``<stdin>`` for standard input and streams without a name, else the stream's name."""
+    name = getattr(stream, "name", None)
+    return name if isinstance(name, str) and name and stream is not _stdin() else "<stdin>"
+
+
+def _access_error(name: str, exc: OSError) -> FileAccessError:
+    if isinstance(exc, FileNotFoundError):
+        return FileAccessError(f"no such file: {name!r}", path=name)
+    return FileAccessError(f"cannot read {name}: {exc.strerror or exc}", path=name)
+
+
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def regular_file_size(path: str, name: str) -> int:
+    """The size of the regular file at ``path`` (symbolic links followed); anything else is refused without
+    opening it (a FIFO without a writer would block, a device such as /dev/zero never ends)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _access_error(name, exc) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise FileAccessError(f"{name} is a directory; give the path of a file (for a BEIR folder, its "
+                              f"qrels/<split>.tsv)", path=name)
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((label for test, label in _KINDS if test(st.st_mode)), "not a regular file")
+        raise FileAccessError(f"{name} is {kind}, not a regular file; give the path of a file, or read standard "
+                              f"input as -", path=name)
+    return st.st_size
+
+
+def _long_line(name: str, lineno: int, limit: int, raw: bytes) -> FormatError:
+    hint = ("; it holds carriage returns (\\r) but no line feed: if its lines end with \\r alone (old Mac line "
+            "ends), convert them to \\n" if b"\r" in raw else "; is this a text file with one record per line?")
+    return FormatError(f"the line is longer than {limit:,} bytes, the limit of a line{hint}", path=name,
+                       line=lineno)
+
+
+def _number_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes]]:
+    """Number binary lines (split at ``\\n`` only, never at a lone ``\\r``), each read up to ``limit + 1``
+    bytes so that a file without line ends is never gathered whole."""
     offset = 0
-    for lineno, raw in enumerate(stream, start=1):
+    lineno = 0
+    while raw := stream.readline(limit + 1):
+        lineno += 1
         start = offset
         offset += len(raw)
         if lineno == 1 and raw.startswith(BOM):
             raw = raw[3:]
             start += 3
         yield lineno, start, raw
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            return
 
 
 # ---------------------------------------------------------------------- Unicode forms of ids
@@ -288,8 +456,8 @@ def not_nfc_warning(where: str, column: str, count: int, example: str) -> str:
     """The warning for ``count`` distinct ids of ``column`` (``query_id`` or ``doc_id``) that are not NFC."""
     label = "query" if column == "query_id" else "doc"
     return (f"{where}{count} distinct {label} id(s) are not in Unicode NFC form, e.g. {example!r} (code points "
-            f"{_code_points(example)}); ids that look the same may not match; read with normalize_ids='NFC' to "
-            "normalise them")
+            f"{_code_points(example)}); ids that look the same may not match; read with "
+            f"{option('normalize_ids', 'NFC')} to normalise them")
 
 
 def _code_points(text: str, limit: int = 12) -> str:

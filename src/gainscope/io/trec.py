@@ -2,25 +2,35 @@
 
 Line rules (those of trec_eval 10, except where it silently corrupts data):
 
-* A line is split at runs of ASCII whitespace (space, tab, CR, VT, FF), exactly like trec_eval's
-  tokenizer; ids therefore never contain whitespace and there is no quoting. Leading and trailing
-  whitespace, CRLF endings, tabs and mixed runs of spaces and tabs are accepted silently.
+* A line ends at ``\\n`` and is split at runs of ASCII whitespace (space, tab, CR, VT, FF), exactly like
+  trec_eval's tokenizer; ids therefore never contain whitespace and there is no quoting. Leading and
+  trailing whitespace, CRLF endings, tabs and mixed runs of spaces and tabs are accepted silently. A CR
+  followed by more data on the same line is an error (a file whose lines end with CR alone would
+  otherwise be read as one line), and so is a line longer than
+  :data:`~gainscope.io.text.MAX_LINE_BYTES` (1 MiB).
 * Blank lines are skipped. A line whose **first byte** is ``#`` (after a BOM on line 1) is a comment;
   ``#`` anywhere else is data, so doc ids such as ``msmarco_v2.1_doc_00_0#0_1`` work. An indented ``#``
   line is data too, and then fails the column check with a clear message.
 * ``format="trec"`` qrels: exactly 4 columns ``query_id iteration doc_id relevance`` (the iteration
   column is ignored). ``format="qrels3"``: exactly 3 columns ``query_id doc_id relevance``.
-* ``format="trec"`` runs: ``query_id Q0 doc_id rank score run_tag``; columns after the tag are ignored,
-  as trec_eval does. The rank column is kept (``rank``) and checked to be an integer; the run's name is
-  the tag of the first line, with a warning when tags differ. ``format="msmarco"``: exactly 3 columns
-  ``query_id doc_id rank`` (no scores; the order is given by the rank).
+* ``format="trec"`` runs: exactly 6 columns ``query_id Q0 doc_id rank score run_tag``. trec_eval ignores
+  columns after the tag; here they are an error, as they usually mean a shifted or merged line, unless
+  ``extra_columns="ignore"`` says they are notes to ignore (trec_eval's own test run has some). The rank
+  column is kept (``rank``) and checked to be an integer; the run's name is the tag of the first line,
+  with a warning when tags differ. ``format="msmarco"``: exactly 3 columns ``query_id doc_id rank`` (no
+  scores; the order is given by the rank).
+* Ids (and run tags) holding a control character (C0 such as NUL, DEL, C1) are an error naming the line
+  (checked by :mod:`gainscope.io.frames` for every source).
 * A header row (``query-id corpus-id score``, ``qid docno rel``...) is refused with a message naming
   the right ``format=``. Values are checked by :mod:`gainscope.io.frames` (integers, numbers, NaN...).
 
 Two parsers produce the same token table:
 
 1. **Fast** (files of :data:`FAST_MIN_BYTES` or more): polars ``read_csv`` with no header, no quoting,
-   ``#`` comments and the separator of the first data line (tab, else space), every column read as text.
+   ``#`` comments and the separator of the first data line (tab, else space), every column read as text,
+   once a pass over the bytes has found no lone CR, no line beyond the length limit and a first data line
+   with the format's number of columns (or a few more when they are ignored), so that a line of a million
+   columns never becomes a million polars columns.
    The fields are then checked with vectorised expressions (no empty field, no whitespace inside an id);
    if anything is off, whitespace is normalised with C-speed ``re.sub`` over the bytes and polars
    tries again. No Python object is built per row; duplicates are found with ``is_duplicated``.
@@ -31,16 +41,17 @@ Two parsers produce the same token table:
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
-
-import polars as pl
+from typing import TYPE_CHECKING, TypeVar
 
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
-from gainscope.errors import FormatError, PolicyError
+from gainscope.deferred import deferred_module
+from gainscope.errors import FormatError, PolicyError, option
+from gainscope.io.detect import format_option, not_ranks_error
 from gainscope.io.frames import (
     ALIASES,
     JudgmentOptions,
@@ -51,7 +62,12 @@ from gainscope.io.frames import (
     finish_judgments,
     finish_run,
 )
-from gainscope.io.text import BOM, TextFile, is_comment
+from gainscope.io.text import BOM, HEAD_BYTES, MAX_LINE_BYTES, LineTooLong, TextFile, is_comment
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = [
     "FAST_MIN_BYTES",
@@ -61,6 +77,7 @@ __all__ = [
     "LineProblem",
     "LineStats",
     "careful_table",
+    "check_rank_sequences",
     "fast_table",
     "normalise_whitespace",
     "read_trec_judgments",
@@ -99,7 +116,7 @@ LAYOUTS: dict[tuple[str, str], Layout] = {
     ("judgments", "qrels3"): Layout("qrels3", "judgments", 3, True,
                                     (("query_id", 0), ("doc_id", 1), ("grade", 2)),
                                     "query_id doc_id relevance"),
-    ("run", "trec"): Layout("trec", "run", 6, False,
+    ("run", "trec"): Layout("trec", "run", 6, True,
                             (("query_id", 0), ("doc_id", 2), ("rank", 3), ("score", 4), ("tag", 5)),
                             "query_id Q0 doc_id rank score run_tag"),
     ("run", "msmarco"): Layout("msmarco", "run", 3, True,
@@ -165,8 +182,9 @@ def _looks_like_header(tokens: list[str]) -> bool:
 def _header_message(layout: Layout, tokens: list[str]) -> str:
     beir = [t.lower() for t in tokens] == ["query-id", "corpus-id", "score"]
     name = "qrels" if layout.kind == "judgments" else "run"
-    fix = ("read it with format='beir'" if beir and layout.kind == "judgments"
-           else "delete it, or read the file as a table with format='tsv' or format='csv'")
+    fix = (f"read it with {format_option('beir', layout.kind)}" if beir and layout.kind == "judgments"
+           else f"delete it, or read the file as a table with {format_option('tsv', layout.kind)} or "
+                f"{format_option('csv', layout.kind)}")
     what = "a BEIR qrels header" if beir else "a header row"
     return f"this looks like {what} ({' '.join(tokens)}); TREC {name} files have none: {fix}"
 
@@ -182,17 +200,30 @@ def _columns_hint(layout: Layout, count: int) -> str:
         ("run", "trec", 5): "; the run tag column seems missing: add a run name as the 6th column of "
                             "every line",
         ("run", "trec", 4): "; this looks like a qrels line (query_id iteration doc_id relevance)",
-        ("run", "trec", 3): "; for MS MARCO runs (query_id doc_id rank) read with format='msmarco'",
+        ("run", "trec", 3): "; for MS MARCO runs (query_id doc_id rank) read with "
+                            f"{format_option('msmarco', 'run')}",
         ("judgments", "trec", 3): "; for 3-column qrels (query_id doc_id relevance) read with "
-                                  "format='qrels3'",
-        ("judgments", "qrels3", 4): "; for 4-column TREC qrels read with format='trec'",
+                                  f"{format_option('qrels3', 'judgments')}",
+        ("judgments", "qrels3", 4): f"; for 4-column TREC qrels read with {format_option('trec', 'judgments')}",
     }
     hint = hints.get((layout.kind, layout.fmt, count), "")
     if not hint and layout.kind == "judgments" and count >= 6:
         hint = "; this looks like a run line (query_id Q0 doc_id rank score run_tag)"
     if not hint and layout.fmt == "msmarco" and count >= 6:
-        hint = "; this looks like a TREC run: read with format='trec'"
+        hint = f"; this looks like a TREC run: read with {format_option('trec', 'run')}"
+    if not hint and count > layout.ncols:
+        hint = (f"; remove the columns after the {ordinal(layout.ncols)} (an id with a space in it, or two lines "
+                f"run together?)")
+        if (layout.kind, layout.fmt) == ("run", "trec"):
+            hint += (f", or, if they are notes after the run tag (trec_eval ignores them), read with "
+                     f"{option('extra_columns', 'ignore')}")
     return hint
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` ..."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 # ---------------------------------------------------------------------- careful parser
@@ -211,6 +242,10 @@ def careful_table(src: TextFile, layout: Layout, *, stats: LineStats | None = No
     first_data = True
     for lineno, offset, raw in src.lines():
         collector.stats.lines += 1
+        if b"\r" in raw and _LONE_CR.search(raw):
+            collector.report(FormatError(_LONE_CR_MESSAGE, path=src.name, line=lineno,
+                                         text=_show(raw.decode("utf-8", "replace"))), "lone-cr")
+            continue
         if is_comment(raw):
             collector.stats.comments += 1
             continue
@@ -245,6 +280,11 @@ def careful_table(src: TextFile, layout: Layout, *, stats: LineStats | None = No
     return TokenTable(frame, Origin(src.name, "line"), tokens_clean=True)
 
 
+_LONE_CR = re.compile(rb"\r[ \t\r\x0b\x0c]*[^ \t\r\x0b\x0c\n]")
+_LONE_CR_MESSAGE = ("a carriage return (\\r) followed by more data on the same line: lines must end with \\n (or "
+                    "\\r\\n); if the file's lines end with \\r alone (old Mac line ends), convert them to \\n")
+
+
 def _decode_tokens(src: TextFile, raw: bytes, parts: list[bytes], lineno: int, offset: int,
                    collector: _Collector) -> list[str] | None:
     if raw.isascii():
@@ -272,23 +312,37 @@ _TO_SPACE = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
 def fast_table(src: TextFile, layout: Layout) -> TokenTable | None:
     """Read with polars; None when the file needs the careful parser (messy, malformed or a header).
 
-    Besides checking every field, the number of rows polars returns must equal the number of lines that
-    are not comments: a guard against any difference in how comment lines are recognised.
+    First one pass over the bytes counts the lines that are not comments and looks for what only the careful
+    parser reports (a lone CR, a line beyond the length limit); the first data line must have the format's
+    number of columns. Besides checking every field, the number of rows polars returns must equal that count:
+    a guard against any difference in how comment lines are recognised.
     """
     head = src.head()
+    full = len(head) >= HEAD_BYTES
     if head.startswith(BOM):
         head = head[3:]
     first = _first_non_comment_line(head)
-    if first is not None and _looks_like_header(first.decode("utf-8", "replace").split()):
+    first_data = next((line for line in head.split(b"\n") if line.strip() and not line.startswith(b"#")), None)
+    if first_data is not None and full and head.endswith(first_data):
+        return None  # the first data line may go on beyond the head: the careful parser reads it
+    if first_data is not None and (_looks_like_header(first_data.decode("utf-8", "replace").split())
+                                   or not layout.ncols <= len(first_data.split()) <= _widest(layout)):
+        return None
+    try:
+        count = data_line_count(_without_lone_cr(src.chunks()))
+    except (LineTooLong, _LoneCR):
         return None
     separator = "\t" if first is not None and b"\t" in first else " "
     table = None
     if first is not None and _is_clean(first, separator):
         frame = _polars_read(src.polars_source(), layout, separator)
-        if frame is not None and frame.height == data_line_count(src.chunks()):
+        if frame is not None and frame.height == count:
             table = _checked(frame, layout, src)
     if table is None:
-        data = normalise_whitespace(src.chunks())
+        try:
+            data = normalise_whitespace(src.chunks())
+        except LineTooLong:
+            return None
         if data is None:
             return None
         frame = _polars_read(data, layout, " ")
@@ -296,6 +350,23 @@ def fast_table(src: TextFile, layout: Layout) -> TokenTable | None:
             return None
         table = _checked(frame, layout, src)
     return table
+
+
+def _widest(layout: Layout) -> int:
+    """The most columns a first line may have for polars (which makes one column per field of it): the
+    format's, or a few notes after the run tag when they are ignored."""
+    return layout.ncols if layout.exact else layout.ncols + 16
+
+
+class _LoneCR(Exception):
+    """A CR followed by data on its line, found by the fast reader's first pass."""
+
+
+def _without_lone_cr(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    for chunk in chunks:
+        if b"\r" in chunk and _LONE_CR.search(chunk):
+            raise _LoneCR
+        yield chunk
 
 
 def data_line_count(chunks: Iterable[bytes]) -> int:
@@ -386,6 +457,10 @@ def _checked(frame: pl.DataFrame | None, layout: Layout, src: TextFile) -> Token
         if field_ is None:
             return None
         fields[index] = field_
+    longest = pl.DataFrame(list(fields.values())).select(
+        pl.sum_horizontal(pl.all().str.len_bytes()).max()).item()
+    if longest is not None and longest + layout.ncols - 1 > MAX_LINE_BYTES:
+        return None  # a line beyond the limit: the careful parser names it
     columns = [fields[index].alias(role) for role, index in layout.roles]
     return TokenTable(pl.DataFrame(columns), origin, tokens_clean=True)
 
@@ -430,6 +505,25 @@ def _table(src: TextFile, layout: Layout, engine: str, finish: Callable[[TokenTa
     return finish(careful_table(src, layout))
 
 
+def check_rank_sequences(table: TokenTable, name: str) -> None:
+    """Refuse a detected MS MARCO run unless each query's rank column is 1, 2, ..., n in order, its lines
+    together (the evidence detection saw in the first lines, checked on every line)."""
+    frame = table.frame
+    group = (pl.col("query_id") != pl.col("query_id").shift(1)).fill_null(True).cum_sum()
+    expected = pl.int_range(1, pl.len() + 1).over(group)
+    checked = frame.with_columns(group.alias("_g"), expected.alias("_want"),
+                                 pl.col("rank").cast(pl.Int64, strict=False).alias("_r"))
+    comes_back = pl.col("_g") != pl.col("_g").first().over("query_id")
+    bad = checked.filter(comes_back | (pl.col("_r") != pl.col("_want")).fill_null(True))
+    if not bad.height:
+        return
+    if "_loc" not in frame.columns:
+        raise NeedLocations
+    row = bad.row(0, named=True)
+    want = 0 if row["_g"] != checked.filter(pl.col("query_id") == row["query_id"])["_g"][0] else row["_want"]
+    raise not_ranks_error(name, row["_loc"], row["query_id"], row["rank"], want)
+
+
 def read_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *, engine: str = "auto",
                         notes: Sequence[str] = ()) -> tuple[Judgments, list[str]]:
     """Read TREC (``fmt="trec"``) or 3-column (``"qrels3"``) qrels; returns them and the warnings to emit.
@@ -446,13 +540,21 @@ def read_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *, engin
 
 
 def read_trec_run(src: TextFile, fmt: str, opts: RunOptions, *, engine: str = "auto",
-                  notes: Sequence[str] = ()) -> tuple[Run, list[str]]:
-    """Read a TREC (``fmt="trec"``) or MS MARCO (``"msmarco"``) run; same options as for qrels."""
+                  notes: Sequence[str] = (), check_ranks: bool = False) -> tuple[Run, list[str]]:
+    """Read a TREC (``fmt="trec"``) or MS MARCO (``"msmarco"``) run; same options as for qrels.
+
+    ``check_ranks`` (an MS MARCO format that was detected, not given): every query's rank column must be its
+    rank sequence 1, 2, ..., n in order, else the format is refused (see :mod:`gainscope.io.detect`)."""
     default_name = src.stem if fmt == "msmarco" else None
 
     def finish(table: TokenTable) -> tuple[Run, list[str]]:
         table.default_name = default_name
         table.notes.extend(notes)
+        if check_ranks:
+            check_rank_sequences(table, src.name)
         return finish_run(table, opts)
 
-    return _table(src, LAYOUTS[("run", fmt)], engine, finish)
+    layout = LAYOUTS[("run", fmt)]
+    if fmt == "trec" and opts.extra_columns == "ignore":
+        layout = dataclasses.replace(layout, exact=False)
+    return _table(src, layout, engine, finish)

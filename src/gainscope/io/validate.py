@@ -1,14 +1,18 @@
 """``gainscope validate FILE...``: every problem of judgment and run files, reported, never raised.
 
-:func:`validate_files` reads each file the way the readers do (same formats, same token rules), but
-collects what it finds as :class:`Issue` values instead of stopping at the first problem:
+:func:`validate_files` reads each file as the readers do, with the same formats, reading options and rules
+(the row rules of :mod:`gainscope.io.frames`, its duplicate and empty-input rules, the line rules of
+:mod:`gainscope.io.trec`): what the readers refuse is an ``"error"`` here, with the readers' own message and
+fix, and what they warn about is a ``"warning"``. Instead of stopping at the first problem, it collects
+what it finds as :class:`Issue` values:
 
 * per file: whether it holds judgments or a run (detected, or given with ``kinds=``) and its format;
-  lines that cannot be used (column count, header row, undecodable bytes); missing ids; non-numeric,
-  NaN and infinite scores; non-numeric, fractional and negative grades; non-integer ranks; duplicate
-  documents (with both lines), identical and conflicting duplicate judgments; groups of tied scores; a
-  rank column that disagrees with the scores; differing run tags; ids that are not Unicode NFC; a byte
-  order mark; counts of blank and comment lines;
+  lines that cannot be used (column count, header row, undecodable bytes, a lone CR); missing ids, ids
+  with control characters; non-numeric, NaN and infinite scores; non-numeric, out-of-range and
+  fractional grades (an error unless ``float_grades=True``, as for the readers); negative grades;
+  non-integer ranks; duplicate documents (with both lines), identical and conflicting duplicate
+  judgments; groups of tied scores; a rank column that disagrees with the scores; differing run tags;
+  ids that are not Unicode NFC; a byte order mark; counts of blank and comment lines;
 * across files, for each judgments/run pair: queries in both, judged only, ranked only; how many of
   the run's documents are judged; a hint when ids match only after stripping whitespace or leading
   zeros (``"001"`` vs ``"1"``), or after Unicode normalisation.
@@ -20,26 +24,40 @@ succeeds but the numbers may not mean what you think), ``"info"`` (facts worth k
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import polars as pl
-
-from gainscope.errors import GainscopeError, InputError, PolicyError
-from gainscope.io.detect import check_kind, detect_text_format, guess_kind
+from gainscope.deferred import deferred_module
+from gainscope.errors import GainscopeError, InputError, PolicyError, option, spell
+from gainscope.io.detect import check_format, check_kind, detect_text_format, guess_kind
 from gainscope.io.frames import (
-    FLOAT_RE,
-    INT_RE,
-    NAN_RE,
-    NONFINITE_RE,
-    WS_CHARS,
+    JudgmentOptions,
+    RowProblem,
+    RunOptions,
     TokenTable,
+    convert_run_values,
+    empty_message,
+    ensure_string_ids,
+    resolve_judgment_duplicates,
+    resolve_run_duplicates,
+    row_checks,
+    row_problems,
+    run_tag,
+    scale_warnings,
+    strip_tokens,
 )
 from gainscope.io.jsonl import load_json_table
 from gainscope.io.tabular import load_tabular_table
-from gainscope.io.text import TextFile
-from gainscope.io.trec import LAYOUTS, LineProblem, LineStats, careful_table
+from gainscope.io.text import TextFile, normalize_id_columns
+from gainscope.io.trec import LAYOUTS, LineProblem, LineStats, careful_table, check_rank_sequences
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
 
 __all__ = ["Issue", "validate_files"]
 
@@ -52,7 +70,8 @@ class Issue:
 
     ``severity`` is ``"error"``, ``"warning"`` or ``"info"``; ``path`` and ``line`` say where (``line`` is
     None for whole-file findings and for formats without lines); ``code`` is a short kebab-case name
-    (``"duplicate-doc"``); ``message`` says what, where, what was found and how to fix it.
+    (``"duplicate-doc"``); ``message`` says what, where, what was found and how to fix it, naming options as
+    in Python (``on_duplicate='first'``); ``cli_message`` names them as command-line flags.
     """
 
     severity: str
@@ -60,10 +79,13 @@ class Issue:
     line: int | None
     code: str
     message: str
+    cli_message: str = field(default="", compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.severity not in _SEVERITIES:
             raise PolicyError(f"severity must be one of {_SEVERITIES}; got {self.severity!r}")
+        object.__setattr__(self, "cli_message", spell(self.cli_message or self.message, "cli"))
+        object.__setattr__(self, "message", spell(self.message, "python"))
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.path and self.line is not None else (self.path or "")
@@ -79,20 +101,45 @@ class _Checked:
     frame: pl.DataFrame
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """How files are read: the readers' options and formats, shared by every file."""
+
+    judgments: JudgmentOptions
+    run: RunOptions
+    formats: dict[str, str | None]
+    encoding: str
+
+
 # ---------------------------------------------------------------------- entry point
 def validate_files(paths: Iterable[str | os.PathLike[str]], *,
-                   kinds: Sequence[str | None] | Mapping[str, str] | None = None) -> list[Issue]:
+                   kinds: Sequence[str | None] | Mapping[str, str] | None = None,
+                   judgments_format: str | None = None, run_format: str | None = None,
+                   on_conflict: str = "error", float_grades: bool = False,
+                   scale: tuple[float, float] | None = None, on_duplicate: str = "error",
+                   nan_score: str | float = "error", normalize_ids: str | None = None, allow_empty: bool = False,
+                   encoding: str = "utf-8", extra_columns: str = "error") -> list[Issue]:
     """Check judgment and run files; return every issue found (data problems are never raised).
 
     ``kinds`` gives ``"judgments"`` or ``"run"`` for files whose kind cannot be detected: a sequence
-    parallel to ``paths`` (None to detect) or a mapping from path to kind.
+    parallel to ``paths`` (None to detect) or a mapping from path to kind. ``judgments_format`` and
+    ``run_format`` force the format of files of that kind; the other options are those of
+    :func:`~gainscope.io.read_judgments` and :func:`~gainscope.io.read_run`, with the same meaning: what the
+    readers would refuse with them is an error, what they would warn about a warning.
     """
     path_list = [os.fspath(p) for p in paths]
     kind_list = _kinds(path_list, kinds)
+    reading = _Reading(
+        JudgmentOptions(on_conflict=on_conflict, float_grades=float_grades, scale=scale,
+                        normalize_ids=normalize_ids, allow_empty=allow_empty),
+        RunOptions(on_duplicate=on_duplicate, nan_score=RunOptions.parse_nan_score(nan_score),
+                   normalize_ids=normalize_ids, allow_empty=allow_empty, extra_columns=extra_columns),
+        {"judgments": check_format(judgments_format, "judgments"), "run": check_format(run_format, "run")},
+        encoding)
     issues: list[Issue] = []
     checked: list[_Checked] = []
     for path, kind in zip(path_list, kind_list, strict=True):
-        file_issues, result = _validate_file(path, kind)
+        file_issues, result = _validate_file(path, kind, reading)
         issues += file_issues
         if result is not None:
             checked.append(result)
@@ -112,36 +159,49 @@ def _kinds(paths: list[str], kinds: Sequence[str | None] | Mapping[str, str] | N
     return [None if k is None else check_kind(k) for k in chosen]
 
 
-def _validate_file(path: str, kind: str | None) -> tuple[list[Issue], _Checked | None]:
+def _raw(exc: BaseException) -> str:
+    """An error's message with its options still unspelled (:func:`~gainscope.errors.spell` does it)."""
+    return BaseException.__str__(exc)
+
+
+def _validate_file(path: str, kind: str | None, reading: _Reading) -> tuple[list[Issue], _Checked | None]:
     try:
-        src = TextFile(path)
+        src = TextFile(path, reading.encoding)
     except GainscopeError as exc:
-        return [Issue("error", path, None, "unreadable", str(exc))], None
+        return [Issue("error", path, None, "unreadable", _raw(exc))], None
     kind = kind or guess_kind(src)
     if kind is None:
         return [Issue("error", path, None, "unknown-kind",
-                      "cannot tell whether this file holds judgments or a run; pass kinds= "
-                      "(gainscope validate --kind)")], None
+                      f"cannot tell whether this file holds judgments or a run; say which, for example "
+                      f"{option('kinds', {path: 'run'}, cli=f'--kind {path}=run')}")], None
+    opts = reading.judgments if kind == "judgments" else reading.run
     try:
-        fmt = detect_text_format(src, kind)
+        given = reading.formats[kind]
+        fmt = given or detect_text_format(src, kind)
         issues = [Issue("info", path, None, "format", f"read as {kind} in {fmt!r} format")]
-        table, read_issues = _load(src, kind, fmt)
+        table, read_issues = _load(src, kind, fmt, opts)
+        if kind == "run" and fmt == "msmarco" and given is None:
+            check_rank_sequences(table, src.name)
     except InputError as exc:
         line = getattr(exc, "line", None)
-        message = str(exc).removeprefix(f"{path}:{line}: " if line else f"{path}: ")
+        message = _raw(exc).removeprefix(f"{path}:{line}: " if line else f"{path}: ")
         return [Issue("error", path, line, "unreadable", message)], None
     issues += read_issues
-    analysis = _Analysis(table, kind)
+    analysis = _Analysis(table, kind, opts)
     issues += analysis.issues
     return issues, _Checked(path, kind, analysis.frame)
 
 
-def _load(src: TextFile, kind: str, fmt: str) -> tuple[TokenTable, list[Issue]]:
+def _load(src: TextFile, kind: str, fmt: str, opts: JudgmentOptions | RunOptions
+          ) -> tuple[TokenTable, list[Issue]]:
     issues: list[Issue] = []
     if (kind, fmt) in LAYOUTS:
+        layout = LAYOUTS[(kind, fmt)]
+        if isinstance(opts, RunOptions) and fmt == "trec" and opts.extra_columns == "ignore":
+            layout = dataclasses.replace(layout, exact=False)
         stats = LineStats()
         problems: list[LineProblem] = []
-        table = careful_table(src, LAYOUTS[(kind, fmt)], stats=stats, problems=problems)
+        table = careful_table(src, layout, stats=stats, problems=problems)
         issues += _line_problem_issues(src.name, problems)
         issues += _stats_issues(src.name, stats, kind)
         return table, issues
@@ -153,6 +213,10 @@ def _load(src: TextFile, kind: str, fmt: str) -> tuple[TokenTable, list[Issue]]:
     return table, issues
 
 
+def _more(count: int, unit: str = "line") -> str:
+    return f" ({count - 1} more {unit}(s) like this)" if count > 1 else ""
+
+
 def _line_problem_issues(path: str, problems: list[LineProblem]) -> list[Issue]:
     issues: list[Issue] = []
     seen: dict[str, list[LineProblem]] = {}
@@ -160,8 +224,7 @@ def _line_problem_issues(path: str, problems: list[LineProblem]) -> list[Issue]:
         seen.setdefault(problem.code, []).append(problem)
     for code, group in seen.items():
         first = group[0]
-        more = f" ({len(group) - 1} more line(s) like this)" if len(group) > 1 else ""
-        issues.append(Issue("error", path, first.line, code, first.message + more))
+        issues.append(Issue("error", path, first.line, code, first.message + _more(len(group))))
     return issues
 
 
@@ -183,27 +246,36 @@ def _stats_issues(path: str, stats: LineStats, kind: str) -> list[Issue]:
 
 
 # ---------------------------------------------------------------------- one file's rows
-def _strip(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
-    present = [c for c in columns if c in frame.columns and frame.schema[c] == pl.String]
-    return frame.with_columns(pl.col(c).str.strip_chars(WS_CHARS) for c in present)
-
-
 class _Analysis:
-    """Vectorised checks of one table; ``issues`` found, ``frame`` the usable rows (typed)."""
+    """The readers' rules applied to one table, every problem reported; ``frame`` the usable rows (typed)."""
 
-    def __init__(self, table: TokenTable, kind: str) -> None:
+    def __init__(self, table: TokenTable, kind: str, opts: JudgmentOptions | RunOptions) -> None:
         self.origin = table.origin
         self.path = table.origin.path
         self.issues: list[Issue] = []
-        frame = _strip(table.frame, ["grade", "score", "rank"])
+        frame = table.frame if table.tokens_clean else strip_tokens(table.frame, ["grade", "score", "rank"])
         if "_loc" not in frame.columns:
             frame = frame.with_row_index("_loc", offset=1).with_columns(pl.col("_loc").cast(pl.Int64))
-        frame = self._ids(frame)
-        if kind == "judgments":
-            self.frame = self._judgments(frame)
+        columns = ["query_id", "doc_id", "grade"] if kind == "judgments" else \
+            ["query_id", "doc_id"] + [c for c in ("score", "rank") if c in frame.columns]
+        self.frame = frame.clear().select(columns)
+        if not frame.height:
+            if not opts.allow_empty:
+                self._add("error", "empty", empty_message(kind, self.origin))
+            return
+        try:
+            frame = ensure_string_ids(frame, "")
+            problems, usable = row_problems(frame, row_checks(frame, kind, opts))
+        except InputError as exc:
+            self._add("error", "bad-column-type", _raw(exc))
+            return
+        for problem in problems:
+            self._problem(problem)
+        frame = frame.filter(usable)
+        if isinstance(opts, JudgmentOptions):
+            self.frame = self._judgments(frame, opts)
         else:
-            self.frame = self._run(frame)
-        self._nfc(self.frame)
+            self.frame = self._run(frame, opts)
 
     # -------------------------------------------------------------- helpers
     def _add(self, severity: str, code: str, message: str, loc: int | None = None) -> None:
@@ -211,88 +283,43 @@ class _Analysis:
         ref = self.origin.ref(loc) if self.origin.unit not in (None, "line") else ""
         self.issues.append(Issue(severity, self.path, line, code, f"{ref}: {message}" if ref else message))
 
-    def _report(self, frame: pl.DataFrame, mask: pl.Expr, severity: str, code: str, what: str,
-                fix: str, column: str | None = None) -> None:
-        """One issue for the rows of ``frame`` matching ``mask``: count, first row, fix."""
-        hits = frame.filter(mask)
-        if not hits.height:
-            return
-        row = hits.row(0, named=True)
-        got = f"{row[column]!r} for " if column else ""
-        self._add(severity, code, f"{hits.height} {what} (first: {got}query {row['query_id']!r}, doc "
-                  f"{row['doc_id']!r}); {fix}", row["_loc"])
+    def _problem(self, problem: RowProblem, unit: str = "row") -> None:
+        self._add("error", problem.code, problem.message + _more(problem.count, unit), problem.loc)
 
-    def _ids(self, frame: pl.DataFrame) -> pl.DataFrame:
-        frame = frame.with_columns(pl.col(c).cast(pl.String) for c in ("query_id", "doc_id")
-                                   if frame.schema[c] != pl.String)
-        missing = pl.col("query_id").is_null() | (pl.col("query_id") == "") | pl.col("doc_id").is_null() | (
-            pl.col("doc_id") == "")
-        self._report(frame, missing, "error", "missing-id", "row(s) without a query id or a doc id",
-                     "give every entry both ids")
-        return frame.filter(~missing)
+    def _warnings(self, code: str, messages: list[str], loc: int | None = None) -> None:
+        """Warnings of the readers' rules (which start with the file name) as issues."""
+        for message in messages:
+            self._add("warning", code, message.removeprefix(f"{self.path}: "), loc)
+
+    def _ids(self, frame: pl.DataFrame, form: str | None) -> pl.DataFrame:
+        frame, _notes, warns = normalize_id_columns(frame, form)
+        self._warnings("non-nfc-id", warns)
+        return frame
 
     # -------------------------------------------------------------- judgments
-    def _judgments(self, frame: pl.DataFrame) -> pl.DataFrame:
+    def _judgments(self, frame: pl.DataFrame, opts: JudgmentOptions) -> pl.DataFrame:
+        frame = self._ids(frame.with_columns(pl.col("grade").cast(pl.Float64 if opts.float_grades else pl.Int64)),
+                          opts.normalize_ids)
         g = pl.col("grade")
-        if frame.schema["grade"] == pl.String:
-            is_int = g.str.contains(INT_RE) & g.cast(pl.Int64, strict=False).is_not_null()
-            is_float = g.str.contains(FLOAT_RE) & g.cast(pl.Float64, strict=False).is_finite() & ~is_int
-            frame = frame.with_columns(is_int.fill_null(False).alias("_int"),
-                                       is_float.fill_null(False).alias("_float"))
-        elif frame.schema["grade"].is_numeric() or frame.schema["grade"] == pl.Boolean:
-            f = g.cast(pl.Float64)
-            frame = frame.with_columns((f.is_finite() & (f == f.floor())).fill_null(False).alias("_int"),
-                                       (f.is_finite() & (f != f.floor())).fill_null(False).alias("_float"))
-        else:
-            self._add("error", "bad-grade", f"the relevance column has type {frame.schema['grade']}; grades "
-                      f"must be numbers")
-            return frame.clear().select("query_id", "doc_id", pl.col("grade").cast(pl.Float64, strict=False))
-        self._report(frame, g.is_null(), "error", "missing-grade", "row(s) without a grade", "give every "
-                     "judgment a grade")
-        self._report(frame, g.is_not_null() & ~pl.col("_int") & ~pl.col("_float"), "error", "bad-grade",
-                     "grade(s) that are not numbers", "grades must be integers; fix or remove them",
-                     column="grade")
-        self._report(frame, pl.col("_float"), "warning", "float-grade", "fractional grade(s)",
-                     "reading them needs float_grades=True (trec_eval would truncate them)", column="grade")
-        frame = frame.filter(pl.col("_int") | pl.col("_float")).with_columns(g.cast(pl.Float64))
-        self._report(frame, g < 0, "info", "negative-grade", "negative grade(s)", "kept as given; by default "
-                     "they mean 'pooled but unjudged' (trec_eval): never relevant", column="grade")
-        self._judgment_duplicates(frame)
+        negative = frame.filter(g < 0)
+        if negative.height:
+            row = negative.row(0, named=True)
+            self._add("info", "negative-grade", f"{negative.height} negative grade(s) (first: {_num(row['grade'])} "
+                      f"for query {row['query_id']!r}, doc {row['doc_id']!r}); kept as given; by default they mean "
+                      f"'pooled but unjudged' (trec_eval): never relevant", row["_loc"])
+        problems: list[RowProblem] = []
+        repeated = frame.filter(~pl.struct("query_id", "doc_id").is_first_distinct())["_loc"].head(1).to_list()
+        frame, _notes, warns = resolve_judgment_duplicates(frame, opts.on_conflict, self.origin, problems=problems)
+        for problem in problems:
+            self._problem(problem, "pair")
+        self._warnings("duplicate-judgment", warns, repeated[0] if repeated else None)
+        if opts.scale is not None:
+            self._warnings("outside-scale", scale_warnings(frame, opts.scale, ""))
         self._summary_judgments(frame)
-        return frame.select("query_id", "doc_id", "grade")
-
-    def _judgment_duplicates(self, frame: pl.DataFrame) -> None:
-        pair = ["query_id", "doc_id"]
-        dups = frame.filter(pl.struct(pair).is_duplicated())
-        if not dups.height:
-            return
-        dups = dups.with_columns(pl.col("grade").n_unique().over(pair).alias("_u"))
-        same = dups.filter(pl.col("_u") == 1)
-        if same.height:
-            row = same.row(0, named=True)
-            extra = same.height - same.select(pair).n_unique()
-            self._add("warning", "duplicate-judgment",
-                      f"{extra} duplicate judgment row(s) repeat the same grade (first: query "
-                      f"{row['query_id']!r}, doc {row['doc_id']!r}); readers collapse them, trec_eval stops "
-                      f"with 'duplicate docs': keep one line per document", _second_loc(same, row))
-        conflicting = dups.filter(pl.col("_u") > 1)
-        if conflicting.height:
-            first = conflicting.row(0, named=True)
-            rows = conflicting.filter((pl.col("query_id") == first["query_id"])
-                                      & (pl.col("doc_id") == first["doc_id"]))
-            other = rows.filter(pl.col("grade") != first["grade"]).row(0, named=True)
-            pairs = conflicting.select(pair).n_unique()
-            self._add("error", "conflicting-judgment",
-                      f"{pairs} document(s) judged twice with different grades (first: query "
-                      f"{first['query_id']!r}, doc {first['doc_id']!r}: {_num(other['grade'])} here, "
-                      f"{_num(first['grade'])} at {self.origin.ref(first['_loc']) or 'an earlier entry'}); "
-                      f"keep one grade, or read with on_conflict='max', 'min', 'first' or 'last'",
-                      other["_loc"])
+        return frame.select("query_id", "doc_id", pl.col("grade").cast(pl.Float64))
 
     def _summary_judgments(self, frame: pl.DataFrame) -> None:
         if not frame.height:
-            self._add("error", "empty", "no judgments found; readers refuse an empty input unless "
-                      "allow_empty=True")
             return
         queries = frame["query_id"].n_unique()
         lo, hi = frame["grade"].min(), frame["grade"].max()
@@ -300,72 +327,24 @@ class _Analysis:
                   f"{_num(lo)}..{_num(hi)}")
 
     # -------------------------------------------------------------- runs
-    def _run(self, frame: pl.DataFrame) -> pl.DataFrame:
-        usable = pl.lit(True)
-        if "score" in frame.columns:
-            frame, usable = self._scores(frame)
-        if "rank" in frame.columns:
-            r = pl.col("rank")
-            if frame.schema["rank"] == pl.String:
-                ok = (r.str.contains(INT_RE) & r.cast(pl.Int64, strict=False).is_not_null()).fill_null(False)
-            else:
-                ok = r.is_not_null() & (r.cast(pl.Float64) == r.cast(pl.Float64).floor()).fill_null(False)
-            self._report(frame, ~ok, "error", "bad-rank", "rank(s) that are not integers",
-                         "ranks must be integers", column="rank")
-            usable = usable & ok
-        frame = frame.filter(usable)
-        if "rank" in frame.columns:
-            frame = frame.with_columns(pl.col("rank").cast(pl.Int64))
-        self._run_duplicates(frame)
+    def _run(self, frame: pl.DataFrame, opts: RunOptions) -> pl.DataFrame:
+        frame, _notes, warns = convert_run_values(frame, opts, "")
+        if warns:
+            self._warnings("inf-score", warns, frame.filter(pl.col("score").is_infinite())["_loc"][0])
+        frame = self._ids(frame, opts.normalize_ids)
+        problems: list[RowProblem] = []
+        frame, _notes = resolve_run_duplicates(frame, opts.on_duplicate, self.origin, problems=problems)
+        for problem in problems:
+            self._problem(problem)
         if "score" in frame.columns:
             self._ties(frame)
             if "rank" in frame.columns:
                 self._rank_order(frame)
-        if "tag" in frame.columns:
-            self._tags(frame)
+        if "tag" in frame.columns and frame.height:
+            self._warnings("mixed-tags", run_tag(frame, "", None)[1])
         self._summary_run(frame)
         columns = ["query_id", "doc_id"] + [c for c in ("score", "rank") if c in frame.columns]
         return frame.select(columns)
-
-    def _scores(self, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.Expr]:
-        s = pl.col("score")
-        if frame.schema["score"] == pl.String:
-            number = ((s.str.contains(FLOAT_RE) | s.str.contains(NONFINITE_RE))
-                      & s.cast(pl.Float64, strict=False).is_not_null()).fill_null(False)
-            comma = s.str.contains(r"^[+-]?[0-9]*,[0-9]+$").fill_null(False)
-            self._report(frame, s.is_null(), "error", "missing-score", "row(s) without a score",
-                         "give every document a score, or none")
-            self._report(frame, comma, "error", "bad-score", "score(s) with a decimal comma",
-                         "write 0.9, not 0,9 (trec_eval silently reads them as 0)", column="score")
-            self._report(frame, s.is_not_null() & ~number & ~comma, "error", "bad-score",
-                         "score(s) that are not numbers", "fix them (trec_eval silently reads them as 0)",
-                         column="score")
-            frame = frame.with_columns(pl.when(number).then(s.cast(pl.Float64, strict=False)).alias("score"),
-                                       s.str.contains(NAN_RE).fill_null(False).alias("_nan"))
-        else:
-            number = s.cast(pl.Float64)
-            frame = frame.with_columns(number, number.is_nan().fill_null(False).alias("_nan"))
-            self._report(frame, s.is_null(), "error", "missing-score", "row(s) without a score",
-                         "give every document a score, or none")
-        self._report(frame, pl.col("_nan"), "error", "nan-score", "NaN score(s)",
-                     "give numbers, or read with nan_score='-inf' to rank them last")
-        self._report(frame, pl.col("score").is_infinite(), "warning", "inf-score", "infinite score(s)",
-                     "accepted; they rank before (inf) or after (-inf) every finite score", column="score")
-        return frame, pl.col("score").is_not_null() & ~pl.col("_nan")
-
-    def _run_duplicates(self, frame: pl.DataFrame) -> None:
-        pair = ["query_id", "doc_id"]
-        dups = frame.filter(pl.struct(pair).is_duplicated())
-        if not dups.height:
-            return
-        first = dups.row(0, named=True)
-        extra = dups.height - dups.select(pair).n_unique()
-        second = _second_loc(dups, first)
-        where = self.origin.ref(first["_loc"]) or "an earlier entry"
-        self._add("error", "duplicate-doc",
-                  f"{extra} duplicate document row(s) (first: doc {first['doc_id']!r} for query "
-                  f"{first['query_id']!r}, here and at {where}); keep one line per document, or read with "
-                  f"on_duplicate='first' or 'max'", second)
 
     def _ties(self, frame: pl.DataFrame) -> None:
         tied = (frame.filter(pl.col("score").is_not_null())
@@ -376,7 +355,8 @@ class _Analysis:
         self._add("warning", "score-ties",
                   f"{tied.height} group(s) of tied scores ({rows} rows in {tied['query_id'].n_unique()} "
                   f"queries); tied documents are ordered by the ties policy (default: doc id descending, as "
-                  f"trec_eval), so their order in the file does not count; use ties='rank' to keep it")
+                  f"trec_eval), so their order in the file does not count; use {option('ties', 'rank')} to "
+                  f"keep it")
 
     def _rank_order(self, frame: pl.DataFrame) -> None:
         ordered = frame.filter(pl.col("score").is_not_null() & pl.col("rank").is_not_null()).sort(
@@ -389,47 +369,20 @@ class _Analysis:
         row = rising.row(0, named=True)
         queries = rising["query_id"].n_unique()
         hint = ("scores grow with rank: are they distances? negate them" if falling == 0
-                else "evaluation orders by score (as trec_eval); use ties='rank' only if the rank column "
-                     "is the order you mean")
+                else f"evaluation orders by score (as trec_eval); use {option('ties', 'rank')} only if the rank "
+                     f"column is the order you mean")
         self._add("warning", "rank-contradicts-score",
                   f"in {queries} queries the rank column disagrees with the scores (first: query "
                   f"{row['query_id']!r}, rank {row['rank']} has a higher score than the rank before it); "
                   f"{hint}", row["_loc"])
 
-    def _tags(self, frame: pl.DataFrame) -> None:
-        tags = frame["tag"].unique(maintain_order=True)
-        if tags.len() > 1:
-            self._add("warning", "mixed-tags", f"{tags.len()} different run tags ({tags[0]!r}, {tags[1]!r}"
-                      f"{', ...' if tags.len() > 2 else ''}); readers name the run after the first one "
-                      f"(trec_eval after the last); split the file or pass name=")
-
     def _summary_run(self, frame: pl.DataFrame) -> None:
         if not frame.height:
-            self._add("error", "empty", "no ranked documents found; readers refuse an empty input unless "
-                      "allow_empty=True")
             return
         content = "scores and ranks" if {"score", "rank"} <= set(frame.columns) else (
             "scores" if "score" in frame.columns else "ranks only")
         self._add("info", "summary", f"{frame.height} ranked document(s) for {frame['query_id'].n_unique()} "
                   f"queries ({content})")
-
-    # -------------------------------------------------------------- ids
-    def _nfc(self, frame: pl.DataFrame) -> None:
-        for col, label in (("query_id", "query"), ("doc_id", "doc")):
-            values = frame[col]
-            odd = values.filter(values.str.contains(r"[^\x00-\x7F]")).unique(maintain_order=True)
-            odd = odd.filter(odd != odd.str.normalize("NFC"))
-            if odd.len():
-                self._add("warning", "non-nfc-id",
-                          f"{odd.len()} distinct {label} id(s) are not in Unicode NFC form, e.g. "
-                          f"{odd[0]!r}; ids that look the same may not match; read with "
-                          f"normalize_ids='NFC'")
-                return
-
-
-def _second_loc(dups: pl.DataFrame, first: dict[str, object]) -> int | None:
-    same = dups.filter((pl.col("query_id") == first["query_id"]) & (pl.col("doc_id") == first["doc_id"]))
-    return same["_loc"][1] if same.height > 1 else None
 
 
 def _num(value: object) -> str:

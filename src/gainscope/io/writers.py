@@ -26,16 +26,21 @@ import io
 import json
 import math
 import os
+import stat
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
-from gainscope.errors import InputError, UnknownFormatError
+from gainscope.deferred import deferred_module
+from gainscope.errors import FileAccessError, InputError, UnknownFormatError, option
 
-__all__ = ["WRITE_FORMATS", "write_judgments", "write_run"]
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
+
+__all__ = ["WRITE_FORMATS", "write_file", "write_judgments", "write_run"]
 
 WRITE_FORMATS: dict[str, tuple[str, ...]] = {
     "judgments": ("trec", "qrels3", "beir", "jsonl", "json", "csv", "tsv", "parquet"),
@@ -64,10 +69,26 @@ def _is_gzip(path: str | os.PathLike[str]) -> bool:
 
 
 def _save(data: bytes, path: str | os.PathLike[str]) -> None:
-    if _is_gzip(path):
-        data = gzip.compress(data)
-    with open(path, "wb") as fh:
-        fh.write(data)
+    write_file(path, gzip.compress(data) if _is_gzip(path) else data)
+
+
+def write_file(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8) to ``path``. A failure (no such folder, no permission, a full disk) is a
+    :class:`~gainscope.errors.FileAccessError` naming the path; a regular file left half-written is removed."""
+    name = os.fspath(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        with open(name, "wb") as fh:
+            fh.write(raw)
+    except OSError as exc:
+        removed = ""
+        try:
+            if stat.S_ISREG(os.stat(name).st_mode) and os.path.getsize(name) < len(raw):
+                os.remove(name)
+                removed = " (the incomplete file was removed)"
+        except OSError:
+            pass
+        raise FileAccessError(f"cannot write {name}: {exc.strerror or exc}{removed}", path=name) from None
 
 
 # ---------------------------------------------------------------------- TREC-style lines
@@ -77,12 +98,12 @@ def _check_trec_ids(frame: pl.DataFrame, fmt: str) -> None:
         bad = frame.filter(pl.col(col).str.contains(_WS) | (pl.col(col) == ""))
         if bad.height:
             raise InputError(f"cannot write {fmt} format: {label} {bad[col][0]!r} is empty or contains "
-                             f"whitespace; write JSONL, CSV or Parquet instead (format='jsonl')")
+                             f"whitespace; write JSONL, CSV or Parquet instead ({option('format', 'jsonl')})")
     bad = frame.filter(pl.col("query_id").str.starts_with("#"))
     if bad.height:
         raise InputError(f"cannot write {fmt} format: query id {bad['query_id'][0]!r} starts with '#' and "
                          f"would read back as a comment line; write JSONL, CSV or Parquet instead "
-                         f"(format='jsonl')")
+                         f"({option('format', 'jsonl')})")
 
 
 def _lines(frame: pl.DataFrame, columns: list[pl.Expr], separator: str = " ") -> bytes:

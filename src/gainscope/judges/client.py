@@ -103,23 +103,23 @@ so as not to garble the message). The key appears in no repr either.
 from __future__ import annotations
 
 import asyncio
-import datetime
-import email.utils
 import math
 import os
 import random
 import re
 import time
-from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import TracebackType
 from typing import Any, ClassVar
-from urllib.parse import unquote
 
 import httpx
 
 from gainscope.errors import JudgeRequestError, PolicyError
+from gainscope.net.limits import Clock, Gate, Sleep
+from gainscope.net.redact import Redactor, clean_api_key, credential_values, mask_userinfo, printable_ascii
+from gainscope.net.retry import RETRYABLE_STATUSES, Unanswered, backoff_delay, retry_after_seconds
 
 __all__ = [
     "RETRYABLE_STATUSES",
@@ -134,8 +134,6 @@ __all__ = [
     "retry_after_seconds",
 ]
 
-# 408, 409, 429 and every 5xx but 501 Not Implemented and 505 HTTP Version Not Supported (permanent)
-RETRYABLE_STATUSES = frozenset({408, 409, 429, *range(500, 600)} - {501, 505})
 # statuses that will be the same for every request: the client stops (FatalRequestError)
 FATAL_STATUSES = frozenset({400, 401, 402, 403, 404, 405, 415, 422, 501, 505})
 # a 400/422 about this request only (too long for the model, filtered content): that call fails, the client goes on
@@ -144,8 +142,6 @@ PER_REQUEST_CODES = frozenset({"context_length_exceeded", "content_filter", "con
 _PER_REQUEST_MESSAGE = re.compile(r"context (length|window|size)|maximum context|too many tokens|prompt is too long|"
                                   r"content (filter|management|policy)|safety system", re.IGNORECASE)
 JSON_MODE = {"type": "json_object"}
-Sleep = Callable[[float], Awaitable[None]]
-Clock = Callable[[], float]
 
 
 @dataclass(frozen=True)
@@ -184,7 +180,7 @@ class ClientSettings:
         if self.api_key is not None:
             object.__setattr__(self, "api_key", clean_api_key(self.api_key, "api_key"))
         for name, value in self.extra_headers.items():
-            if not _printable_ascii(value):
+            if not printable_ascii(value):
                 raise PolicyError(f"client setting extra_headers[{name!r}] contains a control or non-ASCII "
                                   "character, which a header cannot hold; the value is not shown here")
         _check(self.concurrency >= 1, "concurrency", self.concurrency, "an integer >= 1")
@@ -215,49 +211,6 @@ class ClientSettings:
 def _check(ok: bool, name: str, value: object, allowed: str) -> None:
     if not ok:
         raise PolicyError(f"client setting {name}={value!r} is not allowed; use {allowed}")
-
-
-def _printable_ascii(text: str) -> bool:
-    return all(" " <= character <= "~" for character in text)
-
-
-def clean_api_key(key: str, source: str) -> str:
-    """``key`` without surrounding whitespace; a PolicyError (not showing the key) when it still holds a control or
-    non-ASCII character. ``source`` names where the key came from, for the message."""
-    key = key.strip()
-    if not _printable_ascii(key):
-        raise PolicyError(f"the API key from {source} contains a control or non-ASCII character (a line break, a "
-                          "tab, a typographic quote, ...) that an HTTP header cannot hold; the key is not shown "
-                          "here: check how it was copied or quoted")
-    return key
-
-
-_USERINFO = re.compile(r"(?<=://)[^/?#\s]*@")
-_CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie", re.IGNORECASE)
-MIN_REDACTED = 4
-
-
-def mask_userinfo(text: str) -> str:
-    """``text`` with the user name and password of every URL in it replaced: ``http://***@host/...``."""
-    return _USERINFO.sub("***@", text)
-
-
-def _forms(secret: str) -> set[str]:
-    """How a secret may appear in a message: as is, escaped as in a str or bytes repr, percent-decoded."""
-    return {secret, repr(secret)[1:-1], repr(secret.encode("utf-8", "backslashreplace"))[2:-1], unquote(secret)}
-
-
-class Redactor:
-    """Replaces secrets (in their plain and escaped forms) and URL user info by ``***`` in a message."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        forms = {form for secret in secrets if len(secret) >= MIN_REDACTED for form in _forms(secret)}
-        self._forms = sorted((form for form in forms if len(form) >= MIN_REDACTED), key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for form in self._forms:
-            text = text.replace(form, "***")
-        return mask_userinfo(text)
 
 
 class FatalRequestError(JudgeRequestError):
@@ -316,118 +269,6 @@ class ClientStats:
     unreported_usage: int
     limit_wait: float
     json_mode: bool
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """The wait a response asks for: ``retry-after-ms`` (milliseconds), else ``Retry-After`` as seconds or as an
-    HTTP date (relative to ``now``, a ``time.time()`` value); None when absent or unreadable; never negative."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:  # "-0000": a date in UTC
-            when = when.replace(tzinfo=datetime.UTC)
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-# ------------------------------------------------------------------------------------------------- limits
-
-
-class _Window:
-    """A sliding window of amounts sent: room for ``amount`` when the amounts of the last ``length`` seconds plus
-    ``amount`` stay within ``capacity`` (or when the window is empty)."""
-
-    def __init__(self, capacity: float, length: float) -> None:
-        self.capacity = capacity
-        self.length = length
-        self._entries: deque[list[float]] = deque()  # [send time, amount]; lists so that amounts can be settled
-        self._total = 0.0
-
-    def _expire(self, now: float) -> None:
-        while self._entries and self._entries[0][0] <= now - self.length:
-            self._total -= self._entries.popleft()[1]
-
-    def wait(self, now: float, amount: float) -> float:
-        """Seconds until there is room for ``amount`` (0 when there is room now)."""
-        self._expire(now)
-        excess = self._total + amount - self.capacity
-        if excess <= 0 or not self._entries:
-            return 0.0
-        for sent, held in self._entries:  # oldest first: each expiry frees its amount
-            excess -= held
-            if excess <= 0:
-                return sent + self.length - now
-        return self._entries[-1][0] + self.length - now  # more than the capacity: wait for an empty window
-
-    def add(self, now: float, amount: float) -> list[float]:
-        """Record ``amount`` sent at ``now``; the entry can be settled later."""
-        entry = [now, amount]
-        self._entries.append(entry)
-        self._total += amount
-        return entry
-
-    def settle(self, entry: list[float], amount: float) -> None:
-        """Replace an entry's amount (an estimate) by the real one; a no-op once the entry has expired."""
-        if self._entries and entry[0] >= self._entries[0][0]:
-            self._total += amount - entry[1]
-        entry[1] = amount
-
-
-class _Gate:
-    """Where every attempt waits its turn: the shared cooldown, then the RPM and TPM windows (FIFO, one lock)."""
-
-    def __init__(self, settings: ClientSettings, sleep: Sleep, clock: Clock) -> None:
-        length = settings.rate_window
-        self._rpm = _Window(settings.requests_per_minute, length) if settings.requests_per_minute else None
-        self._tpm = _Window(settings.tokens_per_minute, length) if settings.tokens_per_minute else None
-        self._sleep = sleep
-        self._clock = clock
-        self._lock = asyncio.Lock()
-        self.cooldown_until = -math.inf
-        self.waited = 0.0
-
-    def cool_down(self, seconds: float) -> None:
-        """No request passes the gate for the next ``seconds``."""
-        self.cooldown_until = max(self.cooldown_until, self._clock() + seconds)
-
-    async def enter(self, tokens: float) -> list[float] | None:
-        """Wait until the request may be sent, record it, and return its TPM entry (to settle) if any."""
-        async with self._lock:
-            while (wait := self._wait(tokens)) > 0:
-                before = self._clock()
-                await self._sleep(wait)
-                self.waited += self._clock() - before
-            now = self._clock()
-            if self._rpm is not None:
-                self._rpm.add(now, 1)
-            return self._tpm.add(now, tokens) if self._tpm is not None else None
-
-    def settle(self, entry: list[float] | None, tokens: int | None) -> None:
-        """Replace a TPM reservation by the tokens the server reported (kept as estimated when it reported none)."""
-        if entry is not None and tokens is not None and self._tpm is not None:
-            self._tpm.settle(entry, tokens)
-
-    def _wait(self, tokens: float) -> float:
-        now = self._clock()
-        waits = [self.cooldown_until - now]
-        if self._rpm is not None:
-            waits.append(self._rpm.wait(now, 1))
-        if self._tpm is not None:
-            waits.append(self._tpm.wait(now, tokens))
-        return max(waits)
 
 
 # ------------------------------------------------------------------------------------------------- attempts
@@ -515,7 +356,8 @@ class ChatClient:
         self._clock = clock
         self._rng = rng if rng is not None else random.Random()
         self._slots = asyncio.Semaphore(settings.concurrency)
-        self._gate = _Gate(settings, sleep, clock)
+        self._gate = Gate(requests=settings.requests_per_minute, tokens=settings.tokens_per_minute,
+                          length=settings.rate_window, sleep=sleep, clock=clock)
         self._json_mode = settings.json_mode is not False
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
         self._params = {"api-version": settings.azure_api_version} if settings.azure_api_version else {}
@@ -528,7 +370,7 @@ class ChatClient:
             follow_redirects=False)
         self._counts: Counter[str] = Counter()
         self._retries: Counter[str] = Counter()
-        self._unanswered = 0  # calls in a row that ended without any HTTP response
+        self._unanswered = Unanswered(settings.max_consecutive_failures)  # calls in a row without any answer
         self._broken: FatalRequestError | None = None
 
     def _headers(self) -> dict[str, str]:
@@ -546,12 +388,7 @@ class ChatClient:
 
     def _secrets(self, headers: Mapping[str, str]) -> list[str]:
         """What the redaction hides: the key, the base URL's user name and password, credential-like headers."""
-        secrets = [value for name, value in headers.items() if _CREDENTIAL_HEADER.search(name)]
-        secrets += [value.removeprefix("Bearer ") for value in secrets]
-        url = httpx.URL(self.settings.base_url)
-        for part in url.userinfo.decode("ascii", "replace").split(":", 1):
-            secrets += [part, unquote(part)]
-        return secrets
+        return credential_values(headers, self.settings.base_url)
 
     # ------------------------------------------------------------------------------------------ public
 
@@ -632,14 +469,13 @@ class ChatClient:
         if not failure.retryable or attempt >= settings.max_attempts:
             self._counts["failures"] += 1
             if failure.reason in ("timeout", "connection"):
-                self._unanswered += 1
-                if self._unanswered >= settings.max_consecutive_failures and self._broken is None:
+                if self._unanswered.failed() and self._broken is None:
                     raise self._stop(self._not_answering(failure), sent)
             if failure.fatal:
                 raise self._stop(failure, sent)
             raise self._error(failure, sent)
-        ceiling = min(settings.backoff_max, settings.backoff_base * 2 ** (attempt - 1))
-        delay = max(failure.retry_after or 0.0, self._rng.uniform(0, ceiling))
+        delay = backoff_delay(attempt, base=settings.backoff_base, ceiling=settings.backoff_max, rng=self._rng,
+                              retry_after=failure.retry_after)
         if failure.status == 429 or failure.retry_after is not None:
             self._gate.cool_down(delay)
         self._retries[failure.reason] += 1
@@ -709,7 +545,7 @@ class ChatClient:
         return outcome
 
     def _read(self, response: httpx.Response) -> dict[str, Any] | _Failure:
-        self._unanswered = 0  # the server answers
+        self._unanswered.answered()
         status = response.status_code
         if status == 429:
             self._counts["rate_limited"] += 1

@@ -1,47 +1,86 @@
 """Which (query, document) pairs to judge: the top ``depth`` documents of each run (a depth-k pool, as TREC
-builds its pools), or an explicit list of pairs.
+builds its pools), or an explicit list of pairs; and the material of the budgeted strategies of
+:mod:`gainscope.judges.adjudication`, every run's ranking of every query.
 
-Each run is ordered as gainscope evaluates it by default: by score descending with ties broken by doc id
-descending (bytewise, as trec_eval); a run without scores in its rank order, else in the order given. Pairs come
-out in query order (as first seen), then in rank order of the first run that retrieved them; each pair once.
+Each run is ordered as gainscope evaluates it by default (:func:`gainscope.io.writers.trec_order`): by score
+descending with ties broken by doc id descending (bytewise, as trec_eval); a run without scores in its rank order,
+else in the order given. Pairs come out in query order (as first seen), then in rank order of the first run that
+retrieved them; each pair once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
-
 from gainscope.core.run import Run
-from gainscope.errors import FormatError, PolicyError
+from gainscope.errors import FormatError, InputError, PolicyError, option
 from gainscope.io.text import TextFile, is_comment
 
-__all__ = ["pool_runs", "read_pairs"]
+__all__ = ["Rankings", "pairs_text", "pool_runs", "rankings", "read_pairs", "write_pairs"]
 
 
-def _ordered(run: Run) -> pl.DataFrame:
-    frame = run.frame.with_row_index("_order")
-    if run.has_scores:
-        frame = frame.with_columns(pl.col("doc_id").cast(pl.Binary).alias("_bytes"))
-        return frame.sort(["query_id", "score", "_bytes"], descending=[False, True, True], maintain_order=True)
-    if run.has_ranks:
-        return frame.sort(["query_id", "rank", "_order"], maintain_order=True)
-    return frame.sort(["query_id", "_order"], maintain_order=True)
+def _check_depth(depth: int | None) -> None:
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise PolicyError(f"the pool {option('depth', ..., cli='--depth')} must be an integer >= 1; got {depth!r}")
 
 
 def pool_runs(runs: Sequence[Run], depth: int) -> list[tuple[str, str]]:
     """The union of the top ``depth`` documents of every run, per query."""
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-        raise PolicyError(f"the pool depth must be an integer >= 1; got {depth!r}")
+    from gainscope.io.writers import trec_order
+
+    if depth is None:
+        raise PolicyError(f"the pool {option('depth', ..., cli='--depth')} must be an integer >= 1; got None")
+    _check_depth(depth)
     seen: dict[tuple[str, str], None] = {}
     first_query: dict[str, int] = {}
     for run in runs:
-        top = _ordered(run).group_by("query_id", maintain_order=True).head(depth)
+        top = trec_order(run).group_by("query_id", maintain_order=True).head(depth)
         for q, d in zip(top["query_id"].to_list(), top["doc_id"].to_list(), strict=True):
             first_query.setdefault(q, len(first_query))
             seen.setdefault((q, d), None)
     return sorted(seen, key=lambda pair: first_query[pair[0]])  # stable: rank order kept within a query
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """Every run's ranking of every query, cut at a depth: ``docs[q][r]`` is run ``r``'s doc ids for query
+    ``query_ids[q]`` in rank order (empty when the run does not rank the query). Queries are in bytewise order."""
+
+    query_ids: tuple[str, ...]
+    runs: tuple[str, ...]
+    docs: tuple[tuple[tuple[str, ...], ...], ...]
+
+    def candidates(self, q: int) -> list[str]:
+        """The pool of query ``q``: every document some run ranks, in depth order (rank 1 of each run in run
+        order, then rank 2, ...), each once."""
+        seen: dict[str, None] = {}
+        lists = self.docs[q]
+        for i in range(max((len(x) for x in lists), default=0)):
+            for docs in lists:
+                if i < len(docs):
+                    seen.setdefault(docs[i], None)
+        return list(seen)
+
+
+def rankings(runs: Sequence[Run], depth: int | None = None) -> Rankings:
+    """The rankings of ``runs`` (gainscope's order), cut at ``depth`` (None: whole rankings)."""
+    from gainscope.io.writers import trec_order
+
+    _check_depth(depth)
+    per_run: list[dict[str, list[str]]] = []
+    for run in runs:
+        frame = trec_order(run)
+        if depth is not None:
+            frame = frame.group_by("query_id", maintain_order=True).head(depth)
+        lists: dict[str, list[str]] = {}
+        for q, d in zip(frame["query_id"].to_list(), frame["doc_id"].to_list(), strict=True):
+            lists.setdefault(q, []).append(d)
+        per_run.append(lists)
+    query_ids = sorted({q for lists in per_run for q in lists}, key=lambda s: s.encode("utf-8", "surrogatepass"))
+    docs = tuple(tuple(tuple(lists.get(q, ())) for lists in per_run) for q in query_ids)
+    return Rankings(tuple(query_ids), tuple(r.name for r in runs), docs)
 
 
 #: what a line of each width is read as, and the columns after the ids that must be numbers
@@ -107,3 +146,25 @@ def _hash_hint(tokens: list[str]) -> str:
     if any(t.startswith("#") for t in tokens[1:]):
         return "; a '#' after the first column is data, not a comment (a comment is a line that starts with '#')"
     return ""
+
+
+def pairs_text(pairs: Sequence[tuple[str, str]], *, header: Sequence[str] = ()) -> str:
+    """``query_id doc_id`` lines that :func:`read_pairs` reads back, after ``#`` comment lines ``header``. An id
+    with whitespace, or a query id starting with ``#`` (a comment line), cannot be written that way and is
+    refused."""
+    lines = [f"# {h}" for h in header]
+    for q, d in pairs:
+        for what, ident in (("query id", q), ("doc id", d)):
+            if not ident or any(ch.isspace() for ch in ident):
+                raise InputError(f"cannot write the pair ({q!r}, {d!r}): a pairs file holds whitespace-separated "
+                                 f"ids, so a {what} must be a non-empty word")
+        if q.startswith("#"):
+            raise InputError(f"cannot write the pair ({q!r}, {d!r}): a line starting with '#' is a comment in a "
+                             "pairs file")
+        lines.append(f"{q} {d}")
+    return "".join(line + "\n" for line in lines)
+
+
+def write_pairs(pairs: Sequence[tuple[str, str]], path: str | Path, *, header: Sequence[str] = ()) -> None:
+    """Write :func:`pairs_text` to ``path``."""
+    Path(path).write_text(pairs_text(pairs, header=header), encoding="utf-8")

@@ -28,7 +28,7 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from gainscope.errors import InputError, PolicyError
+from gainscope.errors import FileAccessError, InputError, PolicyError
 
 __all__ = ["BUILTIN", "PromptTemplate", "Scale", "builtin_prompt", "parse_scale", "template_from_file"]
 
@@ -209,7 +209,7 @@ def template_from_file(path: str | Path, scale: Scale, *, version: str = "1") ->
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(f"{p}: no such prompt template file") from None
+        raise FileAccessError(f"{p}: no such prompt template file", path=str(p)) from None
     system = ""
     m = re.match(r"\s*\[system\]\s*\n(.*?)\n\s*\[user\]\s*\n(.*)", text, re.S)
     if m is not None:

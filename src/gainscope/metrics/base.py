@@ -12,21 +12,25 @@ evaluation decides what they become.
 
 from __future__ import annotations
 
+import inspect
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from gainscope.errors import InvalidParameterError, PolicyError
+from gainscope.core.policies import is_level, level_value
+from gainscope.errors import InvalidParameterError, PolicyError, option
 
 if TYPE_CHECKING:
     from gainscope.core.policies import Policies
     from gainscope.metrics.context import Context
 
-__all__ = ["REL_DOC", "Explanation", "Metric", "RankedQuery", "Step", "is_judged", "is_relevant", "param",
-           "tie_averaged"]
+__all__ = ["GENERIC_COLUMNS", "REL_DOC", "Explanation", "Metric", "RankedQuery", "Step", "explains_by_position",
+           "generic_explanation", "grade_scale", "is_judged", "is_relevant", "metric_formula", "metric_reference",
+           "param", "rel_param", "tie_averaged"]
 
 Aggregate = Literal["mean", "sum", "gmean"]
 
@@ -37,11 +41,18 @@ def param(default: Any, *, doc: str, kind: str = "any", ge: float | None = None,
     """Declare a metric parameter with its constraints next to it.
 
     ``kind`` is one of ``"int"``, ``"float"``, ``"choice"``, ``"gain"`` (a choice or a grade->gain map),
-    ``"floats"`` (a tuple of numbers); ``at=True`` marks the parameter that ``@value`` sets;
-    ``required=True`` rejects the default None (a cutoff that must be given).
+    ``"floats"`` (a tuple of numbers), ``"level"`` (a relevance level: a number >= 0 or ``"positive"``, any
+    grade > 0); ``at=True`` marks the parameter that ``@value`` sets; ``required=True`` rejects the default
+    None (a cutoff that must be given).
     """
     return field(default=default, metadata={"doc": doc, "kind": kind, "ge": ge, "gt": gt, "le": le,
                                              "choices": choices, "at": at, "required": required})
+
+
+def rel_param(doc: str | None = None) -> Any:
+    """The ``rel`` parameter of a metric: a relevance level (a grade >= 0, or ``positive``: grade > 0), None
+    by default (the evaluation's relevance level)."""
+    return param(None, kind="level", ge=0, doc=doc or REL_DOC)
 
 
 @dataclass(frozen=True)
@@ -63,9 +74,15 @@ class RankedQuery:
     judged_doc_ids: tuple[str, ...] = ()  # doc ids of ``judged``, same order
     tail: tuple[float | None, ...] = ()  # ties="average" with a depth: grades of tied documents cut off
 
+    @property
+    def top_ranked_grade(self) -> float:
+        """The largest grade of the ranked documents (0 when none is judged)."""
+        return max((g for g in self.grades if g is not None and not math.isnan(g)), default=0.0)
+
 
 #: the doc of every binary metric's ``rel`` parameter
-REL_DOC = "minimum grade counted as relevant; None uses the evaluation's relevance level (default 1)"
+REL_DOC = ("minimum grade counted as relevant ('positive': any grade > 0); None uses the evaluation's relevance "
+           "level (default 1)")
 
 
 def is_relevant(grade: float | None, level: float) -> bool:
@@ -148,6 +165,19 @@ class Metric:
     uses_relevance_level: ClassVar[bool] = False
     #: True when the value of a query depends only on its judgments (NumRel): missing queries keep it.
     judgment_property: ClassVar[bool] = False
+    #: True when a judged query without a ranking scores 0 under ``missing_queries="zero"`` (trec_eval
+    #: ``-c``). False when it gets the metric's own value on an empty ranking instead: a distance (where 0
+    #: would be the best value) or a metric whose value without results is undefined (Quepid's null).
+    missing_scores_zero: ClassVar[bool] = True
+    #: True when an undefined value of this metric is what Quepid calls ``null`` (its script sets no score:
+    #: avgRating100, the default scorer) rather than NaN (a division by zero, which Quepid's ``score || 0``
+    #: counts as 0). Quepid labels a null query ``zsr`` (no results) or ``--`` (no ratings) and leaves it out
+    #: of the case mean: the case view reads this flag; evaluate applies the ``undefined`` policy as for any
+    #: undefined value.
+    undefined_is_null: ClassVar[bool] = False
+    #: True when the metric divides by the top of the grading scale (ERR, avgRating100): its own
+    #: ``max_grade``, else the evaluation's ``max_grade`` policy, else the largest judged grade (noted).
+    uses_max_grade: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -171,13 +201,14 @@ class Metric:
         if policies.ties == "average" and not self.linear_in_gains \
                 and not (self.order_independent and policies.depth is None):
             raise PolicyError(
-                f"{self} does not support ties='average': its value is not a sum of per-position gains, so "
-                "averaging tied gains would not give its expected value; use ties='trec_eval' or ties='rank'")
+                f"{self} does not support {option('ties', 'average')}: its value is not a sum of per-position "
+                f"gains, so averaging tied gains would not give its expected value; use "
+                f"{option('ties', ('trec_eval', 'rank'))}")
 
     def level(self, policies: Policies) -> float:
         """The relevance threshold in force: the metric's own ``rel`` or the evaluation's relevance level."""
         rel = getattr(self, "rel", None)
-        return float(policies.relevance_level if rel is None else rel)
+        return level_value(policies.relevance_level if rel is None else rel)
 
     # ------------------------------------------------------------------ identity
     @classmethod
@@ -213,6 +244,114 @@ class Metric:
 
     def __repr__(self) -> str:
         return f"<metric {self}>"
+
+
+def grade_scale(metric: Metric, own: float | None, policies: Policies, observed: float, top: float) -> float:
+    """The top of the grading scale that ``metric`` divides by: its own ``max_grade`` (``own``), else the
+    evaluation's ``max_grade`` policy, else ``observed`` (the largest judged grade of the evaluated queries).
+    A ranked grade ``top`` above a given scale is an error: a scale is never exceeded silently."""
+    if own is not None:
+        scale, what, fix = own, f"max_grade={format_value(own)}", "raise max_grade"
+    elif policies.max_grade is not None:
+        scale, what = policies.max_grade, f"the evaluation's max_grade={format_value(policies.max_grade)}"
+        fix = "raise the max_grade policy (--max-grade on the command line)"
+    else:
+        return observed
+    if top > scale:
+        raise InvalidParameterError(f"{metric} has {what} but a document has grade {format(top, 'g')}; {fix} "
+                                    "to the top of your grading scale")
+    return scale
+
+
+def _paragraphs(cls: type) -> list[str]:
+    """A metric class's docstring as paragraphs, each on one line, without the ``Reference:`` part."""
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    return [" ".join(p.split()) for p in re.split(r"\n\s*\n", doc)]
+
+
+_EQUATION = re.compile(r"``([^`]*(?:[=/*^+]|\b(?:sum|min|max|log2?|exp|mean)\()[^`]*)``")
+
+
+def metric_formula(cls: type) -> str:
+    """A metric class's formula as one line of text: its docstring's ``Formula:`` paragraph, else the first
+    paragraph that holds an equation or an arithmetic expression (the contract suite checks that every
+    registered metric has one)."""
+    for para in _paragraphs(cls):
+        found = re.search(r"Formula\b[^:]*:\s*(.+)", para)
+        if found:
+            return _plain(found.group(1))
+    for para in _paragraphs(cls):
+        if _EQUATION.search(para):
+            return _plain(para)
+    return ""
+
+
+def metric_reference(cls: type) -> str:
+    """A metric class's references: its docstring's ``Reference:`` text, on one line."""
+    for para in _paragraphs(cls):
+        found = re.search(r"\bReferences?:\s*(.+)", para)
+        if found:
+            return found.group(1).replace("``", "")
+    return ""
+
+
+def _plain(text: str) -> str:
+    """Docstring text without its ``Reference:`` tail and without reST literal quotes."""
+    return re.split(r"\s*\bReferences?:", text)[0].replace("``", "").strip()
+
+
+#: the columns of :func:`generic_explanation`, which set it apart from a position-by-position explanation
+GENERIC_COLUMNS = ("relevant", "judged", "counted")
+
+_SAMPLE = RankedQuery("q", (2.0, None, 0.0, 1.0), (2.0, 1.0, 1.0, 0.0), ("a", "u", "b", "c"), (4.0, 3.0, 2.0, 1.0),
+                      judged_doc_ids=("a", "c", "d", "b"), max_grade=2.0)
+
+
+def explains_by_position(cls: type[Metric]) -> bool:
+    """True when the metric explains a value position by position (a contribution per ranked document);
+    False when it explains with the value and the inputs it used (:func:`generic_explanation`). Found by
+    asking the metric to explain a small query, so no list has to be kept up to date."""
+    from gainscope.core.policies import Policies
+
+    kwargs = {f.name: 1 if f.metadata.get("kind") == "float" else 3 for f in fields(cls)
+              if f.metadata.get("required")}
+    try:
+        explanation = cls(**kwargs).explain(_SAMPLE, Policies())
+    except Exception:  # a plugin metric that cannot be built this way: say what explain falls back to
+        return False
+    return explanation is not None and explanation.columns != GENERIC_COLUMNS
+
+
+def generic_explanation(metric: Metric, q: RankedQuery, policies: Policies, value: float,
+                        notes: tuple[str, ...] = ()) -> Explanation:
+    """The explanation of a metric that has no position-by-position form (set measures, counts, curves,
+    edit distances): the per-query ``value`` the kernel computed and the inputs it used -- the ranked
+    documents it looked at (rank, doc id, grade, relevant at its level, judged), the query's totals
+    (documents retrieved, judged pool, R) and the metric's own ``notes``."""
+    from gainscope.core.policies import format_level
+
+    level = metric.level(policies)
+    at = type(metric).at_param()
+    cutoff = getattr(metric, at) if at is not None else None
+    depth = cutoff if isinstance(cutoff, int) and not isinstance(cutoff, bool) else None
+    steps = []
+    found = 0.0
+    for i, (doc, g) in enumerate(zip(q.doc_ids or ("",) * len(q.grades), q.grades, strict=True), start=1):
+        if depth is not None and i > depth:
+            break
+        hit = 1.0 if is_relevant(g, level) else 0.0
+        found += hit
+        steps.append(Step(i, doc, g, hit, 1.0 if is_judged(g) else 0.0, hit, found))
+    shown = f"the first {depth}" if depth is not None and depth < len(q.grades) else "every"
+    rel = getattr(metric, "rel", None)
+    relevance = format_level(policies.relevance_level if rel is None else rel)
+    r = sum(1 for g in q.judged if g >= level)
+    notes = (f"{type(metric).name} has no position-by-position form: the value is computed from the inputs "
+             f"below; {shown} ranked document{'s' if len(steps) != 1 else ''} shown",
+             f"retrieved: {len(q.grades)}; judged pool: {len(q.judged)} documents, R = {r} ({relevance})",
+             *notes)
+    return Explanation(str(metric), q.query_id, tuple(steps), (), value, 1.0, value,
+                       metric_formula(type(metric)) or type(metric).summary, GENERIC_COLUMNS, notes)
 
 
 def format_value(value: Any) -> str:
@@ -269,6 +408,8 @@ def _describe(meta: Mapping[str, Any]) -> str:
         return "one of " + ", ".join(repr(c) for c in meta["choices"])
     if kind == "gain":
         return "one of " + ", ".join(repr(c) for c in meta["choices"]) + " or a {grade: gain} map"
+    if kind == "level":
+        return "a number >= 0 or 'positive'"
     base = {"int": "an int", "float": "a number", "floats": "a tuple of numbers", "any": "a value"}[kind]
     bounds = []
     if meta["ge"] is not None:
@@ -311,6 +452,11 @@ def _check_param(metric: Metric, name: str, value: Any, meta: Mapping[str, Any])
                 or not _in_bounds(value, meta):
             fail()
         object.__setattr__(metric, name, float(value))
+    elif kind == "level":
+        if not is_level(value):
+            fail()
+        if not isinstance(value, str):
+            object.__setattr__(metric, name, float(value))
     elif kind == "choice":
         if value not in meta["choices"]:
             fail()

@@ -19,7 +19,7 @@ from gainscope.errors import InvalidParameterError, MetricSyntaxError
 from gainscope.metrics.base import Metric
 from gainscope.metrics.registry import lookup
 
-__all__ = ["parse_metric"]
+__all__ = ["build_metric", "metric_parts", "parse_metric"]
 
 _FORM = "Expected form: Name(key=value, ...)@cutoff"
 
@@ -163,10 +163,22 @@ def parse_metric(text: str) -> Metric:
     >>> str(parse_metric("P(rel=2)@5"))
     'P(rel=2)@5'
     """
+    name, params, at_value, has_at = metric_parts(text)
+    return build_metric(lookup(name), params, at_value, has_at, text)
+
+
+def metric_parts(text: str) -> tuple[str, dict[str, Any], Any, bool]:
+    """The parts of a metric string, checked for syntax only: the name as written, the parameters given in
+    brackets, the ``@`` value and whether there was one (profiles resolve names and add parameters between
+    this and :func:`build_metric`)."""
     if not isinstance(text, str):
         raise MetricSyntaxError(f"a metric name must be a string; got {text!r}", text=repr(text), position=0)
-    name, params, at_value, has_at = _Parser(text).metric()
-    cls = lookup(name)
+    return _Parser(text).metric()
+
+
+def build_metric(cls: type[Metric], params: dict[str, Any], at_value: Any, has_at: bool, text: str) -> Metric:
+    """The metric of class ``cls`` with ``params`` and the ``@`` value, each checked against its declaration
+    (``text`` is the metric string, for messages)."""
     known = [f.name for f in fields(cls)]
     at_name = cls.at_param()
     kwargs = dict(params)

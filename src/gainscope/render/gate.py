@@ -42,6 +42,12 @@ def render_gate(report: GateReport, fmt: str = "text") -> str:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(GATE_FORMATS)}")
     width = max((len(c.text) for c in checks), default=0)
     lines = [_verdict(report), *(_line(c, width) for c in checks)]
+    profile = report.results[0].profile if report.results else None
+    if profile is not None:
+        from gainscope.render.results import profile_pairs
+
+        lines.append("")
+        lines += [f"  {k}: {v}" for k, v in profile_pairs(profile)]
     if report.comparison is not None:
         lines.append("")
         lines += [f"  {k}: {v}" for k, v in report.comparison.settings.describe()]

@@ -2,8 +2,11 @@
 
 The page opens offline and loads nothing: styles and the sorting script are inline, SVG figures are inlined
 as markup and PNG figures as ``data:`` URIs, and a Content-Security-Policy ``<meta>`` (``default-src
-'none'``) makes the browser itself refuse anything external. Output is deterministic: the same calls give
-byte-identical HTML (no timestamps; ids come from counters), so reports can be compared and committed.
+'none'``) makes the browser itself refuse anything external. The policy allows exactly one style block and
+one script, by their SHA-256 hashes (CSP Level 3 hash sources), and no ``'unsafe-inline'``: markup that an
+escaping bug let into the page (a ``<script>``, an ``onerror=`` attribute, a ``<style>`` or ``style=``)
+is not run or applied. Output is deterministic: the same calls give byte-identical HTML (no timestamps, no
+random nonce; ids come from counters), so reports can be compared and committed.
 
     page = HtmlPage("bm25 vs hybrid")
     page.heading("Summary")
@@ -20,12 +23,17 @@ direction; ties keep their previous order). Header buttons are keyboard accessib
 
 Text is always escaped. SVG markup is trusted input (our own plots) and is inlined as given, minus any XML
 declaration, DOCTYPE, ``<metadata>`` and comments (which carry dates and URLs); a reference to anything but a
-fragment (``#id``) or a ``data:`` URI inside it is an error, since the page could not show it offline.
+fragment (``#id``) or a ``data:`` URI inside it is an error, since the page could not show it offline. The
+SVG's own styling moves into the page's one style block, so that the policy needs no ``'unsafe-inline'``:
+each distinct ``style="..."`` attribute becomes a class (``gs-s1``, ``gs-s2``... with the same declarations;
+a class rule outranks the SVG's ``*`` rules as the attribute did) and the rules of its ``<style>`` elements
+are kept once each.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import math
 import re
@@ -36,11 +44,9 @@ from typing import Self, TypeGuard
 from gainscope._version import __version__
 from gainscope.render.text import fmt_number
 
-__all__ = ["CSP", "Cell", "HtmlPage"]
+__all__ = ["Cell", "HtmlPage", "content_security_policy"]
 
 Cell = str | float | int | None
-
-CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
 MISSING = "\u2013"  # en dash
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -52,6 +58,11 @@ _SVG_NOISE = re.compile(r"<metadata\b.*?</metadata>|<metadata\b[^>]*/>|<!--.*?--
 _SVG_REFERENCE = re.compile(
     r"""(?:\b(?:href|src)\s*=\s*["']\s*|url\(\s*["']?\s*)(?!#|data:|["')])([^"')\s]*)""", re.IGNORECASE
 )
+_SVG_STYLE_ELEMENT = re.compile(r"<style\b[^>]*>(.*?)</style\s*>|<style\b[^>]*/>", re.IGNORECASE | re.DOTALL)
+_SVG_TAG = re.compile(r"<[A-Za-z][^<>]*>")
+_STYLE_ATTRIBUTE = re.compile(r"""\sstyle\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+_CLASS_ATTRIBUTE = re.compile(r"""\sclass\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+_CDATA = re.compile(r"^\s*<!\[CDATA\[(.*)\]\]>\s*$", re.DOTALL)
 
 STYLE = """
 :root { color-scheme: light; --line: #d0d7de; --head: #f3f4f6; --muted: #57606a; }
@@ -163,6 +174,27 @@ def _text(value: str) -> str:
     return html.escape(value, quote=True)
 
 
+def _sha256_source(text: str) -> str:
+    """The CSP hash source of an inline block: ``'sha256-<base64 of SHA-256 of its UTF-8 text>'``."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_security_policy(style: str, script: str) -> str:
+    """The page's policy: nothing external (``default-src 'none'``, images only as ``data:``), and only the
+    style block ``style`` and the script ``script`` (their exact text) may apply or run; no ``<base>`` and no
+    form submission either."""
+    return (f"default-src 'none'; img-src data:; style-src {_sha256_source(style)}; "
+            f"script-src {_sha256_source(script)}; base-uri 'none'; form-action 'none'")
+
+
+def _css_text(value: str, what: str) -> str:
+    """CSS taken out of SVG markup, unescaped, for the page's style block; ``<`` would end that block."""
+    text = html.unescape(value).strip()
+    if "<" in text:
+        raise ValueError(f"svg {what} holds '<': {text[:80]!r}")
+    return text
+
+
 def sanitize_id(value: str, prefix: str = "t") -> str:
     """``value`` as an HTML id or class token: runs of characters other than letters, digits, ``_`` and
     ``-`` become ``-``, and a token that does not start with a letter gets ``prefix-`` in front."""
@@ -243,6 +275,46 @@ class HtmlPage:
         self._blocks: list[list[str]] = [[]]  # a stack: details() collects its blocks in a new list
         self._ids: set[str] = set()
         self._tables = 0
+        self._svg_classes: dict[str, str] = {}  # declarations of an SVG style attribute -> its class
+        self._svg_rules: dict[str, None] = {}  # rules of SVG <style> elements, once each, in order
+
+    def _svg_styles_to_classes(self, svg: str) -> str:
+        """``svg`` without ``<style>`` elements or ``style`` attributes: their CSS goes to the page's style block
+        (see the module docstring)."""
+
+        def element(match: re.Match[str]) -> str:
+            body = _CDATA.sub(r"\1", match.group(1) or "")
+            rules = _css_text(body, "<style> element")
+            if rules:
+                self._svg_rules.setdefault(rules)
+            return ""
+
+        def tag(match: re.Match[str]) -> str:
+            markup = match.group(0)
+            found = _STYLE_ATTRIBUTE.search(markup)
+            if found is None:
+                return markup
+            declarations = _css_text(found.group(1) if found.group(1) is not None else found.group(2) or "",
+                                     "style attribute")
+            markup = markup[:found.start()] + markup[found.end():]
+            if _STYLE_ATTRIBUTE.search(markup):
+                raise ValueError(f"svg element with two style attributes: {match.group(0)[:80]!r}")
+            if not declarations:
+                return markup
+            name = self._svg_classes.setdefault(declarations, f"gs-s{len(self._svg_classes) + 1}")
+            existing = _CLASS_ATTRIBUTE.search(markup)
+            if existing is None:
+                end = len(markup) - (2 if markup.endswith("/>") else 1)
+                return f'{markup[:end]} class="{name}"{markup[end:]}'
+            classes = existing.group(1) if existing.group(1) is not None else existing.group(2) or ""
+            return f'{markup[:existing.start()]} class="{classes} {name}"{markup[existing.end():]}'
+
+        return _SVG_TAG.sub(tag, _SVG_STYLE_ELEMENT.sub(element, svg))
+
+    def _style(self) -> str:
+        """The page's one style block: the layout, then the rules taken out of inlined SVG."""
+        rules = [*self._svg_rules, *(f".{name} {{ {css} }}" for css, name in self._svg_classes.items())]
+        return STYLE + "".join(f"{rule}\n" for rule in rules)
 
     def _add(self, markup: str) -> Self:
         self._blocks[-1].append(markup)
@@ -342,7 +414,8 @@ class HtmlPage:
         if (svg is None) == (png is None):
             raise ValueError("figure takes exactly one of svg= or png=")
         if svg is not None:
-            image = f'<div class="svg" role="img" aria-label="{_text(alt)}">{_clean_svg(svg)}</div>'
+            markup = self._svg_styles_to_classes(_clean_svg(svg))
+            image = f'<div class="svg" role="img" aria-label="{_text(alt)}">{markup}</div>'
         elif png is not None:
             if not png.startswith(PNG_SIGNATURE):
                 raise ValueError("png must be the bytes of a PNG file (they start with \\x89PNG)")
@@ -370,15 +443,16 @@ class HtmlPage:
         if len(self._blocks) != 1:
             raise RuntimeError("render() called inside an unfinished details() section")
         body = "\n".join(self._blocks[0])
+        style = self._style()
         return (
             "<!DOCTYPE html>\n"
             '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+            f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(style, SCRIPT)}">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f'<meta name="generator" content="gainscope {_text(__version__)}">\n'
             f"<title>{_text(self.title)}</title>\n"
             '<link rel="icon" href="data:,">\n'  # no favicon request
-            f"<style>{STYLE}</style>\n</head>\n<body>\n<main>\n"
+            f"<style>{style}</style>\n</head>\n<body>\n<main>\n"
             f"<h1>{_text(self.title)}</h1>\n{body}\n</main>\n"
             f"<footer>Made with gainscope {_text(__version__)}.</footer>\n"
             f"<script>{SCRIPT}</script>\n</body>\n</html>\n"

@@ -11,6 +11,11 @@ The numbers drawn are the ones :func:`gainscope.evaluate` computed: per-query va
 :meth:`Results.per_query` (NaN values, undefined and skipped, are left out) and aggregates from
 ``results[metric]``. Metric names in titles and legends are canonical (``nDCG@10``, ``IPrec@0.5``).
 
+A figure's size does not grow with the number of queries: beyond :data:`BARS_MAX` queries the per-query
+differences are one filled area instead of a bar per query, and beyond :data:`POINTS_MAX` values per run the
+points of a distribution, like that area, are drawn as a bitmap (``rasterized``) inside the SVG, whose pixels
+are set by the figure's size, not by the number of queries.
+
 matplotlib is an optional dependency (``pip install 'gainscope[plots]'``); it is imported only when a figure
 is built, and a :class:`~gainscope.errors.MissingDependencyError` says how to install it when it is missing.
 """
@@ -33,7 +38,7 @@ from gainscope.evaluation import evaluate, resolve_metrics
 from gainscope.metrics.base import Metric
 from gainscope.metrics.names import parse_metric
 from gainscope.results import Results
-from gainscope.stats import bootstrap_ci, wins_ties_losses
+from gainscope.stats import bootstrap_cis, wins_ties_losses
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -80,6 +85,8 @@ CI_SEED = 0
 JITTER_SEED = 0
 LABEL_MAX = 28  # legend labels longer than this are shortened in the middle
 TICK_LABELS_MAX = 40  # query ids are written under delta bars up to this many queries
+BARS_MAX = 500  # a bar per query up to this many; beyond, the sorted differences as one rasterised filled area
+POINTS_MAX = 1000  # the points of a distribution are vector marks up to this many per run; beyond, rasterised
 
 CURVE_SIZE = (7.0, 4.5)
 RADAR_SIZE = (6.5, 6.5)
@@ -185,12 +192,13 @@ def _points(results: Sequence[Results], template: Metric, at: str) -> list[tuple
     return sorted(found.items())
 
 
-def _interval(values: np.ndarray) -> tuple[float, float]:
-    """Seeded percentile bootstrap interval of the mean of the defined values; NaN when fewer than 2."""
-    v = _defined(values)
-    if len(v) < 2:
-        return math.nan, math.nan
-    return bootstrap_ci(v, level=CI_LEVEL, resamples=CI_RESAMPLES, seed=CI_SEED)
+def _intervals(columns: Sequence[np.ndarray]) -> list[tuple[float, float]]:
+    """Seeded percentile bootstrap interval of the mean of each column's defined values (NaN when fewer than 2),
+    all from one pass over the resamples (:func:`gainscope.stats.bootstrap_cis`)."""
+    defined = [_defined(c) for c in columns]
+    enough = [v for v in defined if len(v) >= 2]
+    found = iter(bootstrap_cis(enough, level=CI_LEVEL, resamples=CI_RESAMPLES, seed=CI_SEED) if enough else [])
+    return [next(found) if len(v) >= 2 else (math.nan, math.nan) for v in defined]
 
 
 def _curves(results: Sequence[Results], points: Sequence[tuple[float, str]], *, band: bool) -> tuple[Figure, Axes]:
@@ -202,7 +210,7 @@ def _curves(results: Sequence[Results], points: Sequence[tuple[float, str]], *, 
         ax.plot(xs, [r[name] for _, name in points], marker=MARKERS[i % len(MARKERS)], color=series_color(i),
                 label=run_label(r.run_name))
         if band:
-            low, high = zip(*(_interval(_column(r, name)) for _, name in points), strict=True)
+            low, high = zip(*_intervals([_column(r, name) for _, name in points]), strict=True)
             ax.fill_between(xs, low, high, color=series_color(i), alpha=0.18, linewidth=0)
     ax.set_xticks(xs)
     return fig, ax
@@ -291,8 +299,14 @@ def _delta_panel(ax: Axes, run: Results, base: Results, metric: str) -> None:
     ours, theirs = np.array([a[q] for q in ids]), np.array([b[q] for q in ids])
     delta = ours - theirs
     order = np.argsort(-delta, kind="stable")
-    colors = [POSITIVE if d > 0 else NEGATIVE if d < 0 else NEUTRAL for d in delta[order]]
-    ax.bar(np.arange(len(ids)), delta[order], color=colors)
+    x, y = np.arange(len(ids)), delta[order]
+    if len(ids) <= BARS_MAX:
+        colors = [POSITIVE if d > 0 else NEGATIVE if d < 0 else NEUTRAL for d in y]
+        ax.bar(x, y, color=colors)
+    else:  # the same sorted differences, as an area whose size does not depend on the number of queries
+        for where, color in ((y > 0, POSITIVE), (y < 0, NEGATIVE)):
+            ax.fill_between(x, y, 0.0, where=where, step="mid", color=color, linewidth=0, rasterized=True)
+        ax.set_xlim(-0.5, len(ids) - 0.5)
     ax.axhline(0.0, color="black", linewidth=0.8)
     if len(ids) <= TICK_LABELS_MAX:
         ax.set_xticks(np.arange(len(ids)), [ids[i] for i in order], rotation=60, ha="right", fontsize="small")
@@ -310,8 +324,9 @@ def _delta_panel(ax: Axes, run: Results, base: Results, metric: str) -> None:
 def delta_bars(results: Sequence[Results], baseline: str, metric: str) -> Figure:
     """Per-query differences against a baseline: one panel per other run, a bar per query of
     ``run - baseline`` for ``metric``, sorted from the largest gain to the largest loss (gains blue, losses
-    orange-red, ties grey). The panel title gives the mean difference and the wins/ties/losses
-    (:func:`gainscope.stats.wins_ties_losses`).
+    orange-red, ties grey). Beyond :data:`BARS_MAX` paired queries the same sorted differences are one filled
+    area (gains blue, losses orange-red), drawn as a bitmap. The panel title gives the mean difference and the
+    wins/ties/losses (:func:`gainscope.stats.wins_ties_losses`).
 
     Queries are paired by query id: those where both runs have a defined (non-NaN) value. When that leaves
     out queries of either run, the panel says how many were paired. Raises InputError for an unknown or
@@ -338,8 +353,9 @@ def _jitter(n: int) -> np.ndarray:
 
 def distributions(results: Sequence[Results], metric: str) -> Figure:
     """The per-query values of ``metric`` for each run: a box (quartiles, whiskers at 1.5 IQR) with every
-    query's value as a point (jittered sideways by a seeded generator) and the mean as a black diamond.
-    Undefined (NaN) values are left out; a run with no defined value is an InputError."""
+    query's value as a point (jittered sideways by a seeded generator; drawn as a bitmap beyond
+    :data:`POINTS_MAX` values) and the mean as a black diamond. Undefined (NaN) values are left out; a run with
+    no defined value is an InputError."""
     runs = _check_results(results)
     name = _canonical(metric)
     data = [_defined(_column(r, name)) for r in runs]
@@ -354,7 +370,8 @@ def distributions(results: Sequence[Results], metric: str) -> Figure:
                        medianprops={"color": "black"})
     for i, (box, values) in enumerate(zip(boxes["boxes"], data, strict=True)):
         box.set(facecolor=series_color(i), alpha=0.35)
-        ax.scatter(i + 1 + _jitter(len(values)), values, s=16, color=series_color(i), zorder=3, linewidths=0)
+        ax.scatter(i + 1 + _jitter(len(values)), values, s=16, color=series_color(i), zorder=3, linewidths=0,
+                   rasterized=len(values) > POINTS_MAX)
     ax.plot([], [], "D", color="black", label="mean")
     finish_axes(ax, title=f"{name} per query ({_queries_text(runs, [name])})", xlabel="run", ylabel=name)
     return fig

@@ -7,6 +7,12 @@ distributions of each compared metric, the metric-versus-cutoff curve, interpola
 a radar chart of the compared metrics, and the position sensitivity of the compared metrics); one collapsible
 per-query table per metric, with each system's value and its difference with the baseline; and the settings
 and evaluation conventions that produced every number.
+
+The page's size is bounded whatever the number of queries: up to :data:`PER_QUERY_MAX` queries a per-query table
+has a row per query; beyond, it summarises them (each system's quantiles, and those of its differences with the
+baseline) and lists the :data:`EXTREMES` largest gains and largest losses of each system, every query's values
+being a command away (``gainscope evaluate -q --format csv``); the figures do not grow with the number of
+queries either (see :mod:`gainscope.render.plots`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 from gainscope.compare import Comparison, ComparisonRow
 from gainscope.errors import GainscopeError
 from gainscope.render.compare import SHORT_TEST_NAMES as _SHORT
@@ -24,9 +32,14 @@ from gainscope.render.compare import comparison_lines, mark
 from gainscope.render.html import Cell, HtmlPage
 from gainscope.results import Results
 
-__all__ = ["ReportFigures", "render_report", "report_metrics"]
+__all__ = ["EXTREMES", "PER_QUERY_MAX", "ReportFigures", "render_report", "report_metrics"]
 
 DEFAULT_CUTOFFS = (1, 3, 5, 10, 20, 100)
+#: per-query tables list every query up to this many queries; beyond, a summary and the largest differences
+PER_QUERY_MAX = 2000
+#: beyond PER_QUERY_MAX: the largest gains and the largest losses listed, per system against the baseline
+EXTREMES = 100
+QUANTILES = (0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0)
 
 
 @dataclass(frozen=True)
@@ -52,15 +65,19 @@ def report_metrics(metrics: Sequence[str], figures: ReportFigures) -> list[str]:
 
 
 def render_report(comparison: Comparison, *, curves: Sequence[Results] = (), figures: ReportFigures | None = None,
-                  title: str | None = None, sources: Sequence[str] = ()) -> str:
+                  title: str | None = None, sources: Sequence[str] = (),
+                  sections: Sequence[Callable[[HtmlPage], None]] = ()) -> str:
     """The HTML report of ``comparison``. ``curves`` are the same runs' results with the metrics of
-    :func:`report_metrics` (for the cutoff and precision-recall curves); ``sources`` name the input files."""
+    :func:`report_metrics` (for the cutoff and precision-recall curves); ``sources`` name the input files;
+    ``sections`` add to the page after the comparison table (an experiment's latency and overlap)."""
     figures = figures or ReportFigures()
     c = comparison
     page = HtmlPage(title or f"gainscope report: {', '.join(c.runs)}")
     page.paragraph(_summary(c, sources))
     page.heading("Comparison")
     _comparison_table(page, c)
+    for section in sections:
+        section(page)
     if figures.enabled:
         page.heading("Figures")
         _figures(page, c, curves, figures)
@@ -170,16 +187,75 @@ def _per_query(page: HtmlPage, c: Comparison, metric: str) -> None:
     values = {r.run_name: r.per_query(metric) for r in c.results}
     queries = list(dict.fromkeys([q for r in c.results for q in r.query_ids]))
     header = ["query", *[r.run_name for r in c.results], *[f"{r.run_name} - {c.baseline}" for r in others]]
+    shown = queries if len(queries) <= PER_QUERY_MAX else _extremes(queries, values, c.baseline, others)
     rows: list[list[Cell]] = []
     cells: list[list[str | None]] = []
-    for q in queries:
+    for q in shown:
         b = _value(values[c.baseline].get(q))
         deltas = [_delta(_value(values[r.run_name].get(q)), b) for r in others]
         rows.append([q, *[_value(values[r.run_name].get(q)) for r in c.results], *deltas])
         plain: list[str | None] = [None] * (1 + len(c.results))
         cells.append(plain + [_delta_class(d) for d in deltas])
-    with page.details(f"{metric}: {len(queries)} queries"):
-        page.table(header, rows, caption=f"{metric} per query", table_id=f"per-query-{metric}", cell_classes=cells)
+    if len(shown) == len(queries):
+        with page.details(f"{metric}: {len(queries)} queries"):
+            page.table(header, rows, caption=f"{metric} per query", table_id=f"per-query-{metric}",
+                       cell_classes=cells)
+        return
+    with page.details(f"{metric}: {len(queries)} queries, summarised; the {len(shown)} largest differences listed"):
+        _summary_table(page, c, metric, values, queries, others)
+        page.table(header, rows, caption=f"{metric}: the {EXTREMES} largest gains and the {EXTREMES} largest losses "
+                   f"of each system against {c.baseline} ({len(shown)} of {len(queries)} queries; every query's "
+                   "values: gainscope evaluate -q --format csv)", table_id=f"per-query-{metric}", cell_classes=cells)
+
+
+def _extremes(queries: list[str], values: dict[str, dict[str, float]], baseline: str,
+              others: Sequence[Results]) -> list[str]:
+    """The queries among the :data:`EXTREMES` largest gains or the :data:`EXTREMES` largest losses of any system
+    against the baseline, ordered by the first system's difference (descending; undefined last), then as given."""
+    def differences(r: Results) -> dict[str, float]:
+        out = {}
+        for q in queries:
+            d = _delta(_value(values[r.run_name].get(q)), _value(values[baseline].get(q)))
+            if d is not None:
+                out[q] = d
+        return out
+
+    picked: set[str] = set()
+    first: dict[str, float] = {}
+    for k, r in enumerate(others):
+        d = differences(r)
+        if k == 0:
+            first = d
+        by_size = sorted(d, key=lambda q: d[q])  # stable: ties keep the query order
+        picked.update(q for q in by_size[:EXTREMES] if d[q] < -1e-12)
+        picked.update(q for q in reversed(by_size[-EXTREMES:]) if d[q] > 1e-12)
+    position = {q: i for i, q in enumerate(queries)}
+    return sorted(picked, key=lambda q: (q not in first, -first.get(q, 0.0), position[q]))
+
+
+def _summary_table(page: HtmlPage, c: Comparison, metric: str, values: dict[str, dict[str, float]],
+                   queries: list[str], others: Sequence[Results]) -> None:
+    """Each system's values, and each system's differences with the baseline, summarised by quantiles."""
+    header = ["of", "queries", "mean", *[_quantile_name(p) for p in QUANTILES]]
+    rows: list[list[Cell]] = []
+    for r in c.results:
+        v = np.array([x for x in values[r.run_name].values() if not math.isnan(x)])
+        rows.append([r.run_name, len(v), *_quantile_cells(v)])
+    for r in others:
+        d = [_delta(_value(values[r.run_name].get(q)), _value(values[c.baseline].get(q))) for q in queries]
+        v = np.array([x for x in d if x is not None])
+        rows.append([f"{r.run_name} - {c.baseline}", len(v), *_quantile_cells(v)])
+    page.table(header, rows, caption=f"{metric}: quantiles over the queries", table_id=f"summary-{metric}")
+
+
+def _quantile_cells(v: np.ndarray) -> list[Cell]:
+    if not len(v):
+        return [None] * (1 + len(QUANTILES))
+    return [float(v.mean()), *[float(x) for x in np.quantile(v, QUANTILES)]]
+
+
+def _quantile_name(p: float) -> str:
+    return {0.0: "min", 0.5: "median", 1.0: "max"}.get(p, f"{p * 100:g}%")
 
 
 def _value(x: float | None) -> float | None:

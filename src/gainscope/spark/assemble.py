@@ -44,10 +44,12 @@ from gainscope.io.frames import (
 from gainscope.io.jsonl import inconsistent_values_error
 from gainscope.io.text import _decode_error, not_nfc_warning
 from gainscope.metrics.base import Metric
+from gainscope.metrics.profiles import ProfileUse
+from gainscope.metrics.trec_eval import TrecOverrides
 from gainscope.results import Results
 from gainscope.spark.facts import Facts, Problem
 
-__all__ = ["Locator", "RunInfo", "assemble", "merged_facts", "raise_problem"]
+__all__ = ["Locator", "RunInfo", "assemble", "merged_facts", "raise_problem", "trec_overrides"]
 
 #: an input position (ordinal) -> (file as shown in messages, line or row number); None, None when the input
 #: has no positions to show (a DataFrame)
@@ -161,9 +163,10 @@ def run_name(facts: Facts, run: RunInfo) -> str:
 
 
 def assemble(table: pa.Table, facts: Facts, *, judgments: Judgments, metrics: Sequence[Metric],
-             policies: Policies, run: RunInfo) -> Results:
+             policies: Policies, run: RunInfo, profile: ProfileUse | None = None) -> Results:
     """The Results of one run from its partition outputs (``table``) and merged ``facts``; raises and warns as
-    the local engine does (see the module docstring)."""
+    the local engine does (see the module docstring). ``profile``: the profile the metrics and policies come
+    from, echoed with the results."""
     problem = facts.first_problem()
     if problem is not None and problem.phase == "line":
         raise_problem(problem, facts, run)
@@ -208,7 +211,23 @@ def assemble(table: pa.Table, facts: Facts, *, judgments: Judgments, metrics: Se
         extras["relstring"] = {q: texts[order[q]] or "" for q in universe}
     return Results(run_name=name, metrics=tuple(metrics), query_ids=tuple(universe), values=matrix,
                    undefined=undefined, policies=policies, coverage=coverage,
-                   notes=tuple(judgments.notes) + tuple(notes) + tuple(facts.notes), extras=extras)
+                   notes=tuple(judgments.notes) + tuple(notes) + tuple(facts.notes), extras=extras,
+                   profile=profile)
+
+
+def trec_overrides(table: pa.Table, facts: Facts, query_ids: Sequence[str]) -> TrecOverrides:
+    """:func:`~gainscope.metrics.trec_eval.trec_eval_overrides` of the whole run, from the partitions' per-query
+    ``trec_nan`` lists and summed summary values, for ``query_ids`` (the Results' order)."""
+    values = table.filter(table.column("facts").is_null())
+    ids: list[str] = values.column("query_id").to_pylist()
+    marked: list[list[int] | None] = values.column("trec_nan").to_pylist()
+    order = {q: i for i, q in enumerate(query_ids)}
+    nan: dict[int, np.ndarray] = {}
+    for q, items in zip(ids, marked, strict=True):
+        for item in items or ():
+            nan.setdefault(item, np.zeros(len(query_ids), dtype=bool))[order[q]] = True
+    return TrecOverrides(dict(sorted(nan.items())), {int(k): v for k, v in sorted(facts.trec_summary.items(),
+                                                                                   key=lambda kv: int(kv[0]))})
 
 
 def _matrix(column: pa.ChunkedArray, width: int, dtype: Any = np.float64) -> np.ndarray:

@@ -25,8 +25,10 @@ from gainscope.core.run import Run
 from gainscope.io.scan import judged_run_of_run
 from gainscope.metrics.base import Metric
 from gainscope.metrics.context import Context
+from gainscope.metrics.profiles import ProfileUse
+from gainscope.metrics.trec_eval import TrecOverrides
 from gainscope.results import Results
-from gainscope.spark.assemble import RunInfo, assemble, merged_facts
+from gainscope.spark.assemble import RunInfo, assemble, merged_facts, trec_overrides
 from gainscope.spark.partition import PartPlan
 
 __all__ = ["evaluate_with", "judged_max_grade", "uses_max_grade"]
@@ -51,9 +53,11 @@ def judged_max_grade(prepared: PreparedJudgments, policies: Policies) -> float:
 
 
 def evaluate_with(run_partitions: Callable[[PartPlan], pa.Table], plan: PartPlan, *, judgments: Judgments,
-                  metrics: Sequence[Metric], policies: Policies, run: RunInfo) -> Results:
+                  metrics: Sequence[Metric], policies: Policies, run: RunInfo,
+                  profile: ProfileUse | None = None) -> tuple[Results, TrecOverrides | None]:
     """Run the partitions (``run_partitions``: a plan to every partition's output), run them again if the
-    evaluated queries' largest judged grade is not the one planned and a metric uses it, and assemble."""
+    evaluated queries' largest judged grade is not the one planned and a metric uses it, and assemble: the
+    Results, and what trec_eval prints instead of some values when the plan asks (``plan.trec_eval``)."""
     table = run_partitions(plan)
     facts = merged_facts(table)
     if (facts.first_problem() is None and facts.max_grade is not None and facts.max_grade != plan.max_grade
@@ -61,4 +65,6 @@ def evaluate_with(run_partitions: Callable[[PartPlan], pa.Table], plan: PartPlan
         plan = dataclasses.replace(plan, max_grade=facts.max_grade)
         table = run_partitions(plan)
         facts = merged_facts(table)
-    return assemble(table, facts, judgments=judgments, metrics=metrics, policies=policies, run=run)
+    results = assemble(table, facts, judgments=judgments, metrics=metrics, policies=policies, run=run,
+                       profile=profile)
+    return results, trec_overrides(table, facts, results.query_ids) if plan.trec_eval is not None else None

@@ -19,6 +19,7 @@ in each Python worker's (tens of millions of judgments do; runs of any size do n
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,8 +28,10 @@ import polars as pl
 from gainscope.core.judged_run import PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
-from gainscope.errors import PolicyError
-from gainscope.evaluation import MetricsArg, resolve_metrics
+from gainscope.errors import PolicyError, about, option
+from gainscope.evaluation import MetricsArg, _setup, run_label
+from gainscope.metrics.profiles import Profile, ProfileUse
+from gainscope.metrics.trec_eval import TrecItem, TrecOverrides
 from gainscope.io.frames import RunOptions
 from gainscope.results import Results
 from gainscope.spark.driver import evaluate_with, judged_max_grade
@@ -42,10 +45,12 @@ __all__ = ["SparkEvaluation", "compare", "evaluate", "evaluate_runs", "read_judg
 class SparkEvaluation:
     """One run evaluated on Spark: :attr:`results` (per-query values and aggregates, as
     :func:`gainscope.evaluate` returns them) and :meth:`per_query`, the per-query values as a Spark
-    DataFrame."""
+    DataFrame; :attr:`trec_overrides`, what trec_eval prints instead of some values, when asked
+    (``trec_eval=``)."""
 
-    def __init__(self, results: Results, spark: Any) -> None:
+    def __init__(self, results: Results, spark: Any, trec_overrides: TrecOverrides | None = None) -> None:
         self.results = results
+        self.trec_overrides = trec_overrides
         self._spark = spark
 
     @property
@@ -83,7 +88,7 @@ def _ddl(frame: pl.DataFrame) -> str:
 
 
 def read_judgments(judgments: Any, *, format: str | None = None, on_conflict: str = "error",
-                   float_grades: bool = False) -> Judgments:
+                   float_grades: bool = False, encoding: str = "utf-8", allow_empty: bool = False) -> Judgments:
     """Judgments for a Spark evaluation: a Spark DataFrame (collected through Arrow), or anything
     :func:`gainscope.io.read_judgments` reads, read by it."""
     from gainscope.io import read_judgments as read
@@ -94,19 +99,15 @@ def read_judgments(judgments: Any, *, format: str | None = None, on_conflict: st
         except Exception as exc:
             raise spark_failure(exc) from None
         judgments = pl.DataFrame(pl.from_arrow(table))
-    return read(judgments, format=format, on_conflict=on_conflict, float_grades=float_grades)
-
-
-def _policies(policies: Policies | None, kwargs: dict[str, Any]) -> Policies:
-    if policies is not None and kwargs:
-        return Policies.from_kwargs(**{**policies.as_dict(), **kwargs})
-    return policies if policies is not None else Policies.from_kwargs(**kwargs)
+    return read(judgments, format=format, on_conflict=on_conflict, float_grades=float_grades, encoding=encoding,
+                allow_empty=allow_empty)
 
 
 def evaluate(judgments: Any, run: Any, metrics: MetricsArg, *, spark: Any = None, policies: Policies | None = None,
-             name: str | None = None, format: str | None = None, judgments_format: str | None = None,
-             on_conflict: str = "error", float_grades: bool = False, on_duplicate: str = "error",
-             nan_score: str | float = "error", normalize_ids: str | None = None, allow_empty: bool = False,
+             profile: str | Profile | None = None, name: str | None = None, format: str | None = None,
+             judgments_format: str | None = None, on_conflict: str = "error", float_grades: bool = False,
+             on_duplicate: str = "error", nan_score: str | float = "error", normalize_ids: str | None = None,
+             allow_empty: bool = False, encoding: str = "utf-8", extra_columns: str = "error",
              partitions: int | None = None, **policy_kwargs: Any) -> SparkEvaluation:
     """Evaluate one run on Spark; the numbers are :func:`gainscope.evaluate`'s, bit for bit.
 
@@ -115,17 +116,19 @@ def evaluate(judgments: Any, run: Any, metrics: MetricsArg, *, spark: Any = None
     judgments:
         A Spark DataFrame, or anything :func:`gainscope.io.read_judgments` reads (read on the driver).
     run:
-        A Spark DataFrame (columns matched by the readers' aliases), or the path(s) of Parquet, TREC or MS MARCO
-        text files that Spark reads (a file, a directory, a glob, a list; ``s3a://``, ``hdfs://``...).
-    metrics, policies, **policy_kwargs:
+        A Spark DataFrame (columns matched by the readers' aliases), or the path(s) of Parquet, TREC, MS MARCO
+        or JSON Lines files that Spark reads (a file, a directory, a glob, a list; ``s3a://``, ``hdfs://``...).
+    metrics, policies, profile, **policy_kwargs:
         As for :func:`gainscope.evaluate` (``ties``, ``missing_queries``, ``depth``, ``judged_only``,
-        ``relevance_level``, ``negative_grades``, ``undefined``).
+        ``relevance_level``, ``negative_grades``, ``undefined``, ``judged_grades``, ``max_grade``,
+        ``score_precision``; a profile's conventions with the given policies over them).
     spark:
         The SparkSession; default the active one, else a local one (:func:`gainscope.spark.session`).
-    name, format, on_duplicate, nan_score, allow_empty:
+    name, format, on_duplicate, nan_score, allow_empty, extra_columns:
         How the run is read, as for :func:`gainscope.io.read_run`; ``judgments_format``, ``on_conflict``,
-        ``float_grades`` as for :func:`gainscope.io.read_judgments`. ``normalize_ids`` is not supported (ids
-        are partitioned as written): normalise them where the data is written.
+        ``float_grades`` as for :func:`gainscope.io.read_judgments`. ``encoding`` is the judgments' (read on the
+        driver); text runs are read as UTF-8 (another encoding is refused for them). ``normalize_ids`` is not
+        supported (ids are partitioned as written): normalise them where the data is written.
     partitions:
         How many partitions to cut the run into (default: Spark's ``spark.sql.shuffle.partitions``, then
         coalesced by adaptive execution).
@@ -135,55 +138,66 @@ def evaluate(judgments: Any, run: Any, metrics: MetricsArg, *, spark: Any = None
     SparkEvaluation
         ``.results`` (a :class:`~gainscope.results.Results`) and ``.per_query()`` (a Spark DataFrame).
     """
-    return evaluate_runs(judgments, [run], metrics, spark=spark, policies=policies, names=[name],
+    return evaluate_runs(judgments, [run], metrics, spark=spark, policies=policies, profile=profile, names=[name],
                          format=format, judgments_format=judgments_format, on_conflict=on_conflict,
                          float_grades=float_grades, on_duplicate=on_duplicate, nan_score=nan_score,
-                         normalize_ids=normalize_ids, allow_empty=allow_empty, partitions=partitions,
-                         **policy_kwargs)[0]
+                         normalize_ids=normalize_ids, allow_empty=allow_empty, encoding=encoding,
+                         extra_columns=extra_columns, partitions=partitions, **policy_kwargs)[0]
 
 
 def evaluate_runs(judgments: Any, runs: Iterable[Any], metrics: MetricsArg, *, spark: Any = None,
-                  policies: Policies | None = None, names: Sequence[str | None] | None = None,
-                  format: str | None = None, judgments_format: str | None = None, on_conflict: str = "error",
-                  float_grades: bool = False, on_duplicate: str = "error", nan_score: str | float = "error",
-                  normalize_ids: str | None = None, allow_empty: bool = False, partitions: int | None = None,
-                  relstring: int | None = None, **policy_kwargs: Any) -> list[SparkEvaluation]:
+                  policies: Policies | None = None, profile: str | Profile | None = None,
+                  names: Sequence[str | None] | None = None, format: str | None = None,
+                  judgments_format: str | None = None, on_conflict: str = "error", float_grades: bool = False,
+                  on_duplicate: str = "error", nan_score: str | float = "error", normalize_ids: str | None = None,
+                  allow_empty: bool = False, encoding: str = "utf-8", extra_columns: str = "error",
+                  partitions: int | None = None, relstring: int | None = None,
+                  trec_eval: tuple[Sequence[TrecItem], bool] | None = None, profile_use: ProfileUse | None = None,
+                  **policy_kwargs: Any) -> list[SparkEvaluation]:
     """Evaluate several runs on Spark against the same judgments, read, checked, prepared and shipped to the
-    executors once. Options as for :func:`evaluate`; ``names`` gives one name per run (None: the run's own);
-    ``relstring`` computes trec_eval's relstring of that length for each query (``Results.extras``)."""
-    pol = _policies(policies, policy_kwargs)
-    mets = resolve_metrics(metrics)
-    for m in mets:
-        m.check_policies(pol)
+    executors once. Options as for :func:`evaluate`; ``names`` gives one name per run (None: the run's own).
+
+    For trec_eval's text (the command line's ``--format trec_eval``): ``relstring`` computes trec_eval's
+    relstring of that length for each query (``Results.extras``); ``trec_eval`` (its items and ``-c`` as
+    given) computes what it prints instead of some values (:attr:`SparkEvaluation.trec_overrides`).
+    ``profile_use``: with metric objects and policies already resolved under a profile (the command line),
+    the record of it to echo with the results."""
+    pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
+    use = profile_use if profile_use is not None else use
     if normalize_ids is not None:
-        raise PolicyError("normalize_ids is not supported by the Spark backend: queries are partitioned by their "
-                          "ids as written; normalise the ids where the data is written, or use gainscope.evaluate")
+        raise PolicyError(f"{option('normalize_ids', normalize_ids)} is not supported by the Spark backend: queries "
+                          "are partitioned by their ids as written; normalise the ids where the data is written, or "
+                          "use the local backend")
     options = RunOptions(on_duplicate=on_duplicate, nan_score=RunOptions.parse_nan_score(nan_score),
-                         allow_empty=True)  # checks them as read_run does; emptiness is the driver's to judge
-    run_list = list(runs)
+                         allow_empty=True, extra_columns=extra_columns)  # checks them as read_run does; emptiness
+    run_list = list(runs)                                                # is the driver's to judge
     name_list = list(names) if names is not None else [None] * len(run_list)
     if len(name_list) != len(run_list):
         raise PolicyError(f"{len(name_list)} name(s) for {len(run_list)} run(s): give one name per run, in order")
     spark = spark if spark is not None else session()
-    judged = read_judgments(judgments, format=judgments_format, on_conflict=on_conflict, float_grades=float_grades)
+    judged = read_judgments(judgments, format=judgments_format, on_conflict=on_conflict, float_grades=float_grades,
+                            encoding=encoding, allow_empty=allow_empty)
     prepared = PreparedJudgments.of(judged, pol.negative_grades)
     with quiet():
         shard = spark.sparkContext.broadcast(JudgmentShard(judged))
     out = []
     try:
-        for run, run_name in zip(run_list, name_list, strict=True):
-            source = run_source(spark, run, format=format, name=run_name, nan_score=options.nan_score,
-                                on_duplicate=on_duplicate, allow_empty=allow_empty)
-            plan = PartPlan(tuple(mets), pol, options, shard, judged_max_grade(prepared, pol),
-                            tokens_clean=source.tokens_clean, optional_values=source.optional_values,
-                            relstring=relstring)
+        for index, (run, run_name) in enumerate(zip(run_list, name_list, strict=True)):
+            with about(run_label(run, index)) if len(run_list) > 1 else contextlib.nullcontext():
+                source = run_source(spark, run, format=format, name=run_name, nan_score=options.nan_score,
+                                    on_duplicate=on_duplicate, allow_empty=allow_empty, extra_columns=extra_columns,
+                                    encoding=encoding)
+                plan = PartPlan(tuple(mets), pol, options, shard, judged_max_grade(prepared, pol),
+                                tokens_clean=source.tokens_clean, optional_values=source.optional_values,
+                                relstring=relstring,
+                                trec_eval=(tuple(trec_eval[0]), trec_eval[1]) if trec_eval is not None else None)
 
-            def partitions_of(p: PartPlan, source: RunSource = source) -> Any:
-                return _partition_outputs(spark, source, p, len(prepared.query_ids), partitions)
+                def partitions_of(p: PartPlan, source: RunSource = source) -> Any:
+                    return _partition_outputs(spark, source, p, len(prepared.query_ids), partitions)
 
-            results = evaluate_with(partitions_of, plan, judgments=judged, metrics=mets, policies=pol,
-                                    run=source.info)
-            out.append(SparkEvaluation(results, spark))
+                results, overrides = evaluate_with(partitions_of, plan, judgments=judged, metrics=mets, policies=pol,
+                                                   run=source.info, profile=use)
+            out.append(SparkEvaluation(results, spark, overrides))
     finally:
         with quiet():
             shard.unpersist()

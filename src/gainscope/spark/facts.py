@@ -102,6 +102,8 @@ class Facts:
     # JSON Lines: per value (score, rank), the first row that gives it and the first that does not:
     # [ordinal, place in its line, query id]
     presence: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    # trec_eval's summary values that replace the mean (TrecOverrides.summary), summed: item index -> value
+    trec_summary: dict[str, float] = field(default_factory=dict)
 
     def note_presence(self, role: str, state: str, row: tuple[int, int, str]) -> None:
         """Record ``row`` as the first (so far) to give (``state="given"``) or miss ``role``."""
@@ -123,7 +125,9 @@ class Facts:
             dropped=self.dropped + other.dropped, duplicates=self.duplicates + other.duplicates, not_nfc=not_nfc,
             tags=_min_ordinals(self.tags, other.tags),
             problems=_first_problems(self.problems + other.problems),
-            presence=_merge_presence(self.presence, other.presence))
+            presence=_merge_presence(self.presence, other.presence),
+            trec_summary={k: self.trec_summary.get(k, 0.0) + other.trec_summary.get(k, 0.0)
+                          for k in sorted(set(self.trec_summary) | set(other.trec_summary))})
 
     def add_problem(self, problem: Problem) -> None:
         """Record a problem (only the first of each phase is kept)."""
@@ -149,7 +153,7 @@ class Facts:
             dropped=data["dropped"], duplicates=data["duplicates"],
             not_nfc={c: dict(v) for c, v in data["not_nfc"].items()},
             tags=dict(data["tags"]), problems=[Problem(**p) for p in data["problems"]],
-            presence=data["presence"])
+            presence=data["presence"], trec_summary=dict(data.get("trec_summary", {})))
 
 
 def _merge_presence(a: dict[str, dict[str, list[Any]]], b: dict[str, dict[str, list[Any]]]

@@ -20,6 +20,7 @@ query's other rows, by :func:`~gainscope.io.frames.finish_run`.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -54,13 +55,18 @@ def normal_uri(uri: str) -> str:
 
 @dataclass(frozen=True)
 class LinePlan:
-    """How to read the lines of one run input: the format (``trec``, ``msmarco`` or ``jsonl``)."""
+    """How to read the lines of one run input: the format (``trec``, ``msmarco`` or ``jsonl``) and what
+    columns after a TREC run's tag are (``extra_columns``, as for :func:`gainscope.io.read_run`)."""
 
     fmt: str
+    extra_columns: str = "error"
 
     @property
     def layout(self) -> Layout:
-        return LAYOUTS[("run", self.fmt)]
+        layout = LAYOUTS[("run", self.fmt)]
+        if self.fmt == "trec" and self.extra_columns == "ignore":  # as the TREC reader: notes after the tag
+            layout = dataclasses.replace(layout, exact=False)
+        return layout
 
     @property
     def roles(self) -> list[str]:

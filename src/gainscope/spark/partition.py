@@ -24,7 +24,9 @@ on its query alone (and on that one global number), so the values are the local 
 ``tests/spark/test_partitioned.py`` checks it on random inputs cut at random.
 
 Output: one row per evaluated query of the partition (``query_id``, ``missing``, ``values``, ``undefined``,
-``relstring``), then one row holding the partition's :class:`~gainscope.spark.facts.Facts` as JSON.
+``relstring``, ``trec_nan``: the trec_eval items whose line reads ``-nan`` for the query, see
+:func:`~gainscope.metrics.trec_eval.trec_eval_overrides`), then one row holding the partition's
+:class:`~gainscope.spark.facts.Facts` as JSON.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from gainscope.io.frames import WS_CHARS, Origin, RunOptions, TokenTable, finish
 from gainscope.io.scan import judged_run_of_run
 from gainscope.io.text import changed_ids
 from gainscope.metrics.base import Metric
-from gainscope.metrics.trec_eval import relstrings
+from gainscope.metrics.trec_eval import TrecItem, relstrings, trec_eval_overrides
 from gainscope.spark.facts import Facts, First, Problem
 
 __all__ = ["INPUT_KINDS", "OUTPUT_DDL", "OUTPUT_SCHEMA", "JudgmentShard", "PartPlan", "evaluate_block",
@@ -59,10 +61,11 @@ INPUT_KINDS = {"run": 0, "marker": 1, "facts": 2}
 
 #: the output of a partition, as Spark DDL and as an Arrow schema
 OUTPUT_DDL = ("query_id string, missing boolean, values array<double>, undefined array<boolean>, relstring string, "
-              "facts string")
+              "trec_nan array<int>, facts string")
 OUTPUT_SCHEMA = pa.schema([
     ("query_id", pa.string()), ("missing", pa.bool_()), ("values", pa.list_(pa.float64())),
-    ("undefined", pa.list_(pa.bool_())), ("relstring", pa.string()), ("facts", pa.string()),
+    ("undefined", pa.list_(pa.bool_())), ("relstring", pa.string()), ("trec_nan", pa.list_(pa.int32())),
+    ("facts", pa.string()),
 ])
 
 BLOCK_ROWS = 1_000_000
@@ -116,7 +119,9 @@ _SHARDS: dict[str, tuple[pl.DataFrame, dict[str, tuple[int, int]], list[str]]] =
 class PartPlan:
     """Everything a partition needs, shipped with the function: metrics, policies, reading options, the
     judgments, the whole evaluation's ``max_grade``, the relstring length (trec_eval's ``relstring``; None
-    when not asked) and whether text tokens are already stripped (line readers)."""
+    when not asked), whether text tokens are already stripped (line readers), and, for trec_eval's text,
+    its items and ``-c`` as given (``trec_eval``: what :func:`~gainscope.metrics.trec_eval.trec_eval_overrides`
+    takes; None when not asked)."""
 
     metrics: tuple[Metric, ...]
     policies: Policies
@@ -127,6 +132,7 @@ class PartPlan:
     optional_values: bool = False  # JSON Lines: a score or rank column no row gives is not there
     relstring: int | None = None
     block_rows: int = BLOCK_ROWS
+    trec_eval: tuple[tuple[TrecItem, ...], bool] | None = None
 
     def shard(self) -> JudgmentShard:
         """The judgments (read from the broadcast on an executor)."""
@@ -214,7 +220,8 @@ class _Pending:
 def _facts_batch(facts: Facts) -> pa.RecordBatch:
     return pa.record_batch([pa.array([None], pa.string()), pa.array([None], pa.bool_()),
                             pa.array([None], pa.list_(pa.float64())), pa.array([None], pa.list_(pa.bool_())),
-                            pa.array([None], pa.string()), pa.array([facts.to_json()], pa.string())],
+                            pa.array([None], pa.string()), pa.array([None], pa.list_(pa.int32())),
+                            pa.array([facts.to_json()], pa.string())],
                            schema=OUTPUT_SCHEMA)
 
 
@@ -279,6 +286,12 @@ def evaluate_block(runs: pl.DataFrame | None, judged: list[str], plan: PartPlan)
     facts.notes = list(results.notes)
     strings = relstrings(jr, plan.relstring) if plan.relstring is not None else {}
     nq = jr.num_queries
+    trec_nan: list[list[int]] | None = None
+    if plan.trec_eval is not None:
+        items, complete = plan.trec_eval
+        overrides = trec_eval_overrides(list(items), jr, complete=complete)
+        trec_nan = [[i for i, mask in sorted(overrides.nan.items()) if mask[q]] for q in range(nq)]
+        facts.trec_summary = {str(i): value for i, value in overrides.summary.items()}
     out = pa.record_batch([
         pa.array(list(jr.query_ids), pa.string()), pa.array(jr.missing.astype(bool)),
         pa.FixedSizeListArray.from_arrays(pa.array(results.values.reshape(-1)), len(plan.metrics))
@@ -286,6 +299,7 @@ def evaluate_block(runs: pl.DataFrame | None, judged: list[str], plan: PartPlan)
         pa.FixedSizeListArray.from_arrays(pa.array(results.undefined.reshape(-1)), len(plan.metrics))
         .cast(pa.list_(pa.bool_())),
         pa.array([strings.get(q) for q in jr.query_ids] if strings else [None] * nq, pa.string()),
+        pa.array(trec_nan if trec_nan is not None else [None] * nq, pa.list_(pa.int32())),
         pa.array([None] * nq, pa.string()),
     ], schema=OUTPUT_SCHEMA)
     return out, facts

@@ -29,9 +29,10 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
-from gainscope.errors import InputError, UnknownFormatError
+from gainscope.errors import InputError, PolicyError, UnknownFormatError
 from gainscope.io.detect import check_format, detect_head_format
 from gainscope.io.frames import resolve_columns
+from gainscope.io.text import canonical_encoding
 from gainscope.spark.assemble import RunInfo
 from gainscope.spark.parse import FILE_SHIFT, LineIndex, LinePlan, normal_uri, parse_lines, stream_schema
 from gainscope.spark.session import quiet
@@ -60,8 +61,11 @@ def is_spark_frame(obj: Any) -> bool:
 
 
 def run_source(spark: Any, source: Any, *, format: str | None, name: str | None, nan_score: float | None,
-               on_duplicate: str, allow_empty: bool) -> RunSource:
-    """The :class:`RunSource` of a Spark DataFrame, or of the path(s) of a run Spark can read."""
+               on_duplicate: str, allow_empty: bool, extra_columns: str = "error",
+               encoding: str = "utf-8") -> RunSource:
+    """The :class:`RunSource` of a Spark DataFrame, or of the path(s) of a run Spark can read (text read as
+    UTF-8: any other ``encoding`` is refused for a text run; ``extra_columns`` as for
+    :func:`gainscope.io.read_run`)."""
     options = {"nan_score": nan_score, "on_duplicate": on_duplicate, "allow_empty": allow_empty}
     if is_spark_frame(source):
         return _frame_source(source, name, options)
@@ -69,11 +73,15 @@ def run_source(spark: Any, source: Any, *, format: str | None, name: str | None,
     label = ", ".join(paths)
     fmt = check_format(format, "run")
     files = _listed(spark, paths, label)
-    fmt = fmt or _detected(spark, files)
+    fmt = fmt or _detected(spark, files, _display(files, paths)[0])
     if fmt == "parquet":
         return _parquet_source(spark, paths, files, label, name, options)
     if fmt in _TEXT_FORMATS:
-        return _text_source(spark, paths, files, label, fmt, name, options)
+        if canonical_encoding(encoding) != "utf-8":
+            raise PolicyError(f"{label}: the Spark backend reads text runs as UTF-8, not {encoding}; convert the "
+                              f"file to UTF-8 (iconv -f {encoding} -t utf-8), write it as Parquet, or evaluate it "
+                              f"with the local backend")
+        return _text_source(spark, paths, files, label, fmt, name, options, extra_columns)
     how = {"json": "write it as JSON Lines (one object per line)",
            "csv": "read it with spark.read.csv(path, header=True) and pass the DataFrame",
            "tsv": "read it with spark.read.csv(path, header=True, sep='\\t') and pass the DataFrame"}[fmt]
@@ -119,8 +127,9 @@ def _suffix(path: str) -> str:
     return PurePosixPath(name).suffix
 
 
-def _detected(spark: Any, files: list[str]) -> str:
-    """The format of the first file, detected from its name and first lines as the local readers do."""
+def _detected(spark: Any, files: list[str], shown: str) -> str:
+    """The format of the first file, detected from its name and first lines as the local readers do
+    (``shown``: how messages name it)."""
     first = files[0]
     if _suffix(first) in (".parquet", ".pq"):
         return "parquet"
@@ -130,7 +139,7 @@ def _detected(spark: Any, files: list[str]) -> str:
         rows = (spark.read.option("lineSep", "\n").text(first).select(F.col("value").cast("binary"))
                 .limit(64).collect())
     head = b"\n".join(bytes(r[0]) for r in rows)
-    return detect_head_format(head, _suffix(first), "run")
+    return detect_head_format(head, _suffix(first), "run", shown)
 
 
 def _display(files: list[str], paths: list[str]) -> list[str]:
@@ -213,8 +222,8 @@ def _lines(spark: Any, paths: Sequence[str], files: list[str]) -> Any:
 
 
 def _text_source(spark: Any, paths: list[str], files: list[str], label: str, fmt: str, name: str | None,
-                 options: dict[str, Any]) -> RunSource:
-    plan = LinePlan(fmt)
+                 options: dict[str, Any], extra_columns: str) -> RunSource:
+    plan = LinePlan(fmt, extra_columns)
     with quiet():
         rows = _lines(spark, paths, files).mapInArrow(lambda batches: parse_lines(batches, plan), stream_schema(plan))
     locations = _TextLocations(spark, paths, files, _display(files, paths))

@@ -1,5 +1,5 @@
 """What every temporal metric shares: the three modes, sync and async calls, scores that explain themselves,
-and judge failures that are reported, never scored 0.
+judge failures that are reported, never scored 0 -- and the core metric that computes the value.
 
 A metric is a frozen dataclass: its parameters are fields (``TemporalNDCG(gain="exponential")``), the mode is
 chosen with ``use_focus_time=True`` or ``use_llm=True, llm=judge`` (gold ids otherwise), and the inputs are
@@ -13,10 +13,21 @@ or, as the seed writes it, ``metric = TemporalNDCG(use_llm=True)`` then ``metric
 field that can be set after construction; every other is frozen). The judge must grade on the 0-4 temporal rubric:
 a judge whose prompt has another scale is refused, and a grade outside 0-4 is a failed grade.
 
+**The value is the core's.** Each temporal metric is a facade over a declared core metric (:meth:`core`:
+``TemporalNDCG@k`` is ``nDCG@k``, ``TemporalPrecision@k`` is ``P(denominator=retrieved)@k``, the year measures
+are ``SetP``/``SetR`` over a ranking of years, buckets or anchors): the call grades the query
+(:mod:`gainscope.temporal.grades`), prepares what the core metric reads at cutoff ``k`` (:meth:`prepare`: the
+first ``k`` documents retrieved -- as TempoEval reads ``retrieved[:k]`` -- and the judged pool) and the core's
+kernel computes it (:mod:`gainscope.temporal.engine`). Relevance is the adapter's grading: in gold and LLM modes
+a grade >= ``rel`` (default 1 and 2), in focus-time mode a Jaccard above ``min_jaccard`` (default 0: any shared
+year), i.e. a grade above ``4 x min_jaccard`` -- the evaluation's relevance level ``positive`` for the default,
+else the smallest double above ``4 x min_jaccard``, exactly the same comparison.
+
 ``compute``/``acompute`` return the value as a float; ``score``/``ascore`` return a :class:`TemporalScore` with
 the grades it was computed from and, when the value is NaN, the reason. ``compute`` in LLM mode runs the judge
 with :func:`asyncio.run` (call ``acompute`` from async code). Inputs that belong to another mode are an error, not
-silently ignored; unknown keywords are a ``TypeError`` (TempoEval swallows them).
+silently ignored; unknown keywords are a ``TypeError`` (TempoEval swallows them). A parameter outside its
+declared values, ``k`` included, is the core's :class:`~gainscope.errors.InvalidParameterError`.
 
 **Undefined values are NaN, with the reason** (nDCG with no positive grade to normalise by, recall with no
 relevant document, a query without focus time); TempoEval returns 0.0 for all of them. The batch
@@ -37,27 +48,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from gainscope.errors import InputError, JudgeError, PolicyError
-from gainscope.temporal.grades import Graded, focus_time_grades, gold_grades, judge_grades
+from gainscope.core.policies import POSITIVE, Level, format_level, is_level, level_value
+from gainscope.core.rankings import Ranking
+from gainscope.errors import InputError, InvalidParameterError, PolicyError, TemporalGradeError
+from gainscope.metrics.base import GainMap, Metric, format_value
+from gainscope.temporal.engine import Prepared, evaluate_prepared
+from gainscope.temporal.grades import FOCUS_TIME_SCALE, Graded, focus_time_grades, gold_grades, judge_grades
 
 if TYPE_CHECKING:
     from gainscope.judges.labeling import Judge
 
-__all__ = ["Mode", "TemporalGradeError", "TemporalMetric", "TemporalScore"]
+__all__ = ["Mode", "Prepared", "TemporalGradeError", "TemporalMetric", "TemporalScore", "check_k", "invalid"]
 
 Mode = Literal["gold", "focus_time", "llm"]
 
-
-class TemporalGradeError(JudgeError):
-    """The judge could not grade some documents; ``failures`` holds ``(doc id, reason)`` pairs."""
-
-    def __init__(self, metric: str, failures: tuple[tuple[str, str], ...]) -> None:
-        self.failures = failures
-        shown = "; ".join(f"{d}: {why}" for d, why in failures[:3])
-        more = f"; ... ({len(failures) - 3} more)" if len(failures) > 3 else ""
-        super().__init__(f"{metric}: the judge could not grade {len(failures)} document(s), so the value is not "
-                         f"computed (a failed grade is never 0): {shown}{more}. Pass on_failure='nan' to get NaN "
-                         "with the reason instead")
+#: the relevance level of each mode when ``rel`` is not given (focus time: ``min_jaccard``'s, 0 by default)
+MODE_LEVELS: dict[str, Level] = {"gold": 1, "llm": 2, "focus_time": POSITIVE}
 
 
 @dataclass(frozen=True)
@@ -80,9 +86,15 @@ class TemporalScore:
         return math.isnan(self.value)
 
 
-def _check_k(k: object, metric: str) -> int:
+def invalid(owner: str, name: str, allowed: str, value: object) -> InvalidParameterError:
+    """The core's message for a parameter outside its declared values (:mod:`gainscope.metrics.base`)."""
+    return InvalidParameterError(f"the {name!r} parameter of {owner} must be {allowed}; got {value!r}.")
+
+
+def check_k(k: object, metric: str, name: str = "k") -> int:
+    """``k`` (the cutoff): an int >= 1, else the core's InvalidParameterError."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise PolicyError(f"{metric}: k (the cutoff) must be an integer >= 1; got {k!r}")
+        raise invalid(metric, name, "an int >= 1", k)
     return k
 
 
@@ -123,18 +135,14 @@ class _LLMSettable(type):
         super().__setattr__(name, value)
 
 
-def _undefined(why: str) -> tuple[float, str]:
-    return math.nan, why
-
-
 @dataclass(frozen=True)
 class TemporalMetric(metaclass=_LLMSettable):
-    """Base of the temporal metrics: mode flags, the judge, failure handling; subclasses add parameters and a
-    formula (``_value``). ``rel``: minimum grade counted relevant by binary metrics in gold and LLM modes (None:
-    1 in gold mode, 2 in LLM mode); ``min_jaccard``: in focus-time mode a document is relevant when its Jaccard
-    with the query exceeds this (0: any shared year). ``llm``: the judge of LLM mode, given to the constructor or
-    set afterwards (``metric.llm = judge``, the only field that can be set); a judge whose prompt grades on another
-    scale than 0-4 is refused."""
+    """Base of the temporal metrics: mode flags, the judge, failure handling, and the core metric; subclasses add
+    parameters and say what the core metric reads (:meth:`core`, :meth:`prepare`). ``rel``: minimum grade counted
+    relevant in gold and LLM modes (None: 1 in gold mode, 2 in LLM mode; ``positive``: any grade > 0);
+    ``min_jaccard``: in focus-time mode a document is relevant when its Jaccard with the query exceeds this (0:
+    any shared year). ``llm``: the judge of LLM mode, given to the constructor or set afterwards (``metric.llm =
+    judge``, the only field that can be set); a judge whose prompt grades on another scale than 0-4 is refused."""
 
     #: the modes a metric offers, and whether it needs the grades of the whole judged pool in LLM mode
     modes: ClassVar[tuple[Mode, ...]] = ("gold", "focus_time", "llm")
@@ -147,11 +155,13 @@ class TemporalMetric(metaclass=_LLMSettable):
     }
     #: inputs the metric takes in every mode (``total_relevant``, ``scope``, ...)
     EXTRA_INPUTS: ClassVar[frozenset[str]] = frozenset()
+    #: the fields that are the core metric's parameters, under the same names
+    CORE_PARAMETERS: ClassVar[tuple[str, ...]] = ()
 
     use_focus_time: bool = False
     use_llm: bool = False
     llm: Judge | None = field(default=None, compare=False, repr=False)
-    rel: float | None = None
+    rel: float | str | None = None
     min_jaccard: float = 0.0
     on_failure: Literal["raise", "nan"] = "raise"
 
@@ -165,9 +175,17 @@ class TemporalMetric(metaclass=_LLMSettable):
             raise PolicyError(f"{name} has no {self.mode} mode; its modes: {offered}")
         _check_judge(name, self.llm)
         if self.on_failure not in ("raise", "nan"):
-            raise PolicyError(f"on_failure must be 'raise' or 'nan'; got {self.on_failure!r}")
-        if not 0 <= self.min_jaccard < 1:
-            raise PolicyError(f"min_jaccard must be in [0, 1); got {self.min_jaccard!r}")
+            raise invalid(name, "on_failure", "one of 'raise', 'nan'", self.on_failure)
+        m = self.min_jaccard
+        if isinstance(m, bool) or not isinstance(m, int | float) or not 0 <= m < 1:
+            raise invalid(name, "min_jaccard", "a number >= 0 and < 1", m)
+        if self.rel is not None and not is_level(self.rel):
+            raise invalid(name, "rel", "a number >= 0 or 'positive' or None", self.rel)
+        for key in self.CORE_PARAMETERS:
+            value = getattr(self, key)
+            if isinstance(value, Mapping):  # a gain map: hashable, as the core keeps it
+                object.__setattr__(self, key, GainMap.of(value))
+        self.core(1)  # the core metric checks its own parameters: the same mistake, the same error
 
     @property
     def mode(self) -> Mode:
@@ -176,20 +194,50 @@ class TemporalMetric(metaclass=_LLMSettable):
 
     @property
     def relevance_grade(self) -> float:
-        """The minimum grade counted relevant in gold and LLM modes."""
-        return self.rel if self.rel is not None else 2.0 if self.use_llm else 1.0
+        """The minimum grade counted relevant in gold and LLM modes, as a threshold (``grade >= t``)."""
+        return level_value(self.rel if self.rel is not None else self.level())
+
+    # ------------------------------------------------------------------ the core metric
+    def core(self, k: int) -> Metric:
+        """The declared core metric that computes this metric's value at cutoff ``k``."""
+        raise NotImplementedError
+
+    def level(self) -> Level:
+        """The evaluation's relevance level in this mode (what the core metric uses when its own ``rel`` is
+        None): 1 in gold mode, 2 in LLM mode, ``positive`` (grade > 0, i.e. any shared year) in focus-time mode."""
+        return MODE_LEVELS[self.mode]
+
+    def own_rel(self) -> Level | None:
+        """The core metric's own ``rel``, where it differs from the mode's level: ``rel`` when given (gold, LLM), or
+        in focus-time mode the smallest grade above ``4 x min_jaccard`` (Jaccard > ``min_jaccard``, exactly: the
+        scaling by 4 is exact in binary floating point)."""
+        if self.mode == "focus_time":
+            return None if self.min_jaccard == 0 else math.nextafter(FOCUS_TIME_SCALE * self.min_jaccard, math.inf)
+        return self.rel
+
+    def reason(self, k: int) -> str:
+        """Why the core metric's value is undefined (NaN) for a query, in this metric's terms."""
+        return "undefined"
 
     def convention(self, k: int) -> str:
         """The conventions that decide this metric's numbers at cutoff ``k`` beyond its formula -- relevance, gain,
         ideal, denominators -- at their values here, defaults included (printed with the batch's results)."""
         raise NotImplementedError
 
+    def describe_core(self, k: int) -> str:
+        """How this metric is computed by the core, for the conventions: ``nDCG@10``, ``SetP of ...``."""
+        return f"{self.core(k)} of the first {k} documents and the judged pool"
+
+    def rel_text(self) -> str:
+        """The relevance threshold of gold and LLM modes as it reads: ``>= 2``, ``> 0`` (``positive``)."""
+        return format_level(self.rel if self.rel is not None else self.level()).removeprefix("grade ")
+
     def _relevance_text(self) -> str:
         if self.mode == "gold":
-            return f"relevant: gold grade >= {self.relevance_grade:g} (rel)"
+            return f"relevant: gold grade {self.rel_text()} (rel)"
         if self.mode == "focus_time":
             return f"relevant: Jaccard(QFT, DFT) > {self.min_jaccard:g} (min_jaccard)"
-        return f"relevant: judge grade >= {self.relevance_grade:g} (rel) on the 0-4 temporal rubric"
+        return f"relevant: judge grade {self.rel_text()} (rel) on the 0-4 temporal rubric"
 
     def _grades_text(self) -> str:
         return {"gold": "grades: the gold grades (0 for a document not in the gold)",
@@ -204,7 +252,7 @@ class TemporalMetric(metaclass=_LLMSettable):
 
     def __str__(self) -> str:
         params = self.parameters()
-        inner = ", ".join(f"{k}={v}" for k, v in params.items())
+        inner = ", ".join(f"{k}={format_value(v)}" for k, v in params.items())
         return type(self).__name__ + (f"({inner})" if inner else "")
 
     # ------------------------------------------------------------------ calls
@@ -225,13 +273,26 @@ class TemporalMetric(metaclass=_LLMSettable):
                 return asyncio.run(self.ascore(**inputs))
             raise PolicyError(f"{self}: compute() cannot run the judge inside a running event loop; use "
                               "await metric.acompute(...)")
-        return self._finish(self._graded_sync(inputs), inputs)
+        return self.finish(self.prepare(inputs), self.k_of(inputs))
 
     async def ascore(self, **inputs: Any) -> TemporalScore:
         """Like :meth:`score`, awaiting the judge in LLM mode."""
         if not self.use_llm:
             return self.score(**inputs)
-        return self._finish(await self._graded_llm(inputs), inputs)
+        return self.finish(await self.aprepare(inputs), self.k_of(inputs))
+
+    def finish(self, prepared: Prepared, k: int) -> TemporalScore:
+        """The score of one prepared query: failures raised (or NaN), the adapter's undefined reason, else the
+        core metric's value (NaN with :meth:`reason`)."""
+        name = f"{self}@{k}"
+        if prepared.failures:
+            if self.on_failure == "raise":
+                raise TemporalGradeError(name, prepared.failures)
+            why = prepared.reason or f"the judge could not grade {len(prepared.failures)} document(s)"
+            return TemporalScore(name, k, self.mode, math.nan, prepared.grades, why, prepared.failures)
+        value = float(evaluate_prepared([prepared], self.core(k), self.level())[0])
+        reason = prepared.reason or (self.reason(k) if math.isnan(value) else "")
+        return TemporalScore(name, k, self.mode, value, prepared.grades, reason)
 
     # ------------------------------------------------------------------ inputs
     def inputs(self) -> frozenset[str]:
@@ -239,7 +300,12 @@ class TemporalMetric(metaclass=_LLMSettable):
         required, optional = self.INPUTS[self.mode]
         return required | optional | self.EXTRA_INPUTS | {"k"}
 
-    def _check_inputs(self, inputs: dict[str, Any]) -> None:
+    def k_of(self, inputs: Mapping[str, Any]) -> int:
+        """The cutoff of a call: ``k`` (default 10), checked."""
+        return check_k(inputs.get("k", 10), type(self).__name__)
+
+    def check_inputs(self, inputs: Mapping[str, Any]) -> int:
+        """Refuse unknown inputs (TypeError), inputs of another mode and missing ones (InputError); the cutoff."""
         required, _ = self.INPUTS[self.mode]
         allowed = self.inputs()
         all_inputs = frozenset().union(*(r | o for r, o in self.INPUTS.values())) | self.EXTRA_INPUTS | {"k"}
@@ -254,21 +320,40 @@ class TemporalMetric(metaclass=_LLMSettable):
             got = f"; got {', '.join(other)}, which belong to another mode" if other else ""
             raise InputError(f"{type(self).__name__}({flag}) needs {', '.join(sorted(required))}"
                              f"{' (missing ' + ', '.join(missing) + ')' if missing else ''}{got}")
+        return self.k_of(inputs)
 
-    def _graded_sync(self, inputs: dict[str, Any]) -> Graded | None:
-        self._check_inputs(inputs)
-        _check_k(inputs.get("k", 10), type(self).__name__)
+    def graded(self, inputs: Mapping[str, Any]) -> Graded:
+        """The query graded in gold or focus-time mode."""
         if self.mode == "gold":
-            return gold_grades(inputs["retrieved_ids"], inputs["gold_ids"], self.relevance_grade)
-        if self.mode == "focus_time":
-            return focus_time_grades(inputs["qft"], inputs["dfts"], inputs.get("other_dfts") or (), self.min_jaccard)
-        return None
+            return gold_grades(inputs["retrieved_ids"], inputs["gold_ids"])
+        return focus_time_grades(inputs["qft"], inputs["dfts"], inputs.get("other_dfts") or ())
 
-    async def _graded_llm(self, inputs: dict[str, Any]) -> Graded | None:
-        self._check_inputs(inputs)
-        k = _check_k(inputs.get("k", 10), type(self).__name__)
-        return await judge_grades(self.judge(), inputs["query"], inputs["retrieved_docs"],
-                                  inputs.get("other_docs") or (), k, self.relevance_grade, self.needs_pool)
+    def prepare(self, inputs: Mapping[str, Any]) -> Prepared:
+        """What the core metric reads for one query in gold or focus-time mode (see the module docstring)."""
+        k = self.check_inputs(inputs)
+        return self.prepared(self.graded(inputs), inputs, k)
+
+    async def aprepare(self, inputs: Mapping[str, Any]) -> Prepared:
+        """What the core metric reads for one query in LLM mode: the top ``k`` graded by the judge, or every
+        document given when the metric needs the judged pool."""
+        k = self.check_inputs(inputs)
+        graded = await judge_grades(self.judge(), inputs["query"], inputs["retrieved_docs"],
+                                    inputs.get("other_docs") or (), k, self.needs_pool)
+        return self.prepared(graded, inputs, k)
+
+    def prepared(self, graded: Graded, inputs: Mapping[str, Any], k: int) -> Prepared:
+        """A graded query as this metric reads it at cutoff ``k``: by default the first ``k`` documents retrieved
+        and the whole judged pool."""
+        shown = graded.ranked[:k]
+        if graded.failures:
+            return Prepared(None, shown, failures=graded.failures)
+        if graded.undefined:
+            return Prepared(None, shown, graded.undefined)
+        return Prepared(self.ranking(graded, inputs, k), shown)
+
+    def ranking(self, graded: Graded, inputs: Mapping[str, Any], k: int) -> Ranking:
+        """The ranking the core metric evaluates: the first ``k`` documents and the judged pool."""
+        return Ranking("q", graded.doc_ids[:k], graded.pool)
 
     def judge(self) -> Judge:
         """The judge of LLM mode; a :class:`~gainscope.errors.PolicyError` when none was given."""
@@ -277,21 +362,3 @@ class TemporalMetric(metaclass=_LLMSettable):
                               "constructor, or set metric.llm = judge (an object with .spec and async "
                               ".grade(query, document), such as gainscope.judges.labeling.LLMJudge)")
         return self.llm
-
-    def _finish(self, graded: Graded | None, inputs: dict[str, Any]) -> TemporalScore:
-        k = _check_k(inputs.get("k", 10), type(self).__name__)
-        name = f"{self}@{k}"
-        top = graded.ranked[:k] if graded is not None else ()
-        if graded is not None and graded.failures:
-            if self.on_failure == "raise":
-                raise TemporalGradeError(name, graded.failures)
-            return TemporalScore(name, k, self.mode, math.nan, top,
-                                 f"the judge could not grade {len(graded.failures)} document(s)", graded.failures)
-        if graded is not None and graded.undefined:
-            return TemporalScore(name, k, self.mode, math.nan, top, graded.undefined)
-        value, reason = self._value(graded, k, inputs)
-        return TemporalScore(name, k, self.mode, value, top, reason)
-
-    def _value(self, graded: Graded | None, k: int, inputs: dict[str, Any]) -> tuple[float, str]:
-        """``(value, "")`` or ``(nan, reason)``."""
-        raise NotImplementedError

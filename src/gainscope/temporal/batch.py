@@ -38,6 +38,14 @@ system that shares no query with the baseline are an :class:`~gainscope.errors.I
 file and an example line; a system they match nothing for while others match, or that shares only some queries
 with the baseline, is a warning.
 
+The values are the core's (:mod:`gainscope.temporal.engine`): each metric prepares every line of a system -- the
+first ``k`` documents and the judged pool, or the derived ranking of a year measure -- and its core metric
+computes them all at once. The result is one :class:`~gainscope.results.Results` per system (the core's type; its
+columns are labelled with the temporal names and hold the core metrics, its policies the order given, the mode's
+relevance level and ``undefined``), viewed by :class:`Evaluation` with the reasons, failures and conventions, and
+rendered by :mod:`gainscope.render.temporal`. ``profile="tempoeval"`` gives the names TempoEval's conventions in
+the file's mode (:mod:`gainscope.temporal.names`).
+
 Statistics are those of :mod:`gainscope.compare`: each system's mean with a bootstrap interval, and, for every
 system but the baseline (the first in the file unless named), paired differences over the queries both systems
 have a value for, paired tests corrected over every comparison, effect size and wins/ties/losses.
@@ -47,10 +55,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import difflib
 import json
 import math
-import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -59,23 +65,27 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from gainscope.core.judged_run import Coverage
+from gainscope.core.policies import Policies
 from gainscope.errors import (
+    FileAccessError,
     FormatError,
     InputError,
     PolicyError,
     UndefinedMetricWarning,
-    UnknownMetricError,
     format_ids,
 )
 from gainscope.io.texts import Document, Query
-from gainscope.temporal.base import Mode, TemporalMetric, TemporalScore
+from gainscope.metrics.profiles import Profile, ProfileUse
+from gainscope.results import Results
+from gainscope.temporal.base import MODE_LEVELS, Mode, TemporalMetric
+from gainscope.temporal.engine import Prepared, evaluate_prepared
 from gainscope.temporal.extraction import Extraction, UnresolvedTimeError, extract_focus_time
 from gainscope.temporal.extraction import reference_date as checked_reference
 from gainscope.temporal.focus_time import FocusTime, as_focus_time
 from gainscope.temporal.judging import SharedJudge
+from gainscope.temporal.names import METRICS, MetricSpec, parse_metric, temporal_profile
 from gainscope.temporal.overlap import Line, check_overlap, check_systems
-from gainscope.temporal.ranking import TemporalMAP, TemporalMRR, TemporalNDCG, TemporalPrecision, TemporalRecall
-from gainscope.temporal.years import TemporalCoverage, TemporalDiversity, TemporalYearPrecision, TemporalYearRecall
 
 if TYPE_CHECKING:
     from gainscope.compare import CompareSettings, Comparison
@@ -84,78 +94,8 @@ if TYPE_CHECKING:
 __all__ = ["METRICS", "DocumentFocusTime", "Evaluation", "LineFocusTimes", "MetricSpec", "Record", "aevaluate_records",
            "evaluate_records", "parse_metric", "read_records"]
 
-#: the metric classes by name
-METRICS: dict[str, type[TemporalMetric]] = {c.__name__: c for c in (
-    TemporalNDCG, TemporalPrecision, TemporalRecall, TemporalMRR, TemporalMAP, TemporalYearPrecision,
-    TemporalYearRecall, TemporalDiversity, TemporalCoverage)}
-
 _EXTRA_INPUTS = ("other_dfts", "total_relevant", "scope", "total_scope", "anchors", "baseline_anchor",
                  "comparison_anchor")
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """A metric name as written: class, parameters, cutoff. ``str`` gives the canonical spelling."""
-
-    cls: type[TemporalMetric]
-    params: tuple[tuple[str, Any], ...]
-    k: int
-
-    def build(self, mode: Mode, judge: Judge | None) -> TemporalMetric:
-        """The metric in ``mode`` (the judge for LLM mode; failures become NaN and are reported)."""
-        flags: dict[str, Any] = {"use_focus_time": mode == "focus_time", "use_llm": mode == "llm"}
-        if mode == "llm":
-            flags.update(llm=judge, on_failure="nan")
-        if mode not in self.cls.modes:
-            offered = " or ".join(m.replace("_", "-") for m in self.cls.modes)
-            raise PolicyError(f"{self.cls.__name__} has no {mode.replace('_', '-')} mode (it is computed from "
-                              f"{'focus times' if self.cls.modes == ('focus_time',) else offered}); the file is "
-                              f"evaluated in {mode.replace('_', '-')} mode: use --mode "
-                              f"{' or --mode '.join(m.replace('_', '-') for m in self.cls.modes)}")
-        if self.cls in (TemporalYearPrecision, TemporalYearRecall, TemporalDiversity, TemporalCoverage):
-            flags.pop("use_focus_time")
-        return self.cls(**flags, **dict(self.params))
-
-    def __str__(self) -> str:
-        return f"{self.cls(**{k: v for k, v in self.params})}@{self.k}"
-
-
-def _value(text: str) -> Any:
-    text = text.strip()
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_metric(text: str) -> MetricSpec:
-    """``TemporalNDCG@10``, ``TemporalNDCG(gain=exponential, ideal=retrieved)@5``, ``TemporalMAP`` (k = 10)."""
-    m = re.fullmatch(r"\s*(\w+)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*", text)
-    if m is None:
-        raise UnknownMetricError(f"cannot read the metric {text!r}; write NAME@K or NAME(param=value, ...)@K, "
-                                 "e.g. TemporalNDCG(gain=exponential)@10")
-    name = m[1]
-    if name not in METRICS:
-        close = difflib.get_close_matches(name, list(METRICS), n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise UnknownMetricError(f"unknown temporal metric {name!r}{hint}; the temporal metrics: {', '.join(METRICS)}")
-    params: list[tuple[str, Any]] = []
-    for part in filter(None, (p.strip() for p in (m[2] or "").split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or key.strip() in ("use_focus_time", "use_llm", "llm", "on_failure"):
-            raise PolicyError(f"{text!r}: parameters are written name=value (the mode comes from the file or "
-                              f"--mode); got {part!r}")
-        params.append((key.strip(), _value(value)))
-    if m[3] is not None and int(m[3]) < 1:
-        raise PolicyError(f"{text!r}: the cutoff must be an integer >= 1; got @{m[3]}")
-    spec = MetricSpec(METRICS[name], tuple(params), int(m[3]) if m[3] else 10)
-    try:
-        spec.cls(**dict(params))
-    except (TypeError, PolicyError) as exc:
-        raise PolicyError(f"{text!r}: {exc}") from None
-    return spec
 
 
 @dataclass(frozen=True)
@@ -236,7 +176,7 @@ def read_records(path: str | Path, *, reference_date: object = None) -> list[Rec
     """The records of a JSONL file (see the module docstring); every problem names the file and line."""
     p = Path(path)
     if not p.exists():
-        raise InputError(f"{p}: no such file")
+        raise FileAccessError(f"{p}: no such file", path=str(p))
     default_ref = checked_reference(reference_date, "--reference-date")  # type: ignore[arg-type]
     out: list[Record] = []
     seen: set[tuple[str, str]] = set()
@@ -350,16 +290,14 @@ def _focus_inputs(r: Record, path: str, notes: list[str], need_qft: bool,
 
 @dataclass(frozen=True, eq=False)
 class Evaluation:
-    """Per-query values (``values[system]``: queries x metrics, NaN = no value), the reasons of undefined values,
-    the failures of LLM grades, the comparison, notes on how the numbers were made, each metric's conventions
-    (:meth:`~gainscope.temporal.base.TemporalMetric.convention`) and, in focus-time mode, the focus times every
-    line was evaluated with (``focus_times[system][query id]``)."""
+    """The temporal view of a batch: one :class:`~gainscope.results.Results` per system (file order), the reasons
+    of undefined values, the failures of LLM grades, the comparison, notes on how the numbers were made, each
+    metric's conventions (:meth:`~gainscope.temporal.base.TemporalMetric.convention`) and, in focus-time mode, the
+    focus times every line was evaluated with (``focus_times[system][query id]``). ``values[system]`` is the
+    system's queries x metrics matrix (NaN = no value)."""
 
-    metrics: tuple[str, ...]
-    systems: tuple[str, ...]
+    results: dict[str, Results]
     mode: Mode
-    query_ids: dict[str, tuple[str, ...]]
-    values: dict[str, np.ndarray]
     reasons: dict[str, dict[tuple[str, str], str]]
     failures: dict[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]]
     comparison: Comparison
@@ -367,11 +305,31 @@ class Evaluation:
     notes: tuple[str, ...]
     metric_conventions: tuple[tuple[str, str], ...] = ()
     focus_times: dict[str, dict[str, LineFocusTimes]] = field(default_factory=dict)
+    profile: ProfileUse | None = None
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metric names, as the columns are labelled."""
+        return tuple(next(iter(self.results.values())).metric_names)
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """The systems, the baseline first."""
+        return self.comparison.runs
+
+    @property
+    def query_ids(self) -> dict[str, tuple[str, ...]]:
+        """Each system's query ids, in file order."""
+        return {s: r.query_ids for s, r in self.results.items()}
+
+    @property
+    def values(self) -> dict[str, np.ndarray]:
+        """Each system's queries x metrics values (NaN = no value)."""
+        return {s: r.values for s, r in self.results.items()}
 
     def per_query(self, system: str, metric: str) -> dict[str, float]:
         """``{query id: value}`` (NaN: no value)."""
-        j = self.metrics.index(metric)
-        return dict(zip(self.query_ids[system], self.values[system][:, j].tolist(), strict=True))
+        return self.results[system].per_query(metric)
 
     def conventions(self) -> list[tuple[str, str]]:
         """``(name, text)`` pairs describing the evaluation."""
@@ -379,7 +337,8 @@ class Evaluation:
                           "llm": "LLM judge grades"}[self.mode]),
                 ("undefined", "0, with a warning naming the queries" if self.undefined == "zero"
                  else "left out of the mean"),
-                ("ranking", "the order given in the file"),
+                ("ranking", "the order given in the file; a metric at k reads the first k documents"),
+                *([("profile", f"{self.profile.name}: {self.profile.profile.description}")] if self.profile else []),
                 *self.metric_conventions]
         return rows + [("note", n) for n in self.notes]
 
@@ -389,35 +348,33 @@ def _located(exc: Exception, where: str, name: str) -> InputError:
     return InputError(f"{where}: {name}: {exc}")
 
 
-def _score_one(metric: TemporalMetric, name: str, inputs: dict[str, Any], k: int, where: str) -> TemporalScore:
-    try:
-        return metric.score(**inputs, k=k)
-    except (InputError, TypeError) as exc:
-        raise _located(exc, where, name) from None
-
-
-async def _ascore_one(metric: TemporalMetric, name: str, inputs: dict[str, Any], k: int,
-                      where: str) -> TemporalScore:
-    try:
-        return await metric.ascore(**inputs, k=k)
-    except (InputError, TypeError) as exc:
-        raise _located(exc, where, name) from None
-
-
-async def _score_all(metrics: list[TemporalMetric], specs: list[MetricSpec], names: tuple[str, ...],
-                     inputs: list[dict[str, Any]], wheres: list[str], mode: Mode) -> list[list[TemporalScore]]:
-    """Every metric on every line, each given only the inputs it takes (:meth:`TemporalMetric.inputs`)."""
+async def _prepare_all(metrics: list[TemporalMetric], names: tuple[str, ...], ks: list[int],
+                       inputs: list[dict[str, Any]], wheres: list[str], mode: Mode) -> list[list[Prepared]]:
+    """Every metric on every line (``[line][metric]``), each given only the inputs it takes
+    (:meth:`TemporalMetric.inputs`); in LLM mode the lines and metrics are graded concurrently."""
     taken = [m.inputs() for m in metrics]
 
     def own(inp: dict[str, Any], j: int) -> dict[str, Any]:
         return {key: value for key, value in inp.items() if key in taken[j]}
 
+    def one(m: TemporalMetric, name: str, inp: dict[str, Any], where: str) -> Prepared:
+        try:
+            return m.prepare(inp)
+        except (InputError, TypeError) as exc:
+            raise _located(exc, where, name) from None
+
+    async def aone(m: TemporalMetric, name: str, inp: dict[str, Any], where: str) -> Prepared:
+        try:
+            return await m.aprepare(inp)
+        except (InputError, TypeError) as exc:
+            raise _located(exc, where, name) from None
+
     if mode != "llm":
-        return [[_score_one(m, name, own(inp, j), s.k, where)
-                 for j, (m, s, name) in enumerate(zip(metrics, specs, names, strict=True))]
+        return [[one(m, name, {**own(inp, j), "k": k}, where)
+                 for j, (m, name, k) in enumerate(zip(metrics, names, ks, strict=True))]
                 for inp, where in zip(inputs, wheres, strict=True)]
-    rows = await asyncio.gather(*(asyncio.gather(*(_ascore_one(m, name, own(inp, j), s.k, where)
-                                                   for j, (m, s, name) in enumerate(zip(metrics, specs, names,
+    rows = await asyncio.gather(*(asyncio.gather(*(aone(m, name, {**own(inp, j), "k": k}, where)
+                                                   for j, (m, name, k) in enumerate(zip(metrics, names, ks,
                                                                                         strict=True))))
                                   for inp, where in zip(inputs, wheres, strict=True)))
     return [list(row) for row in rows]
@@ -438,64 +395,72 @@ def evaluate_records(records: Sequence[Record], metric_names: Sequence[str], *, 
                      mode: Literal["auto", "gold", "focus_time", "llm"] = "auto", judge: Judge | None = None,
                      undefined: Literal["zero", "skip"] = "zero", baseline: str | None = None,
                      settings: CompareSettings | None = None,
-                     unresolved: Literal["error", "report"] = "error") -> Evaluation:
+                     unresolved: Literal["error", "report"] = "error",
+                     profile: str | Profile | None = None) -> Evaluation:
     """Evaluate every record with every metric and compare the systems (see the module docstring); from async
     code (LLM mode with a client open on the running loop) use :func:`aevaluate_records`. ``unresolved``: a
     relative time expression with no reference date is an error (default), or gives no years and is listed in the
-    notes (``"report"``)."""
+    notes (``"report"``). ``profile``: ``"tempoeval"`` for TempoEval's conventions in the file's mode (or
+    ``"trec_eval"``, the temporal metrics' own defaults)."""
     return asyncio.run(aevaluate_records(records, metric_names, path=path, mode=mode, judge=judge,
                                          undefined=undefined, baseline=baseline, settings=settings,
-                                         unresolved=unresolved))
+                                         unresolved=unresolved, profile=profile))
+
+
+def _mode_of(records: Sequence[Record], mode: str, path: str) -> Mode:
+    """The file's mode: as asked, or gold when every line has gold and focus time when none has."""
+    if mode != "auto":
+        return mode  # type: ignore[return-value]
+    without = [r for r in records if r.gold is None]
+    if without and len(without) < len(records):
+        r = without[0]
+        others = len(records) - len(without)
+        raise InputError(f"{path}:{r.line}: query {r.query_id!r} has no gold while {others} other "
+                         f"line{'s' if others > 1 else ''} ha{'ve' if others > 1 else 's'} gold; give gold on "
+                         "every line, or --mode focus-time (gold is then ignored)")
+    return "focus_time" if without else "gold"
 
 
 async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[str], *, path: str = "input",
                             mode: Literal["auto", "gold", "focus_time", "llm"] = "auto", judge: Judge | None = None,
                             undefined: Literal["zero", "skip"] = "zero", baseline: str | None = None,
                             settings: CompareSettings | None = None,
-                            unresolved: Literal["error", "report"] = "error") -> Evaluation:
+                            unresolved: Literal["error", "report"] = "error",
+                            profile: str | Profile | None = None) -> Evaluation:
     """:func:`evaluate_records`, awaiting the judge in LLM mode."""
     from gainscope.compare import CompareSettings, SystemValues, compare_values
-    from gainscope.core.policies import Policies
 
     settings = settings or CompareSettings()
     if undefined not in ("zero", "skip"):
         raise PolicyError(f"undefined must be 'zero' or 'skip'; got {undefined!r}")
     if unresolved not in ("error", "report"):
         raise PolicyError(f"unresolved must be 'error' or 'report'; got {unresolved!r}")
+    prof = temporal_profile(profile)
     specs = [parse_metric(n) for n in metric_names]
     if not specs:
         raise PolicyError("name at least one metric, e.g. -m TemporalNDCG@10")
+    chosen = _mode_of(records, mode, path)
+    overridden: list[str] = []
+    for i, spec in enumerate(specs):
+        specs[i], notes_i = spec.under(prof, chosen)
+        overridden += notes_i
     names = tuple(str(s) for s in specs)
     if len(set(names)) != len(names):
         raise PolicyError(f"a metric is named twice: {', '.join(names)}")
-    chosen: Mode
-    if mode == "auto":
-        without = [r for r in records if r.gold is None]
-        if without and len(without) < len(records):
-            r = without[0]
-            others = len(records) - len(without)
-            raise InputError(f"{path}:{r.line}: query {r.query_id!r} has no gold while {others} other "
-                             f"line{'s' if others > 1 else ''} ha{'ve' if others > 1 else 's'} gold; give gold on "
-                             "every line, or --mode focus-time (gold is then ignored)")
-        chosen = "focus_time" if without else "gold"
-    else:
-        chosen = mode
     if chosen == "llm" and judge is None:
         raise PolicyError("LLM mode needs a judge")
     if judge is not None and chosen == "llm" and not isinstance(judge, SharedJudge):
         judge = SharedJudge(judge)  # each (query, document) graded once, the grade shared by every metric
     metrics = [s.build(chosen, judge) for s in specs]
+    ks = [s.k for s in specs]
     if chosen == "gold":
         bad = [r for r in records if r.gold is None]
         if bad:
             raise InputError(f"{path}:{bad[0].line}: gold mode, but query {bad[0].query_id!r} has no gold")
     notes: list[str] = []
     systems = tuple(dict.fromkeys(r.system for r in records))
-    values: dict[str, np.ndarray] = {}
-    reasons: dict[str, dict[tuple[str, str], str]] = {}
-    failures: dict[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]] = {}
+    prepared: dict[str, list[list[Prepared]]] = {}
     query_ids: dict[str, tuple[str, ...]] = {}
-    undefined_queries: dict[str, list[str]] = {}
     taken = frozenset().union(*(m.inputs() for m in metrics))
     need_qft = "qft" in taken
     focus_times: dict[str, dict[str, LineFocusTimes]] = {}
@@ -522,26 +487,17 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
                                **r.extras})
         lines += [Line(system, r.line, r.query_id, tuple(d["doc_id"] for d in r.docs), inp)
                   for r, inp in zip(recs, inputs, strict=True)]
-        scores = await _score_all(metrics, specs, names, inputs, [f"{path}:{r.line}" for r in recs], chosen)
-        matrix = np.array([[s.value for s in row] for row in scores], dtype=float).reshape(len(recs), len(specs))
-        reasons[system], failures[system] = {}, {}
-        for r, row in zip(recs, scores, strict=True):
-            for name, s in zip(names, row, strict=True):
-                if s.failures:
-                    failures[system][(r.query_id, name)] = s.failures
-                elif s.undefined:
-                    reasons[system][(r.query_id, name)] = s.reason
-                    undefined_queries.setdefault(name, []).append(f"{system}/{r.query_id}" if len(systems) > 1
-                                                                  else r.query_id)
-        if undefined == "zero":
-            for i, r in enumerate(recs):
-                for j, name in enumerate(names):
-                    if (r.query_id, name) in reasons[system]:
-                        matrix[i, j] = 0.0
-        values[system] = matrix
+        prepared[system] = await _prepare_all(metrics, names, ks, inputs, [f"{path}:{r.line}" for r in recs], chosen)
         query_ids[system] = tuple(r.query_id for r in recs)
     check_overlap(lines, metrics, names, chosen, path)
-    notes = _grouped(notes)
+    policies = Policies(ties="rank", relevance_level=MODE_LEVELS[chosen], undefined=undefined)
+    use = ProfileUse(prof, tuple(overridden)) if prof is not None else None
+    results, reasons, failures = _results(systems, query_ids, prepared, metrics, names, ks, policies, use)
+    notes = _grouped(notes) + list(overridden)
+    undefined_queries: dict[str, list[str]] = {}
+    for system in systems:
+        for (q, name) in reasons[system]:
+            undefined_queries.setdefault(name, []).append(f"{system}/{q}" if len(systems) > 1 else q)
     for name, qs in undefined_queries.items():
         what = "scored 0" if undefined == "zero" else "left out of the mean"
         if undefined == "zero":
@@ -552,11 +508,44 @@ async def aevaluate_records(records: Sequence[Record], metric_names: Sequence[st
     for system in systems:
         for (q, name), fs in failures[system].items():
             notes.append(f"{name}: {system}/{q}: no value, the judge could not grade {', '.join(d for d, _ in fs)}")
-    comparison = compare_values(names, [SystemValues(sysname, query_ids[sysname], values[sysname])
-                                         for sysname in systems], baseline=baseline, settings=settings,
-                                policies=Policies(ties="rank", undefined=undefined))
-    order = list(comparison.runs)
-    return Evaluation(names, tuple(order), chosen, query_ids, values, reasons, failures, comparison, undefined,
-                      tuple(notes), tuple((name, m.convention(s.k)) for name, m, s in zip(names, metrics, specs,
-                                                                                          strict=True)),
-                      focus_times if chosen == "focus_time" else {})
+    comparison = compare_values(names, [SystemValues(s, results[s].query_ids, results[s].values) for s in systems],
+                                baseline=baseline, settings=settings, policies=policies)
+    conventions = [(name, m.convention(s.k)) for name, m, s in zip(names, metrics, specs, strict=True)]
+    conventions += [(f"{name} (core)", m.describe_core(s.k)) for name, m, s in zip(names, metrics, specs, strict=True)]
+    return Evaluation(results, chosen, reasons, failures, comparison, undefined, tuple(notes), tuple(conventions),
+                      focus_times if chosen == "focus_time" else {}, use)
+
+
+def _results(systems: tuple[str, ...], query_ids: dict[str, tuple[str, ...]],
+             prepared: dict[str, list[list[Prepared]]], metrics: list[TemporalMetric], names: tuple[str, ...],
+             ks: list[int], policies: Policies, profile: ProfileUse | None
+             ) -> tuple[dict[str, Results], dict[str, dict[tuple[str, str], str]],
+                        dict[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]]]:
+    """Each system's Results -- every column computed by its core metric over the prepared lines, then the
+    ``undefined`` policy applied to the core's undefined values and the adapter's alike; failed values stay NaN
+    (no value) -- with the reasons of the undefined values and the failures."""
+    cores = tuple(m.core(k) for m, k in zip(metrics, ks, strict=True))
+    results: dict[str, Results] = {}
+    reasons: dict[str, dict[tuple[str, str], str]] = {}
+    failures: dict[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]] = {}
+    for system in systems:
+        rows, qids = prepared[system], query_ids[system]
+        values = np.full((len(qids), len(metrics)), np.nan)
+        failed = np.zeros(values.shape, dtype=bool)
+        reasons[system], failures[system] = {}, {}
+        for j, (m, core) in enumerate(zip(metrics, cores, strict=True)):
+            values[:, j] = evaluate_prepared([row[j] for row in rows], core, m.level())
+        for i, row in enumerate(rows):  # line by line, as the notes and warnings list them
+            for j, (p, m, name, k) in enumerate(zip(row, metrics, names, ks, strict=True)):
+                if p.failures:
+                    failures[system][(qids[i], name)] = p.failures
+                    failed[i, j] = True
+                elif math.isnan(values[i, j]):
+                    reasons[system][(qids[i], name)] = p.reason or m.reason(k)
+        undefined = np.isnan(values) & ~failed
+        if policies.undefined == "zero":
+            values[undefined] = 0.0
+        n = len(qids)
+        results[system] = Results(run_name=system, metrics=cores, query_ids=qids, values=values, undefined=undefined,
+                                  policies=policies, coverage=Coverage(n, n, n), profile=profile, labels=names)
+    return results, reasons, failures

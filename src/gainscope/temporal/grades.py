@@ -1,21 +1,24 @@
-"""Grades of one query's documents in each of the three modes, before any metric formula.
+"""The adapter's grading: one query's retrieved documents and its judged pool, graded in each of the three modes,
+before any metric (the metrics are the core's, :mod:`gainscope.temporal.engine`).
 
-Every ranking metric of :mod:`gainscope.temporal.metrics` reads a :class:`Graded`: the grade of each retrieved
-document in rank order, whether it counts as relevant, and the grades of the *judged pool* (every document whose
-grade is known for the query: the ideal ranking of nDCG and the ``R`` of recall and AP come from it).
+A :class:`Graded` query holds the retrieved documents in rank order, their grades (shown with a value) and the
+*judged pool*: every document whose grade is known for the query, retrieved or not -- the ideal ranking of nDCG
+and the ``R`` of recall and AP come from it.
 
 * **gold** (``retrieved_ids``, ``gold_ids``): ``gold_ids`` is a list (every listed id has grade 1) or
-  ``{id: grade}`` (grades >= 0); a retrieved id not in it has grade 0. Relevant: grade >= ``rel`` (default 1).
-  Pool: the gold grades.
+  ``{id: grade}`` (grades >= 0). The pool is the gold; a retrieved id not in it is not judged (grade 0 shown),
+  so it is never relevant and adds no gain.
 * **focus time** (``qft``, ``dfts``, optional ``other_dfts``): grade ``4 * |QFT ∩ DFT| / |union(QFT, DFT)|``
-  (Jaccard scaled to [0, 4], seed 001). Relevant: Jaccard > ``min_jaccard`` (default 0: any shared year).
-  Pool: every ``dfts`` entry (the whole list given, not only the top k) and ``other_dfts`` (judged documents the
-  system did not retrieve).
+  (Jaccard scaled to [0, 4], seed 001). The pool is every ``dfts`` entry (the whole list given, not only the top
+  k) and ``other_dfts`` (judged documents the system did not retrieve). An empty QFT grades nothing: every value
+  is undefined, with that reason.
 * **llm** (``query``, ``retrieved_docs``, optional ``other_docs``): the grade a judge gives (any object with
   the :class:`~gainscope.judges.labeling.Judge` protocol; this module never imports the HTTP client). The
-  built-in ``temporal`` prompt is seed 001's 0-4 rubric. Relevant: grade >= ``rel``
-  (default 2, "partially relevant: contains some temporal context"). Only the top k are graded unless the metric
-  needs the pool; then every document given is. A failed grade is NaN with its reason in ``failures`` -- never 0.
+  built-in ``temporal`` prompt is seed 001's 0-4 rubric. Only the top k are graded unless the metric needs the
+  pool; then every document given is. A failed grade is NaN with its reason in ``failures`` -- never 0 -- and
+  the document is left out of the pool.
+
+Which grades count as relevant (``rel``, ``min_jaccard``) is the metric's relevance level, applied by the core.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gainscope.errors import InputError, JudgeError
@@ -33,7 +36,8 @@ from gainscope.temporal.focus_time import FocusTime, as_focus_time, jaccard
 if TYPE_CHECKING:
     from gainscope.judges.labeling import Judge
 
-__all__ = ["Graded", "as_documents", "as_query", "focus_time_grades", "gold_grades", "judge_grades"]
+__all__ = ["FOCUS_TIME_SCALE", "Graded", "as_documents", "as_query", "focus_time_grades", "fresh_ids", "gold_grades",
+           "grade_all", "judge_grades"]
 
 #: the largest grade of the focus-time mode (Jaccard scaled to [0, 4]) and of the temporal rubric of LLM mode
 FOCUS_TIME_SCALE = 4.0
@@ -41,16 +45,14 @@ FOCUS_TIME_SCALE = 4.0
 
 @dataclass(frozen=True)
 class Graded:
-    """One query's grades. ``ranked``: grade per retrieved document, in rank order (NaN = failed LLM grade);
-    ``relevant``: binary relevance per retrieved document; ``pool``: grades of every judged document (the ranked
-    ones included); ``pool_relevant``: how many of them are relevant; ``failures``: ``(doc id, reason)`` of failed
-    grades; ``undefined``: why no metric can be computed (e.g. a query without focus time), else empty."""
+    """One query's grades. ``doc_ids``: the retrieved documents in rank order; ``ranked``: their grades (NaN =
+    failed LLM grade; 0 for a document not in the gold); ``pool``: ``{doc id: grade}`` of every judged document
+    (the ranked ones included, failed ones left out); ``failures``: ``(doc id, reason)`` of failed grades;
+    ``undefined``: why no value can be computed (e.g. a query without focus time), else empty."""
 
+    doc_ids: tuple[str, ...]
     ranked: tuple[float, ...]
-    relevant: tuple[bool, ...]
-    pool: tuple[float, ...]
-    pool_relevant: int
-    doc_ids: tuple[str, ...] = ()
+    pool: Mapping[str, float] = field(default_factory=dict)
     failures: tuple[tuple[str, str], ...] = ()
     undefined: str = ""
 
@@ -63,8 +65,8 @@ def _unique(ids: Sequence[str], what: str) -> None:
         seen.add(i)
 
 
-def gold_grades(retrieved_ids: Sequence[object], gold_ids: Sequence[object] | Set[object] | Mapping[object, object],
-                rel: float) -> Graded:
+def gold_grades(retrieved_ids: Sequence[object],
+                gold_ids: Sequence[object] | Set[object] | Mapping[object, object]) -> Graded:
     """Gold mode (see the module docstring)."""
     if isinstance(gold_ids, str) or isinstance(retrieved_ids, str):
         raise InputError("retrieved_ids and gold_ids are lists of ids (or gold_ids a {id: grade} dict), not a string")
@@ -83,24 +85,35 @@ def gold_grades(retrieved_ids: Sequence[object], gold_ids: Sequence[object] | Se
         gold = {str(g): 1.0 for g in gold_ids}
     ids = tuple(str(i) for i in retrieved_ids)
     _unique(ids, "retrieved_ids")
-    ranked = tuple(gold.get(i, 0.0) for i in ids)
-    return Graded(ranked, tuple(g >= rel for g in ranked), tuple(gold.values()),
-                  sum(g >= rel for g in gold.values()), ids)
+    return Graded(ids, tuple(gold.get(i, 0.0) for i in ids), gold)
 
 
-def focus_time_grades(qft: object, dfts: Sequence[object], other_dfts: Sequence[object], min_jaccard: float) -> Graded:
-    """Focus-time mode (see the module docstring)."""
+def fresh_ids(prefix: str, n: int, taken: Set[str]) -> list[str]:
+    """``n`` document ids ``prefix1``, ``prefix2``, ... none of which is in ``taken``."""
+    out: list[str] = []
+    i = 0
+    while len(out) < n:
+        i += 1
+        if f"{prefix}{i}" not in taken:
+            out.append(f"{prefix}{i}")
+    return out
+
+
+def focus_time_grades(qft: object, dfts: Sequence[object], other_dfts: Sequence[object],
+                      doc_ids: Sequence[str] | None = None) -> Graded:
+    """Focus-time mode (see the module docstring); ``doc_ids`` name the retrieved documents (default ``1``,
+    ``2``, ... by rank)."""
     if isinstance(dfts, str | FocusTime):
         raise InputError("dfts is a list with one focus time per retrieved document; got a single focus time")
     q = as_focus_time(qft, "qft")
     ranked_ft = [as_focus_time(d, f"dfts[{i}]") for i, d in enumerate(dfts)]
     other_ft = [as_focus_time(d, f"other_dfts[{i}]") for i, d in enumerate(other_dfts)]
-    js = [jaccard(q, d) for d in ranked_ft]
-    pool_js = js + [jaccard(q, d) for d in other_ft]
-    ranked = tuple(FOCUS_TIME_SCALE * j for j in js)
-    return Graded(ranked, tuple(j > min_jaccard for j in js), tuple(FOCUS_TIME_SCALE * j for j in pool_js),
-                  sum(j > min_jaccard for j in pool_js), tuple(str(i + 1) for i in range(len(dfts))),
-                  undefined="" if q else "the query has no focus time (an empty QFT)")
+    ids = tuple(doc_ids) if doc_ids is not None else tuple(str(i + 1) for i in range(len(ranked_ft)))
+    grades = [FOCUS_TIME_SCALE * jaccard(q, d) for d in ranked_ft]
+    others = fresh_ids("", len(other_ft), set(ids))  # judged, not retrieved: any id the ranking does not use
+    pool = dict(zip(ids, grades, strict=True))
+    pool.update(zip(others, (FOCUS_TIME_SCALE * jaccard(q, d) for d in other_ft), strict=True))
+    return Graded(ids, tuple(grades), pool, undefined="" if q else "the query has no focus time (an empty QFT)")
 
 
 def as_query(query: object) -> Query:
@@ -128,7 +141,7 @@ def as_documents(docs: Sequence[object], what: str, start: int = 1) -> list[Docu
     return out
 
 
-async def _grade_all(judge: Judge, pairs: Sequence[tuple[Query, Document]]) -> list[tuple[float, str]]:
+async def grade_all(judge: Judge, pairs: Sequence[tuple[Query, Document]]) -> list[tuple[float, str]]:
     """``(grade, "")`` or ``(nan, reason)`` per pair, graded concurrently (the judge limits its own rate)."""
 
     async def one(q: Query, d: Document) -> tuple[float, str]:
@@ -146,18 +159,15 @@ async def _grade_all(judge: Judge, pairs: Sequence[tuple[Query, Document]]) -> l
 
 
 async def judge_grades(judge: Judge, query: object, retrieved_docs: Sequence[object], other_docs: Sequence[object],
-                       k: int, rel: float, whole_pool: bool) -> Graded:
+                       k: int, whole_pool: bool) -> Graded:
     """LLM mode (see the module docstring): the top ``k`` graded, or every document when ``whole_pool``."""
     q = as_query(query)
     ranked_docs = as_documents(retrieved_docs, "retrieved_docs")
     others = as_documents(other_docs, "other_docs", start=len(ranked_docs) + 1)
     todo = ranked_docs + others if whole_pool else ranked_docs[:k]
     _unique([d.doc_id for d in todo], "retrieved_docs + other_docs")
-    results = await _grade_all(judge, [(q, d) for d in todo])
-    grades = [g for g, _ in results]
+    results = await grade_all(judge, [(q, d) for d in todo])
     failures = tuple((d.doc_id, why) for d, (_, why) in zip(todo, results, strict=True) if why)
     n_ranked = len(ranked_docs) if whole_pool else min(k, len(ranked_docs))
-    ranked = tuple(grades[:n_ranked])
-    pool = tuple(grades)
-    return Graded(ranked, tuple(g >= rel for g in ranked), pool, sum(g >= rel for g in pool),
-                  tuple(d.doc_id for d in ranked_docs[:n_ranked]), failures)
+    pool = {d.doc_id: g for d, (g, why) in zip(todo, results, strict=True) if not why}
+    return Graded(tuple(d.doc_id for d in ranked_docs), tuple(g for g, _ in results[:n_ranked]), pool, failures)

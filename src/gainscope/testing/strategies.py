@@ -5,7 +5,8 @@ often rather than by luck:
 
 * several queries, some judged but not ranked (``missing_queries``), some ranked but not judged (ignored);
 * queries whose judgments hold no relevant document, or only negative ("pooled, unjudged") grades;
-* grades 0..4, negative grades, and optionally float grades (``0.5``, ``2.75``);
+* grades 0..4, negative grades, and optionally float grades (``0.5``, ``2.75``); on request grades up to
+  2000 (``large_grades``), where 2^grade overflows float64 and ERR's stopping probability rounds to 1;
 * retrieved documents that are not judged, judged documents that are not retrieved;
 * equal scores inside a query (ties), and doc ids that sort differently as bytes and as numbers
   (``"10" < "9"`` bytewise), so that trec_eval's tie order is exercised;
@@ -56,27 +57,39 @@ RUN_ONLY_QUERY_IDS: tuple[str, ...] = ("77", "zz")
 
 _INT_GRADES = (-2, -1, 0, 0, 1, 1, 2, 3, 4)
 _FLOAT_GRADES = (-1.0, 0.0, 0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.75, 3.0, 4.0)
+#: large grades: around 53/54 (2^g - 1 no longer exact; ERR's p rounds to 1), 959 (exponential gains start
+#: being shifted), 1024 (2^g overflows) and up to 2000, with small ones beside them
+_LARGE_GRADES = (-1, 0, 0, 1, 2, 53, 54, 55, 100, 958, 959, 960, 1000, 1023, 1024, 1025, 1100, 1999, 2000, 2000)
+_LARGE_FLOAT_GRADES = (0.0, 0.5, 1.5, 53.5, 54.25, 959.5, 1023.75, 1024.5, 1999.5, 2000.0)
 #: few distinct values, so that equal scores inside a query are common
 _SCORES = (0.0, 0.5, 1.0, 1.0, 2.0, 3.0, -1.5)
 
 
-def grades(*, float_grades: bool = False, no_relevant: bool = False) -> st.SearchStrategy[int | float]:
-    """One grade: 0..4 and negative ones (float grades when asked); only grades <= 0 with ``no_relevant``."""
-    pool: Sequence[int | float] = _FLOAT_GRADES if float_grades else _INT_GRADES
+def grades(*, float_grades: bool = False, no_relevant: bool = False,
+           large: bool = False) -> st.SearchStrategy[int | float]:
+    """One grade: 0..4 and negative ones (float grades when asked), or with ``large`` up to 2000; only
+    grades <= 0 with ``no_relevant``."""
+    if large:
+        pool: Sequence[int | float] = _LARGE_FLOAT_GRADES if float_grades else _LARGE_GRADES
+    else:
+        pool = _FLOAT_GRADES if float_grades else _INT_GRADES
     if no_relevant:
-        pool = [g for g in pool if g <= 0]
+        return st.sampled_from(tuple(g for g in pool if g <= 0))
+    if large:
+        anywhere = st.floats(0.0, 2000.0) if float_grades else st.integers(0, 2000)
+        return st.one_of(st.sampled_from(tuple(pool)), anywhere)
     return st.sampled_from(tuple(pool))
 
 
 @st.composite
 def judgments_and_runs(draw: st.DrawFn, *, min_queries: int = 1, max_queries: int = 5, max_docs: int = 10,
                        float_grades: bool | None = None, scored: bool | None = None,
-                       run_only_queries: bool = True) -> tuple[Judgments, Run]:
+                       run_only_queries: bool = True, large_grades: bool = False) -> tuple[Judgments, Run]:
     """A ``(Judgments, Run)`` pair. At least one query is both judged and ranked.
 
     ``float_grades`` / ``scored``: force float grades or integer grades, a run with scores or a run given as
     ordered lists; None (default) lets hypothesis choose. ``run_only_queries=False`` leaves out queries that
-    only the run has (they make :func:`build_judged_run` warn).
+    only the run has (they make :func:`build_judged_run` warn). ``large_grades`` draws grades up to 2000.
     """
     use_floats = draw(st.booleans()) if float_grades is None else float_grades
     with_scores = draw(st.booleans()) if scored is None else scored
@@ -88,7 +101,8 @@ def judgments_and_runs(draw: st.DrawFn, *, min_queries: int = 1, max_queries: in
     for q in qids:
         no_relevant = draw(st.integers(0, 4)) == 0  # about one query in five has no relevant document
         docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=max_docs, unique=True))
-        judgments[q] = {d: draw(grades(float_grades=use_floats, no_relevant=no_relevant)) for d in docs}
+        judgments[q] = {d: draw(grades(float_grades=use_floats, no_relevant=no_relevant, large=large_grades))
+                        for d in docs}
 
     ranked = draw(st.lists(st.sampled_from(qids), min_size=1, max_size=len(qids), unique=True))
     if run_only_queries:
@@ -138,9 +152,13 @@ def policies(**fixed: Any) -> st.SearchStrategy[Policies]:
         "missing_queries": st.sampled_from(("zero", "skip")),
         "depth": st.one_of(st.none(), st.integers(1, 12)),
         "judged_only": st.booleans(),
-        "relevance_level": st.sampled_from((1, 1, 2, 3, 0, 0.5, 1.5)),
+        "relevance_level": st.sampled_from((1, 1, 2, 3, 0, 0.5, 1.5, "positive")),
         "negative_grades": st.sampled_from(("unjudged", "nonrelevant")),
         "undefined": st.sampled_from(("zero", "skip")),
+        "judged_grades": st.sampled_from(("as_is", "as_is", "truncated")),
+        # 2 is below the top grade: exercises the error of metrics that divide by the scale
+        "max_grade": st.sampled_from((None, None, 4.0, 5.0, 2.0)),
+        "score_precision": st.sampled_from(("float64", "float32")),
     }
     unknown = set(fixed) - set(choices)
     if unknown:
@@ -175,7 +193,7 @@ def _gain_maps() -> st.SearchStrategy[GainMap]:
 
 _BY_NAME: dict[str, st.SearchStrategy[Any]] = {
     "cutoff": st.one_of(st.integers(1, 5), st.integers(1, 20)),  # small cutoffs cut through ties
-    "rel": st.sampled_from((1, 2, 3, 0.5)),
+    "rel": st.sampled_from((1, 2, 3, 0.5, "positive")),
     "p": st.floats(0.5, 0.95),
     "mult": st.sampled_from((0.2, 0.5, 1.0, 1.2, 2.0)),
     "recall": st.one_of(st.sampled_from((0.0, 0.1, 0.25, 0.3, 0.5, 0.7, 1.0)), st.floats(0.0, 1.0)),
@@ -192,7 +210,7 @@ _BY_NAME: dict[str, st.SearchStrategy[Any]] = {
 
 #: the declared kinds each named strategy fits (a plugin's parameter of the same name may differ)
 _KINDS_BY_NAME: dict[str, tuple[str, ...]] = {
-    "cutoff": ("int",), "rel": ("float",), "p": ("float",), "mult": ("float",), "recall": ("float",),
+    "cutoff": ("int",), "rel": ("float", "level"), "p": ("float",), "mult": ("float",), "recall": ("float",),
     "levels": ("floats",), "gain": ("gain",), "max_grade": ("float",), "beta": ("float",),
     "num_docs": ("int",),
 }
@@ -212,6 +230,8 @@ def _from_metadata(meta: dict[str, Any]) -> st.SearchStrategy[Any]:
         low = float(lo) if lo is not None else (float(hi) - 10.0 if hi is not None else -5.0)
         high = float(hi) if hi is not None else low + 10.0
         return st.floats(low, high, exclude_min=meta.get("gt") is not None, allow_nan=False)
+    if kind == "level":
+        return st.one_of(st.just("positive"), st.sampled_from((0.0, 0.5, 1.0, 2.0, 3.0)))
     if kind in ("choice", "gain"):
         base: st.SearchStrategy[Any] = st.sampled_from(tuple(meta["choices"]))
         return st.one_of(base, _gain_maps()) if kind == "gain" else base

@@ -39,6 +39,25 @@ def test_ap(metric, expected):
     assert value(metric) == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize(("metric", "expected"), [
+    # denominator = relevant found in the first k (TempoEval's focus-time MAP): 3 found, (1 + 2/3 + 3/5) / 3
+    ("AP(denominator=retrieved)", (1 + 2 / 3 + 3 / 5) / 3),
+    ("AP(denominator=retrieved)@3", (1 + 2 / 3) / 2),   # 2 found in the first 3
+    ("AP(denominator=retrieved)@1", 1.0),               # 1 found at rank 1: 1/1
+    ("AP(denominator=retrieved)@2", 1.0),               # d1 at 1, d2 not relevant: 1/1
+])
+def test_ap_denominator_retrieved(metric, expected):
+    assert value(metric) == pytest.approx(expected, abs=1e-12)
+
+
+def test_ap_denominator_retrieved_is_undefined_when_nothing_relevant_is_found():
+    # run [d2, u1]: no relevant document in the ranking -> 0/0 (AP divides by R = 4 and gives 0)
+    with pytest.warns(UndefinedMetricWarning, match=r"AP\(denominator=retrieved\) is undefined for 1 query"):
+        assert value("AP(denominator=retrieved)", run={"q": ["d2", "u1"]}) == 0.0
+    assert math.isnan(value("AP(denominator=retrieved)", run={"q": ["d2", "u1"]}, undefined="skip"))
+    assert value("AP", run={"q": ["d2", "u1"]}) == 0.0
+
+
 def test_ap_denominator_is_r_not_min_r_k():
     # R = 3 relevant, all retrieved first, AP@2 = (1/1 + 2/2) / R=3 = 0.6667 (not / min(R, k) = 1.0)
     qrels = {"q": {"a": 1, "b": 1, "c": 1}}

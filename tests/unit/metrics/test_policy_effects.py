@@ -1,7 +1,7 @@
 """Each evaluation policy, shown on the smallest input where it changes a number, with the arithmetic.
 
 ties (trec_eval bytewise doc id order, rank, average), missing_queries, depth, judged_only,
-relevance_level, negative_grades, undefined.
+relevance_level (a number or "positive"), negative_grades, undefined, judged_grades, max_grade.
 """
 
 from __future__ import annotations
@@ -196,3 +196,84 @@ def test_undefined_zero_warns_and_skip_leaves_out():
     assert math.isnan(res.per_query("AP")["q2"])
     assert res["AP"] == 1.0 and res["nDCG"] == 1.0  # mean over q1 only
     assert res["P@1"] == 0.5                        # P@1 is defined for both
+
+
+# ---------------------------------------------------------------------------------- relevance_level="positive"
+def test_positive_relevance_level_is_grade_above_zero_on_any_scale():
+    # grades 0.25 (a), 0 (b), 3 (c): "positive" makes a and c relevant, b not; no threshold to choose.
+    # P@3 = 2/3; RR = 1 (a at rank 1); AP = (1/1 + 2/3) / 2 = 0.8333 (R = 2: a and c)
+    qrels = {"q": {"a": 0.25, "b": 0, "c": 3}}
+    run = {"q": ["a", "b", "c"]}
+    res = evaluate_dicts(qrels, run, ["P@3", "RR", "AP"], relevance_level="positive")
+    assert res["P@3"] == pytest.approx(2 / 3) and res["RR"] == 1.0
+    assert res["AP"] == pytest.approx((1 + 2 / 3) / 2)
+    # with the default level 1, a (0.25) is not relevant: P@3 = 1/3, RR = 1/3, AP = (1/3) / 1
+    res = evaluate_dicts(qrels, run, ["P@3", "RR", "AP"])
+    assert [res["P@3"], res["RR"], res["AP"]] == [pytest.approx(1 / 3)] * 3
+    # the same through a metric's own rel, which prints and parses back
+    res = evaluate_dicts(qrels, run, ["P(rel=positive)@3"])
+    assert res.metric_names == ["P(rel=positive)@3"] and res["P(rel=positive)@3"] == pytest.approx(2 / 3)
+    # the smallest positive double is relevant; 0, -0.0 and negative grades are not
+    tiny = evaluate_dicts({"q": {"a": 5e-324, "b": -0.0, "c": -1}}, {"q": ["a", "b", "c"]}, ["P@3"],
+                          relevance_level="positive")
+    assert tiny["P@3"] == pytest.approx(1 / 3)
+
+
+def test_positive_relevance_level_is_echoed_without_a_number():
+    from gainscope.core.policies import Policies
+
+    assert ("relevance level", "grade > 0 is relevant for binary metrics (-l positive)") \
+        in Policies(relevance_level="positive").describe()
+    assert ("relevance level", "grade >= 2 is relevant for binary metrics (-l)") \
+        in Policies(relevance_level=2).describe()
+    with pytest.raises(PolicyError) as err:
+        Policies(relevance_level="Positive")
+    assert str(err.value) == ("the 'relevance_level' policy must be a number >= 0 or 'positive' (grade > 0); "
+                              "got 'Positive'.")
+
+
+# ---------------------------------------------------------------------------------------------- judged_grades
+def test_truncated_judged_grades_change_the_ideal_and_r_but_not_the_ranked_grades():
+    # judged {a: 2.5, b: 0.5, c: 1}; run [b, a]. Ranked grades keep their decimals: 0.5, 2.5.
+    # as_is: DCG = 0.5 + 2.5/log2(3) = 2.0773; IDCG over {2.5, 1, 0.5} = 2.5 + 1/log2(3) + 0.5/2 = 3.3809
+    # truncated (Quepid's bestDocs, parseInt): ideal over {2, 1, 0} = 2 + 1/log2(3) = 2.6309
+    qrels = {"q": {"a": 2.5, "b": 0.5, "c": 1}}
+    run = {"q": ["b", "a"]}
+    dcg = 0.5 + 2.5 * L3
+    as_is = evaluate_dicts(qrels, run, ["nDCG", "AP(rel=positive)"])
+    cut = evaluate_dicts(qrels, run, ["nDCG", "AP(rel=positive)"], judged_grades="truncated")
+    assert as_is["nDCG"] == pytest.approx(dcg / (2.5 + L3 + 0.25))
+    assert cut["nDCG"] == pytest.approx(dcg / (2 + L3))
+    # AP with grade > 0 relevant: hits at ranks 1 and 2 (0.5 and 2.5 are both > 0): 1 + 1 = 2.
+    # as_is R = 3 (2.5, 0.5, 1): 2/3; truncated R = 2 (2, 1; 0.5 became 0): 2/2 = 1
+    assert as_is["AP(rel=positive)"] == pytest.approx(2 / 3)
+    assert cut["AP(rel=positive)"] == pytest.approx(1.0)
+
+
+def test_truncated_judged_grades_can_lift_a_normalised_value_above_one_as_in_quepid():
+    # judged {a: 2.5}; run [a]: DCG = 2.5, truncated ideal = 2 -> nDCG = 1.25 (Quepid gives the same: its
+    # docRating keeps 2.5 while bestDocs holds parseInt(2.5) = 2)
+    res = evaluate_dicts({"q": {"a": 2.5}}, {"q": ["a"]}, ["nDCG"], judged_grades="truncated")
+    assert res["nDCG"] == pytest.approx(1.25)
+
+
+# ---------------------------------------------------------------------------------------------- max_grade
+def test_max_grade_policy_sets_errs_scale_unless_the_metric_sets_its_own():
+    # judged {a: 1}; run [a]. Scale 1 (largest judged): p = (2^1 - 1)/2^1 = 0.5. Scale 3: p = 1/8.
+    qrels, run = {"q": {"a": 1}}, {"q": ["a"]}
+    assert evaluate_dicts(qrels, run, ["ERR"])["ERR"] == 0.5
+    res = evaluate_dicts(qrels, run, ["ERR", "ERR(max_grade=2)"], max_grade=3)
+    assert res["ERR"] == 0.125 and res["ERR(max_grade=2)"] == 0.25   # its own scale wins: 1/4
+    assert not any("largest judged grade" in n for n in res.notes)
+    assert ("max grade", "3: the top of the grading scale (ERR, avgRating100)") in res.policies.describe()
+
+
+def test_max_grade_policy_below_a_grade_is_an_error_naming_the_policy():
+    from gainscope.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError) as err:
+        evaluate_dicts({"q": {"a": 3}}, {"q": ["a"]}, ["ERR@10"], max_grade=2)
+    assert str(err.value) == ("ERR@10 has the evaluation's max_grade=2 but a document has grade 3; raise the "
+                              "max_grade policy (--max-grade on the command line) to the top of your grading scale")
+    with pytest.raises(PolicyError, match=r"^the 'max_grade' policy must be a number > 0 or None; got 0\.$"):
+        evaluate_dicts({"q": {"a": 3}}, {"q": ["a"]}, ["ERR@10"], max_grade=0)

@@ -8,9 +8,12 @@ d4, d9); n = 5 retrieved.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from gainscope import Judgments, Run, evaluate
+from gainscope.errors import UndefinedMetricWarning
 
 QRELS = {"q": {"d1": 1, "d2": 0, "d3": 2, "d4": 1, "d5": 0, "d9": 1}}
 RUN = {"q": ["d1", "d2", "d3", "u1", "d4"]}
@@ -33,6 +36,29 @@ def value(metric: str, qrels=QRELS, run=RUN, query: str = "q", **policies) -> fl
 ])
 def test_precision(metric, expected):
     assert value(metric) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(("metric", "expected"), [
+    # denominator = min(k, n) with n = 5 retrieved (Quepid, Elasticsearch _rank_eval, TempoEval)
+    ("P(denominator=retrieved)@3", 2 / 3),    # min(3, 5) = 3: as P@3
+    ("P(denominator=retrieved)@10", 3 / 5),   # min(10, 5) = 5: 3 relevant / 5 retrieved (P@10 gives 0.3)
+    ("P(denominator=retrieved, rel=2)@10", 1 / 5),
+    ("P(denominator=k)@10", 0.3),             # the default, spelled out: prints as P@10
+])
+def test_precision_denominator(metric, expected):
+    assert value(metric) == pytest.approx(expected, abs=1e-12)
+
+
+def test_precision_denominator_retrieved_is_undefined_without_results():
+    # run [u1] with judged_only: nothing is left, min(10, 0) = 0 -> 0/0, undefined (Quepid and Elasticsearch
+    # report 0, as the undefined="zero" policy does); P@10 divides by 10 and gives 0
+    metrics = ["P(denominator=retrieved)@10", "P@10"]
+    res = evaluate(Judgments.from_dict(QRELS), Run.from_dict({"q": ["u1"]}), metrics, judged_only=True,
+                   undefined="skip")
+    assert math.isnan(res.per_query(metrics[0])["q"]) and res.per_query("P@10")["q"] == 0.0
+    with pytest.warns(UndefinedMetricWarning, match=r"P\(denominator=retrieved\)@10 is undefined for 1 query"):
+        res = evaluate(Judgments.from_dict(QRELS), Run.from_dict({"q": ["u1"]}), metrics, judged_only=True)
+    assert res.per_query(metrics[0])["q"] == 0.0
 
 
 def test_precision_unjudged_documents_are_not_relevant():

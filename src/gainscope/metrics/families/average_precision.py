@@ -16,8 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
-from gainscope.metrics.base import REL_DOC as _REL
-from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param
+from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param, rel_param
 from gainscope.metrics.base import is_relevant as _rel
 from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.registry import register
@@ -49,10 +48,13 @@ class AP(Metric):
     Formula: ``AP@k = (1/R) * sum_{i<=k, rel_i} (sum_{j<=i} rel_j) / i``; relevant documents that are not
     retrieved in the first k contribute 0. Undefined when R = 0 (trec_eval reports 0).
 
-    Conventions: the denominator is R, every judged relevant document (trec_eval ``map`` and
-    ``map_cut.k``, ranx), not min(R, k) (Spark) nor the number retrieved (torchmetrics).
-    Reference: Buckley & Voorhees 2005 (see Rprec); trec_eval ``m_map.c``, ``m_map_cut.c``.
-    trec_eval names: ``map``, ``map_cut.k``.
+    Conventions: ``denominator="judged"`` (the default) divides by R, every judged relevant document
+    (trec_eval ``map`` and ``map_cut.k``, ranx, Quepid's ``AP@10`` whose R counts every rated document above
+    0), not min(R, k) (Spark); ``denominator="retrieved"`` divides by the relevant documents found in the
+    first k (torchmetrics, TempoEval's focus-time MAP), so one relevant document at rank 1 scores 1 however
+    many were missed. Undefined when the denominator is 0.
+    Reference: Buckley & Voorhees 2005 (see Rprec); trec_eval ``m_map.c``, ``m_map_cut.c``; Quepid's
+    ``ap@10.js``. trec_eval names: ``map``, ``map_cut.k``.
     """
 
     name: ClassVar[str] = "AP"
@@ -62,16 +64,27 @@ class AP(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
+    denominator: str = param("judged", kind="choice", choices=("judged", "retrieved"),
+                             doc="'judged': R, every judged relevant document (trec_eval, ranx, Quepid); "
+                                 "'retrieved': the relevant documents in the first k (TempoEval, torchmetrics)")
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
-        r = ctx.num_rel(level)
-        return ratio(ctx.per_query_sum(_ap_terms(ctx, level, self.cutoff)), r)
+        terms = _ap_terms(ctx, level, self.cutoff)
+        if self.denominator == "retrieved":
+            found = ctx.per_query_sum((terms > 0).astype(np.float64))  # each hit's precision term is > 0
+            return ratio(ctx.per_query_sum(terms), found)
+        return ratio(ctx.per_query_sum(terms), ctx.num_rel(level))
+
+    def _denominator(self, q: RankedQuery, level: float) -> int:
+        if self.denominator == "retrieved":
+            return sum(1 for g in q.grades[: self.cutoff] if _rel(g, level))
+        return sum(g >= level for g in q.judged)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         level = self.level(policies)
-        r = sum(g >= level for g in q.judged)
+        r = self._denominator(q, level)
         if r == 0:
             return math.nan
         found = 0
@@ -84,7 +97,7 @@ class AP(Metric):
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         level = self.level(policies)
-        r = sum(g >= level for g in q.judged)
+        r = self._denominator(q, level)
         steps = []
         found = 0
         total = 0.0
@@ -98,7 +111,8 @@ class AP(Metric):
             total += contrib
             steps.append(Step(i, doc, g, 1.0 if hit else 0.0, prec, contrib, total))
         return Explanation(str(self), q.query_id, tuple(steps), (), total, float(r),
-                           total / r if r else math.nan, "sum of precision at relevant ranks / R",
+                           total / r if r else math.nan, "sum of precision at relevant ranks / " + (
+                               "R" if self.denominator == "judged" else "relevant found in the first k"),
                            ("relevant", "precision@i", "contribution"))
 
 
@@ -138,7 +152,7 @@ class RR(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, doc="rank depth k; None = whole ranking")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         rel = ctx.relevant(self.level(ctx.policies))
@@ -222,7 +236,7 @@ class Bpref(Metric):
     normalized: ClassVar[bool] = True
     uses_relevance_level: ClassVar[bool] = True
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
@@ -289,7 +303,7 @@ class InfAP(Metric):
     normalized: ClassVar[bool] = True
     uses_relevance_level: ClassVar[bool] = True
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
@@ -347,7 +361,7 @@ class BinG(Metric):
     normalized: ClassVar[bool] = True
     uses_relevance_level: ClassVar[bool] = True
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)

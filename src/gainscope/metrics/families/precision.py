@@ -16,8 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
-from gainscope.metrics.base import REL_DOC as _REL
-from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param, tie_averaged
+from gainscope.metrics.base import Explanation, Metric, RankedQuery, Step, param, rel_param, tie_averaged
 from gainscope.metrics.base import is_judged as _is_judged
 from gainscope.metrics.base import is_relevant as _rel
 from gainscope.metrics.context import Context, ratio
@@ -64,14 +63,19 @@ def _binary_steps(q: RankedQuery, level: float, k: int | None,
 class Precision(Metric):
     """Precision at k: the fraction of the first k documents that are relevant.
 
-    Formula: ``P@k = (sum_{i<=k} rel_i) / k``.
+    Formula: ``P@k = (sum_{i<=k} rel_i) / D`` with ``D = k`` (``denominator="k"``, the default) or
+    ``D = min(k, n)`` (``denominator="retrieved"``), n the number of documents retrieved.
 
-    Conventions: divides by k even when fewer than k documents were retrieved (the missing positions count
-    as non-relevant), and unjudged documents are non-relevant, as trec_eval ``P.k``. Always defined.
-    With ``ties="average"`` it is the expected precision over orders of tied documents.
+    Conventions: ``denominator="k"`` divides by k even when fewer than k documents were retrieved (the missing
+    positions count as non-relevant), as trec_eval ``P.k`` and ranx; always defined.
+    ``denominator="retrieved"`` divides by the documents retrieved within k, so 2 relevant among 4 returned is
+    0.5 at P@10 (Quepid's ``P@10``, Elasticsearch ``_rank_eval`` ``precision``, OpenSearch's Search Relevance
+    Workbench, TempoEval); undefined when nothing is retrieved (Quepid and Elasticsearch report 0, as the
+    ``undefined="zero"`` policy does). Unjudged documents are non-relevant either way. With
+    ``ties="average"`` it is the expected precision over orders of tied documents.
 
-    Reference: trec_eval ``m_P.c``; Manning, Raghavan & Schütze, *Introduction to IR*, 2008, ch. 8.
-    trec_eval name: ``P.k``.
+    Reference: trec_eval ``m_P.c``; Manning, Raghavan & Schütze, *Introduction to IR*, 2008, ch. 8; Quepid's
+    ``p@10.js``; Elasticsearch ``PrecisionAtK.java``. trec_eval name: ``P.k``.
     """
 
     name: ClassVar[str] = "P"
@@ -81,21 +85,33 @@ class Precision(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
+    denominator: str = param("k", kind="choice", choices=("k", "retrieved"),
+                             doc="'k': divide by k (trec_eval, ranx); 'retrieved': by min(k, documents retrieved) "
+                                 "(Quepid, Elasticsearch _rank_eval, TempoEval)")
 
     def compute(self, ctx: Context) -> np.ndarray:
         assert self.cutoff is not None
-        return _rel_count_to(ctx, self.level(ctx.policies), self.cutoff) / self.cutoff
+        hits = _rel_count_to(ctx, self.level(ctx.policies), self.cutoff)
+        if self.denominator == "retrieved":
+            return ratio(hits, np.minimum(ctx.lengths, self.cutoff).astype(np.float64))
+        return hits / self.cutoff
+
+    def _denominator(self, q: RankedQuery) -> int:
+        assert self.cutoff is not None
+        return self.cutoff if self.denominator == "k" else min(self.cutoff, len(q.grades))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        assert self.cutoff is not None
-        return sum(_hits(q, self.level(policies))[: self.cutoff]) / self.cutoff
+        d = self._denominator(q)
+        return sum(_hits(q, self.level(policies))[: self.cutoff]) / d if d else math.nan
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
-        assert self.cutoff is not None
+        d = self._denominator(q)
         steps, total = _binary_steps(q, self.level(policies), self.cutoff)
-        return Explanation(str(self), q.query_id, tuple(steps), (), total, float(self.cutoff),
-                           total / self.cutoff, "relevant in top k / k", ("relevant", "weight", "counted"))
+        return Explanation(str(self), q.query_id, tuple(steps), (), total, float(d),
+                           total / d if d else math.nan,
+                           "relevant in top k / " + ("k" if self.denominator == "k" else "min(k, retrieved)"),
+                           ("relevant", "weight", "counted"))
 
 
 @register
@@ -116,7 +132,7 @@ class Recall(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
@@ -153,7 +169,7 @@ class Success(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         return (_rel_count_to(ctx, self.level(ctx.policies), self.cutoff) > 0).astype(np.float64)
@@ -186,7 +202,7 @@ class RelativePrecision(Metric):
     uses_relevance_level: ClassVar[bool] = True
 
     cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc="rank depth k")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         assert self.cutoff is not None
@@ -233,7 +249,7 @@ class RPrecision(Metric):
     normalized: ClassVar[bool] = True
     uses_relevance_level: ClassVar[bool] = True
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
     mult: float = param(1.0, kind="float", gt=0, doc="multiple of R at which precision is taken")
 
     def _depth(self, r: np.ndarray) -> np.ndarray:

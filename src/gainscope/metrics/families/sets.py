@@ -14,8 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from gainscope.core.policies import Policies
-from gainscope.metrics.base import REL_DOC as _REL
-from gainscope.metrics.base import Metric, RankedQuery, is_relevant, param, tie_averaged
+from gainscope.metrics.base import Metric, RankedQuery, is_relevant, param, rel_param, tie_averaged
 from gainscope.metrics.context import Context, ratio
 from gainscope.metrics.registry import register
 
@@ -71,7 +70,7 @@ class SetP(_SetMetric):
     name: ClassVar[str] = "SetP"
     summary: ClassVar[str] = "relevant retrieved / retrieved"
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
         return ratio(rr, n)
@@ -88,7 +87,7 @@ class SetR(_SetMetric):
     name: ClassVar[str] = "SetR"
     summary: ClassVar[str] = "relevant retrieved / relevant"
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
         return ratio(rr, r)
@@ -105,7 +104,7 @@ class SetRelP(_SetMetric):
     name: ClassVar[str] = "SetRelP"
     summary: ClassVar[str] = "relevant retrieved / min(retrieved, relevant)"
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
         return ratio(rr, np.minimum(n, r))
@@ -124,7 +123,7 @@ class SetAP(_SetMetric):
     name: ClassVar[str] = "SetAP"
     summary: ClassVar[str] = "set precision x set recall"
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
         return ratio(rr * rr, n * r)
@@ -147,7 +146,7 @@ class SetF(_SetMetric):
     summary: ClassVar[str] = "weighted harmonic mean of set precision and recall"
 
     beta: float = param(1.0, kind="float", ge=0, doc="relative weight of recall")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
         out = np.full(len(n), np.nan)
@@ -179,7 +178,7 @@ class Utility(_SetMetric):
     rel_nonret: float = param(0.0, kind="float", doc="worth of a missed relevant document (c)")
     nonrel_nonret: float = param(0.0, kind="float", doc="worth of a non-retrieved non-relevant document (d)")
     num_docs: int = param(0, kind="int", ge=0, doc="documents in the collection (trec_eval -N)")
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
         return (self.rel_ret * rr + self.nonrel_ret * (n - rr) + self.rel_nonret * (r - rr)
@@ -232,14 +231,17 @@ class NumRel(_Count):
     """Number of judged relevant documents, retrieved or not.
 
     Formula: ``NumRel = R = |{judged d : grade_d >= rel}|``; summed over queries. A judged query without a
-    ranking keeps its R. Reference: trec_eval ``m_num_rel.c``. trec_eval name: ``num_rel``.
+    ranking keeps its R. Under ``-c`` trec_eval's summary line is not that sum but the number of positive
+    grades in the whole judgments, whatever ``-l``; ``--format trec_eval`` prints trec_eval's figure
+    (:func:`gainscope.metrics.trec_eval.trec_eval_overrides`), every other output the sum of R.
+    Reference: trec_eval ``m_num_rel.c``. trec_eval name: ``num_rel``.
     """
 
     name: ClassVar[str] = "NumRel"
     summary: ClassVar[str] = "relevant documents in the judgments"
     judgment_property: ClassVar[bool] = True
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
         return r
@@ -257,7 +259,7 @@ class NumRelRet(_Count):
     name: ClassVar[str] = "NumRelRet"
     summary: ClassVar[str] = "relevant documents retrieved"
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def value(self, n: np.ndarray, rr: np.ndarray, r: np.ndarray) -> np.ndarray:
         return rr
@@ -275,7 +277,7 @@ class NumNonrelJudgedRet(_Count):
     name: ClassVar[str] = "NumNonrelJudgedRet"
     summary: ClassVar[str] = "retrieved documents judged non-relevant"
 
-    rel: float | None = param(None, kind="float", ge=0, doc=_REL)
+    rel: float | str | None = rel_param()
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)

@@ -1,4 +1,4 @@
-"""A temporal :class:`~gainscope.temporal.batch.Evaluation` as a text table, markdown, JSON or CSV.
+"""A temporal batch's :class:`~gainscope.temporal.batch.Evaluation` as a text table, markdown, JSON or CSV.
 
 The summary is :mod:`gainscope.render.compare`'s table (each system's mean and bootstrap interval; with several
 systems, the paired comparison with the baseline), followed by the temporal conventions (mode, undefined values,
@@ -10,18 +10,19 @@ CSV, the per-query values; ``focus_times`` the focus times each line was evaluat
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gainscope.errors import PolicyError
 from gainscope.render.compare import render_comparison
 from gainscope.render.results import _markdown
-from gainscope.render.text import fmt_number, text_table
-from gainscope.temporal.batch import Evaluation
-from gainscope.temporal.extraction import Extraction
+from gainscope.render.text import CsvWriter, fmt_number, text_table
+
+if TYPE_CHECKING:  # the adapter's types only: renderers import no adapter
+    from gainscope.temporal.batch import Evaluation
+    from gainscope.temporal.extraction import Extraction
 
 __all__ = ["TEMPORAL_FORMATS", "render_evaluation"]
 
@@ -65,13 +66,6 @@ def _focus_times_json(ev: Evaluation) -> dict[str, Any]:
     return out
 
 
-def _markdown_left(header: list[str], rows: list[list[str]]) -> str:
-    def row(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([row(header), "|" + "|".join([":---"] * len(header)) + "|", *(row(r) for r in rows)])
-
-
 def _focus_times_text(ev: Evaluation, md: bool) -> str:
     blocks = []
     for system, lines in ev.focus_times.items():
@@ -86,7 +80,7 @@ def _focus_times_text(ev: Evaluation, md: bool) -> str:
                 rows.append(["", d.doc_id, str(d.focus_time), how])
         header = ["query", "of", "focus time", "how"]
         title = f"### focus times, {system}" if md else f"focus times, system {system}"
-        blocks.append(title + "\n" + (_markdown_left(header, rows) if md else text_table(header, rows, align="llll")))
+        blocks.append(title + "\n" + (_markdown(header, rows) if md else text_table(header, rows, align="llll")))
     return "\n\n".join(blocks)
 
 
@@ -122,6 +116,8 @@ def render_evaluation(ev: Evaluation, fmt: str, *, per_query: bool = False, focu
                                     for (q, m), fs in f.items()] for s, f in ev.failures.items()},
                    "conventions": conventions,
                    "notes": [v for k, v in ev.conventions() if k == "note"]}
+        if ev.profile is not None:
+            payload["profile"] = ev.profile.as_dict()
         if focus_times:
             payload["focus_times"] = _focus_times_json(ev)
         if per_query:
@@ -132,7 +128,7 @@ def render_evaluation(ev: Evaluation, fmt: str, *, per_query: bool = False, focu
         if not per_query:
             return render_comparison(ev.comparison, "csv")
         buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
+        w = CsvWriter(buf)
         w.writerow(["run", "query_id", "metric", "value"])
         for s in ev.systems:
             for i, q in enumerate(ev.query_ids[s]):

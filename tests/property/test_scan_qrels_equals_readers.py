@@ -1,0 +1,220 @@
+"""The C reader of TREC qrels (gainscope.io.scan_qrels) gives exactly the Judgments of the Python readers, or
+hands the file over to them (and then the user sees exactly their error, warning or result); judgments it
+read are prepared and evaluated as any others."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gainscope.core.judged_run import PreparedJudgments
+from gainscope.core.judgments import Judgments
+from gainscope.errors import GainscopeError
+from gainscope.evaluation import evaluate
+from gainscope.io import read_judgments
+from gainscope.io.frames import JudgmentOptions
+from gainscope.io.scan import native_available
+from gainscope.io.scan_qrels import scan_trec_judgments
+from gainscope.io.text import TextFile
+
+needs_native = pytest.mark.skipif(not native_available(), reason="the C scanner is not built")
+
+SETTINGS = settings(max_examples=300, derandomize=True, database=None, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+def outcome(path: Path, native: bool, **options: object) -> tuple[object, list[str]]:
+    """``read_judgments(path)`` with the C reader on or off: (frame, notes, source) or (error type and text),
+    and the warnings."""
+    saved = os.environ.get("GAINSCOPE_NATIVE")
+    os.environ["GAINSCOPE_NATIVE"] = "1" if native else "0"
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                j = read_judgments(path, **options)
+                result: object = (j.frame.to_dict(as_series=False), j.frame.schema, j.notes, j.source,
+                                  j.arrays is not None)
+            except GainscopeError as exc:
+                result = (type(exc), str(exc))
+    finally:
+        if saved is None:
+            del os.environ["GAINSCOPE_NATIVE"]
+        else:
+            os.environ["GAINSCOPE_NATIVE"] = saved
+    return result, sorted(str(w.message) for w in caught)
+
+
+def same_outcome(path: Path, **options: object) -> bool:
+    """Asserts that both readings agree; returns True when the C reader took the file."""
+    fast, fast_warnings = outcome(path, True, **options)
+    slow, slow_warnings = outcome(path, False, **options)
+    assert fast_warnings == slow_warnings
+    if isinstance(fast, tuple) and len(fast) == 5:
+        assert isinstance(slow, tuple) and len(slow) == 5, (fast, slow)
+        assert fast[:4] == slow[:4]
+        assert slow[4] is False
+        return bool(fast[4])
+    assert fast == slow
+    return False
+
+
+QUERIES = ["q1", "q2", "301", "Q-03", "q\u00e9", "x"]
+DOCS = ["d1", "d2", "doc#3", "D0001", "msmarco_v2.1_doc_00_0#0_1", "d\u00e8", "d\x01", "a"]
+GRADES = ["0", "1", "2", "4", "-1", "+3", "007", "-0", "999999999999999999", "9999999999999999999",
+          "1.0", "0.5", "high", "1e2"]
+SEPARATORS = [" ", "\t", "  ", " \t "]
+
+
+@st.composite
+def qrels_text(draw: st.DrawFn) -> bytes:
+    """A qrels file: half of them plain (what the C reader takes: distinct (query, doc) pairs, integer grades,
+    comments, blank lines, tabs, CRLF), half with what it must leave to the readers."""
+    columns = draw(st.sampled_from([4, 4, 4, 3]))
+    unusual = draw(st.booleans())
+    queries = QUERIES if unusual else QUERIES[:4]
+    docs = DOCS if unusual else DOCS[:5]
+    grades = GRADES if unusual else GRADES[:9]
+    pairs = st.tuples(st.sampled_from(queries), st.sampled_from(docs))
+    chosen = draw(st.lists(pairs, max_size=25) if unusual else st.lists(pairs, max_size=20, unique=True))
+    lines: list[str] = []
+    for q, d in chosen:
+        g = draw(st.sampled_from(grades))
+        fields = [q, "0", d, g] if columns == 4 else [q, d, g]
+        sep = draw(st.sampled_from(SEPARATORS))
+        line = sep.join(fields)
+        kind = draw(st.integers(0, 30))
+        if kind == 0:
+            lines.append("# a comment")
+        elif kind == 1:
+            lines.append("")
+        elif kind == 2 and unusual:
+            line += " extra"
+        elif kind == 3 and unusual:
+            line = line.rsplit(sep, 1)[0]  # a column short
+        lines.append(line + draw(st.sampled_from(["", "", "", " "] + (["\r"] if unusual else []))))
+    end = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"] if unusual else ["\n", "\r\n"]))
+    text = end.join(lines) + draw(st.sampled_from([end, ""]))
+    if unusual and draw(st.integers(0, 10)) == 0:
+        text = "\ufeff" + text
+    return text.encode("utf-8")
+
+
+@needs_native
+@SETTINGS
+@given(data=qrels_text(), detect=st.booleans())
+def test_c_reader_equals_readers(tmp_path: Path, data: bytes, detect: bool) -> None:
+    path = tmp_path / "judgments.qrels"
+    path.write_bytes(data)
+    took = same_outcome(path) if detect else same_outcome(path, format="trec")
+    if took:  # what the C reader takes is plain: printable ASCII, integer grades, no repeated document
+        assert all(b == 0x0A or b == 0x09 or b == 0x0D or 0x20 <= b < 0x7F for b in data)
+
+
+def plain_file(path: Path, judgments: dict[str, dict[str, int]]) -> Path:
+    lines = [f"{q} 0 {d} {g}" for q, docs in judgments.items() for d, g in docs.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    return path
+
+
+@needs_native
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        ("q1 0 d1 1\nq1 0 d2 0\n# comment\n\nq2 0 d1 2\n", True),
+        ("q1 0 d1 1\r\nq2\t0\td1\t2\r\n", True),
+        ("q1 d1 1\nq2 d1 0\n", True),  # 3 columns, detected
+        ("q1 0 d1 1\nq1 0 d1 1\n", False),  # the same judgment twice: the readers collapse it, with a warning
+        ("q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n", False),  # conflicting grades, lines apart: the readers' error
+        ("q1 0 d1 1\rq1 0 d2 1\n", False),  # a lone carriage return
+        ("q1 0 d1 1\n# note\rq1 0 d2 1\n", False),  # ... inside a comment too
+        ("q1 0 d\u00e9 1\n", False),  # not ASCII: the readers check UTF-8 and NFC
+        ("\ufeffq1 0 d1 1\n", False),  # a byte order mark
+        ("q1 0 d1 1.0\n", False),  # a float grade: the readers' error
+        ("q1 0 d1 9999999999999999999\n", False),  # 19 digits
+        ("qid iter docno rel\nq1 0 d1 1\n", False),  # a header row
+        ("q1 0 d1 1 extra\n", False),
+        ("# nothing\n\n", False),  # empty
+        ("q1 0 d\x001 1\n", False),  # a NUL byte
+    ],
+)
+def test_unusual_files_go_to_the_readers_with_the_same_outcome(tmp_path: Path, text: str, taken: bool) -> None:
+    path = tmp_path / "judgments.txt"
+    path.write_bytes(text.encode("utf-8"))
+    assert same_outcome(path) is taken
+    assert same_outcome(path, allow_empty=True, on_conflict="max") is taken
+
+
+@needs_native
+def test_options_gzip_encodings_and_other_files_are_left_to_the_readers(tmp_path: Path) -> None:
+    import gzip
+
+    path = plain_file(tmp_path / "j.qrels", {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}})
+    src = TextFile(path)
+    assert scan_trec_judgments(src, "trec", JudgmentOptions()) is not None
+    for opts in (JudgmentOptions(float_grades=True), JudgmentOptions(scale=(0, 1)),
+                 JudgmentOptions(normalize_ids="NFC")):
+        assert scan_trec_judgments(src, "trec", opts) is None
+        assert same_outcome(path, float_grades=opts.float_grades, scale=opts.scale,
+                            normalize_ids=opts.normalize_ids) is False
+    assert scan_trec_judgments(src, "jsonl", JudgmentOptions()) is None
+    assert scan_trec_judgments(TextFile(path, "latin-1"), "trec", JudgmentOptions()) is None
+    packed = tmp_path / "j.qrels.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    assert same_outcome(packed) is False
+
+
+@needs_native
+@SETTINGS
+@given(judgments=st.dictionaries(st.sampled_from(["q1", "q10", "q2", "Q", "301"]),
+                                 st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e", "b0", "B"]),
+                                                 st.integers(-2, 4), min_size=1),
+                                 min_size=1),
+       negative=st.sampled_from(["unjudged", "nonrelevant"]))
+def test_prepared_from_arrays_equals_prepared_from_the_frame(tmp_path: Path, judgments: dict[str, dict[str, int]],
+                                                             negative: str) -> None:
+    path = plain_file(tmp_path / "j.qrels", judgments)
+    scanned = read_judgments(path)
+    assert scanned.arrays is not None
+    framed = Judgments(scanned.frame.clone())
+    fast, slow = PreparedJudgments.of(scanned, negative), PreparedJudgments.of(framed, negative)
+    assert fast.query_ids == slow.query_ids
+    for name in ("offsets", "grades", "row_grades"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert fast.doc_ids.to_list() == slow.doc_ids.to_list()
+    assert fast.frame.equals(slow.frame)
+
+
+@needs_native
+def test_judgments_read_in_c_evaluate_as_the_readers_judgments(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    qrels = plain_file(tmp_path / "j.qrels", {f"q{q}": {f"d{d}": int(rng.integers(-1, 4)) for d in
+                                                        rng.choice(60, 15, replace=False)} for q in range(40)})
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"q{q} Q0 d{d} {r + 1} {round(float(rng.normal()), 1)} t\n" for q in range(42)
+                           for r, d in enumerate(rng.choice(60, 30, replace=False))), encoding="ascii")
+    metrics = ["nDCG@10", "AP", "RR", "P@5", "R@20", "bpref", "ERR@10", "Judged@10"]
+    for policies in ({}, {"judged_only": True, "negative_grades": "nonrelevant"}, {"missing_queries": "skip"}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ties and coverage
+            fast = evaluate(read_judgments(qrels), run, metrics, **policies)
+            slow = evaluate(Judgments(read_judgments(qrels).frame), run, metrics, **policies)
+        assert fast.query_ids == slow.query_ids
+        assert np.array_equal(fast.values, slow.values)
+
+
+@needs_native
+def test_the_frame_is_made_only_when_asked_for(tmp_path: Path) -> None:
+    path = plain_file(tmp_path / "j.qrels", {"q2": {"b": 1, "a": 0}, "q1": {"c": 2}})
+    j = read_judgments(path)
+    assert j.arrays is not None and j.arrays.query_ids == ["q2", "q1"]
+    assert j.arrays.doc_ids() == ["b", "a", "c"] and j.arrays.grades.tolist() == [1, 0, 2]
+    assert len(j) == 3 and j.query_ids() == ["q1", "q2"] and j.for_query("q2") == {"b": 1, "a": 0}
+    assert j.to_dict() == {"q2": {"b": 1, "a": 0}, "q1": {"c": 2}}
+    assert repr(j) == f"Judgments(3 judgments, 2 queries, source={str(path)!r})"
