@@ -74,7 +74,7 @@ POLICIES = [  # every policy away from its default at least once (test_partition
     {},
     {"missing_queries": "skip", "depth": 7, "judged_only": True, "relevance_level": 2},
     {"ties": "rank", "negative_grades": "nonrelevant", "undefined": "skip"},
-    {"ties": "average", "depth": 9},
+    {"ties": "average", "depth": 9, "judged_grades": "truncated", "max_grade": 5.0, "score_precision": "float32"},
 ]
 
 
@@ -89,6 +89,25 @@ def test_text_run_all_trec_equals_local_engine(spark: Any, tmp_path: Path, polic
     assert isinstance(remote, gainscope.spark.SparkEvaluation), remote
     same(remote.results, local)
     assert remote_warnings == local_warnings
+
+
+def test_profiles_give_the_local_engines_numbers(spark: Any, tmp_path: Path) -> None:
+    # a profile sets policies and metric parameters (gain, ideal, ...): the names are resolved under it on the
+    # driver, the partitions run the resolved metrics, the results echo the profile
+    from gainscope.metrics.profiles import PROFILES
+
+    qrels, run, _ = write_data(tmp_path)
+    for profile in PROFILES:
+        names = ["nDCG@10", "P@10", "R@20", "DCG@5"] + ([] if profile == "sklearn" else ["AP", "RR", "ERR@20"])
+        local, local_warnings = outcome(lambda: gainscope.evaluate(str(qrels), str(run), names,  # noqa: B023
+                                                                   profile=profile))  # noqa: B023
+        remote, remote_warnings = outcome(lambda: gainscope.spark.evaluate(  # noqa: B023
+            str(qrels), str(run), names, spark=spark, profile=profile))  # noqa: B023
+        assert isinstance(local, Results), (profile, local)
+        same(remote.results, local)
+        assert remote.results.profile == local.profile and local.profile is not None
+        assert remote.results.policies == local.policies
+        assert remote_warnings == local_warnings, profile
 
 
 def _allows(metric: Any, policies: gainscope.Policies) -> bool:
@@ -194,13 +213,17 @@ def test_inputs_the_backend_refuses_say_what_to_do(spark: Any, tmp_path: Path) -
 # ---------------------------------------------------------------------- the command line
 def test_cli_backend_spark_prints_what_the_local_backend_prints(spark: Any, cli_runner: Any, tmp_path: Path) -> None:
     qrels, run, _ = write_data(tmp_path)
-    for args in (["-m", "all_trec", "-f", "trec_eval", "-q", "-c"], ["-m", "nDCG@10 AP", "-f", "json", "-M", "10"]):
+    for args in (["-m", "all_trec", "-f", "trec_eval", "-q", "-c"],
+                 ["-m", "all_trec", "-f", "trec_eval", "-J", "--trec-eval-version", "9", "--name", "mine"],
+                 ["-m", "nDCG@10 AP", "-f", "json", "-M", "10", "--profile", "quepid"]):
         local = cli_runner("evaluate", str(qrels), str(run), *args)
         remote = cli_runner("evaluate", str(qrels), str(run), *args, "--backend", "spark", "--master", "local[2]",
                             "--spark-conf", "spark.sql.shuffle.partitions=2")
         assert local[0] == 0
         assert remote == local
     assert cli_runner("evaluate", str(qrels), str(run), "--master", "local[2]")[0] == 2
+    code, _, err = cli_runner("evaluate", str(qrels), str(run), "--bounds", "--backend", "spark")
+    assert code == 2 and "--bounds is computed by the local backend only; drop --backend spark or --bounds" in err
     code, _, err = cli_runner("evaluate", str(qrels), str(run), "--backend", "spark", "--spark-conf", "nokey")
     assert code == 2 and "expected KEY=VALUE; got 'nokey'" in err
     bad = tmp_path / "bad.txt"
