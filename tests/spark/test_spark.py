@@ -8,6 +8,7 @@ check the plumbing: reading, partitioning, locating problems, assembling.
 from __future__ import annotations
 
 import random
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,7 @@ def test_profiles_give_the_local_engines_numbers(spark: Any, tmp_path: Path) -> 
         names = ["nDCG@10", "P@10", "R@20", "DCG@5"] + ([] if profile == "sklearn" else ["AP", "RR", "ERR@20"])
         local, local_warnings = outcome(lambda: gainscope.evaluate(str(qrels), str(run), names,  # noqa: B023
                                                                    profile=profile))  # noqa: B023
-        remote, remote_warnings = outcome(lambda: gainscope.spark.evaluate(  # noqa: B023
+        remote, remote_warnings = outcome(lambda: gainscope.spark.evaluate(
             str(qrels), str(run), names, spark=spark, profile=profile))  # noqa: B023
         assert isinstance(local, Results), (profile, local)
         same(remote.results, local)
@@ -199,9 +200,10 @@ def test_parquet_problems_name_the_row(spark: Any, tmp_path: Path) -> None:
 def test_inputs_the_backend_refuses_say_what_to_do(spark: Any, tmp_path: Path) -> None:
     qrels, run, _ = write_data(tmp_path)
     warnings.simplefilter("ignore", gainscope.errors.QueryCoverageWarning)
-    with pytest.raises(PolicyError, match="^normalize_ids='NFC' is not supported by the Spark backend"):
+    with pytest.raises(PolicyError, match=r"^normalize_ids='NFC' is not supported by the Spark backend"):
         gainscope.spark.evaluate(str(qrels), str(run), ["AP"], spark=spark, normalize_ids="NFC")
-    with pytest.raises(PolicyError, match=f"^{run}: the Spark backend reads text runs as UTF-8, not latin-1"):
+    with pytest.raises(PolicyError, match=f"^{re.escape(str(run))}: the Spark backend reads text runs as UTF-8, "
+                                          "not latin-1"):
         gainscope.spark.evaluate(str(qrels), str(run), ["AP"], spark=spark, encoding="latin-1")
     with pytest.raises(InputError, match="no such file: "):
         gainscope.spark.evaluate(str(qrels), str(tmp_path / "nothing.txt"), ["AP"], spark=spark)

@@ -30,9 +30,9 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.errors import PolicyError, about, option
 from gainscope.evaluation import MetricsArg, _setup, run_label
+from gainscope.io.frames import RunOptions
 from gainscope.metrics.profiles import Profile, ProfileUse
 from gainscope.metrics.trec_eval import TrecItem, TrecOverrides
-from gainscope.io.frames import RunOptions
 from gainscope.results import Results
 from gainscope.spark.driver import evaluate_with, judged_max_grade
 from gainscope.spark.partition import OUTPUT_DDL, JudgmentShard, PartPlan, evaluate_partition, marker_batches
