@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gainscope.errors import GainscopeError
+from gainscope.errors import FormatError, GainscopeError
 from gainscope.io.jsonl import load_json_table
 from gainscope.io.text import TextFile
 from gainscope.io.trec import LAYOUTS, careful_table
@@ -126,7 +126,7 @@ TREC_LINES = st.lists(st.one_of(
               st.integers(0, 4), st.integers(0, 30), st.integers(1, 9), st.sampled_from(["1.5", "2", "-0.25", "nan"]),
               st.sampled_from([" ", "\t", "  ", " \t "]), st.sampled_from(["", "\r", " ", " extra col"])),
     st.sampled_from(["# comment", "", "   ", "q1 Q0 d1 1 2.5", "qid Q0 docno rank score run", "  # indented",
-                     "q2 Q0 d\udcff 1 1 tag"]),
+                     "q2 Q0 d\udcff 1 1 tag", "q3 Q0 d2\r1 1 tag", "# a comment\rwith a lone CR", "q4 Q0 d5 1 1 t\r \r"]),
 ), min_size=1, max_size=40)
 
 
@@ -184,3 +184,24 @@ def test_ordinals_grow_in_file_order_across_blocks(tmp_path: Path, split: int) -
     # line i of data sits on file line i + (blank lines before it) + 1
     expected = [i + (i + 2) // 3 + 1 for i in range(200)]
     assert [index.line(o)[1] for o in ordinals] == expected
+
+
+@pytest.mark.parametrize("fmt", ["trec", "jsonl"])
+def test_a_line_beyond_the_length_limit_is_the_readers_error(tmp_path: Path, fmt: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # a line longer than the readers' limit (MAX_LINE_BYTES; MAX_RECORD_BYTES for JSON Lines, lowered here to
+    # 1 MiB on both sides) is refused with the reader's message and line, in whichever block it falls
+    import gainscope.io.jsonl
+    import gainscope.spark.parse
+    from gainscope.io.text import MAX_LINE_BYTES
+
+    monkeypatch.setattr(gainscope.io.jsonl, "MAX_RECORD_BYTES", MAX_LINE_BYTES)
+    monkeypatch.setattr(gainscope.spark.parse, "MAX_RECORD_BYTES", MAX_LINE_BYTES)
+    good = "q1 Q0 d1 1 2.5 t\n" if fmt == "trec" else '{"query_id": "q1", "doc_id": "d1", "score": 1}\n'
+    path = tmp_path / f"run.{'txt' if fmt == 'trec' else 'jsonl'}"
+    path.write_bytes((good * 3 + "x" * (MAX_LINE_BYTES + 1) + "\n" + good).encode("ascii"))
+    local = local_table(path, fmt)
+    assert local == (FormatError, f"{path}:4: the line is longer than {MAX_LINE_BYTES:,} bytes, the limit of a line; "
+                                  "is this a text file with one record per line?")
+    for split in (1 << 16, 1 << 27):
+        assert spark_outcome(path, fmt, split, 0) == local

@@ -63,6 +63,7 @@ __all__ = [
     "decode_utf8",
     "is_comment",
     "is_stream",
+    "long_line_message",
     "normalize_id_columns",
     "not_nfc_warning",
     "regular_file_size",
@@ -384,10 +385,14 @@ def regular_file_size(path: str, name: str) -> int:
 
 
 def _long_line(name: str, lineno: int, limit: int, raw: bytes) -> FormatError:
+    return FormatError(long_line_message(limit, raw), path=name, line=lineno)
+
+
+def long_line_message(limit: int, raw: bytes) -> str:
+    """Why a line longer than ``limit`` bytes (``raw``: its first bytes at least) is refused, and the likely fix."""
     hint = ("; it holds carriage returns (\\r) but no line feed: if its lines end with \\r alone (old Mac line "
             "ends), convert them to \\n" if b"\r" in raw else "; is this a text file with one record per line?")
-    return FormatError(f"the line is longer than {limit:,} bytes, the limit of a line{hint}", path=name,
-                       line=lineno)
+    return f"the line is longer than {limit:,} bytes, the limit of a line{hint}"
 
 
 def _number_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes]]:

@@ -32,11 +32,14 @@ from gainscope.errors import FormatError
 from gainscope.io.frames import Origin
 from gainscope.io.jsonl import _Rows, _run_record  # the JSON Lines reader's own record rules
 from gainscope.io.jsonl import _type as json_type
-from gainscope.io.text import BOM, GZIP_MAGIC
+from gainscope.io.text import BOM, GZIP_MAGIC, MAX_LINE_BYTES, MAX_RECORD_BYTES, long_line_message
 from gainscope.io.trec import LAYOUTS, Layout
 from gainscope.io.trec import _columns_message as columns_message  # the TREC reader's own messages
 from gainscope.io.trec import _header_message as header_message
+from gainscope.io.trec import _LONE_CR as LONE_CR
+from gainscope.io.trec import _LONE_CR_MESSAGE as LONE_CR_MESSAGE
 from gainscope.io.trec import _looks_like_header as looks_like_header
+from gainscope.io.trec import _show as show
 from gainscope.spark.facts import Facts, Problem
 from gainscope.spark.partition import INPUT_KINDS
 
@@ -183,6 +186,7 @@ class _Block:
         if positioned is None:
             return None
         lines, ordinals, starts = positioned
+        lines, ordinals, starts = _usable(lines, ordinals, starts, facts, limit=MAX_RECORD_BYTES, lone_cr=False)
         rows = _Rows("run")
         origin = Origin(None, None)
         for raw, ordinal, start in zip(lines.to_list(), ordinals.to_list(), starts.to_list(), strict=True):
@@ -228,7 +232,8 @@ class _Block:
         positioned = self._positions(lines, facts)
         if positioned is None:
             return None
-        lines, ordinals, starts = positioned
+        lines, ordinals, starts = _usable(positioned[0], positioned[1], positioned[2], facts, limit=MAX_LINE_BYTES,
+                                          lone_cr=True)
         try:
             text = lines.cast(pl.String)
         except pl.exceptions.ComputeError:
@@ -263,6 +268,32 @@ class _Block:
         arrays += [parts.list.get(index[r]).to_arrow().cast(pa.string()) for r in ("query_id", "doc_id", *roles)]
         arrays.append(frame["_ord"].to_arrow())
         return pa.record_batch(arrays, names=["_kind", "query_id", "doc_id", *roles, "_ord"])
+
+
+def _usable(lines: pl.Series, ordinals: pl.Series, starts: pl.Series, facts: Facts, *, limit: int,
+            lone_cr: bool) -> tuple[pl.Series, pl.Series, pl.Series]:
+    """The lines the readers go on to parse: a line longer than ``limit`` bytes is refused as
+    :meth:`gainscope.io.text.TextFile.lines` refuses it, and (``lone_cr``, the TREC readers) a carriage return
+    followed by more data on its line as the careful TREC parser does, comments included; both before any
+    other check of the line."""
+    bad = lines.bin.size() > limit
+    if bad.any():
+        i = int(bad.arg_true()[0])
+        facts.add_problem(Problem("line", long_line_message(limit, lines[i][:limit + 1]), int(ordinals[i])))
+    if lone_cr:
+        with_cr = lines.bin.contains(b"\r") & ~bad
+        if with_cr.any():
+            lone = pl.Series([bool(LONE_CR.search(raw)) if has else False
+                              for raw, has in zip(lines.to_list(), with_cr.to_list(), strict=True)])
+            if lone.any():
+                i = int(lone.arg_true()[0])
+                facts.add_problem(Problem("line", LONE_CR_MESSAGE, int(ordinals[i]),
+                                          show((lines[i] + b"\n").decode("utf-8", "replace"))))  # as read
+            bad = bad | lone
+    if not bad.any():
+        return lines, ordinals, starts
+    keep = ~bad
+    return lines.filter(keep), ordinals.filter(keep), starts.filter(keep)
 
 
 def _tokenized(line: pl.Expr) -> pl.Expr:
