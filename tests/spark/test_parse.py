@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from gainscope.errors import FormatError, GainscopeError
 from gainscope.io.jsonl import load_json_table
 from gainscope.io.text import TextFile
-from gainscope.io.trec import LAYOUTS, careful_table
-from gainscope.spark.assemble import RunInfo, _check_presence, raise_problem
+from gainscope.io.trec import LAYOUTS, careful_table, check_rank_sequences
+from gainscope.spark.assemble import RunInfo, _check_presence, _check_rank_runs, raise_problem
 from gainscope.spark.facts import Facts
 from gainscope.spark.parse import FILE_SHIFT, LineIndex, LinePlan, parse_lines
 
@@ -54,7 +54,8 @@ def batches_of(blocks: list[tuple[int, bytes]], file: int, rnd: random.Random) -
     return out
 
 
-def read_like_spark(path: Path, fmt: str, split: int, seed: int) -> tuple[pl.DataFrame, Facts, LineIndex]:
+def read_like_spark(path: Path, fmt: str, split: int, seed: int, *,
+                    check_ranks: bool = False) -> tuple[pl.DataFrame, Facts, LineIndex]:
     data = path.read_bytes()
     blocks = spark_blocks(data, split)
     counts: dict[int, list[int]] = {}
@@ -64,7 +65,7 @@ def read_like_spark(path: Path, fmt: str, split: int, seed: int) -> tuple[pl.Dat
         c[1] += len(line) + 1
     index = LineIndex([(3, start, n, size) for start, (n, size) in counts.items()])
     rows, facts = [], Facts()
-    for batch in parse_lines(iter(batches_of(blocks, 3, random.Random(seed))), LinePlan(fmt)):
+    for batch in parse_lines(iter(batches_of(blocks, 3, random.Random(seed))), LinePlan(fmt, check_ranks=check_ranks)):
         frame = pl.DataFrame(pl.from_arrow(batch))
         for text in frame.filter(pl.col("_kind") == 2)["doc_id"].to_list():
             facts = facts.merge(Facts.from_json(text))
@@ -126,7 +127,8 @@ TREC_LINES = st.lists(st.one_of(
               st.integers(0, 4), st.integers(0, 30), st.integers(1, 9), st.sampled_from(["1.5", "2", "-0.25", "nan"]),
               st.sampled_from([" ", "\t", "  ", " \t "]), st.sampled_from(["", "\r", " ", " extra col"])),
     st.sampled_from(["# comment", "", "   ", "q1 Q0 d1 1 2.5", "qid Q0 docno rank score run", "  # indented",
-                     "q2 Q0 d\udcff 1 1 tag", "q3 Q0 d2\r1 1 tag", "# a comment\rwith a lone CR", "q4 Q0 d5 1 1 t\r \r"]),
+                     "q2 Q0 d\udcff 1 1 tag", "q3 Q0 d2\r1 1 tag", "# a comment\rwith a lone CR",
+                     "q4 Q0 d5 1 1 t\r \r"]),
 ), min_size=1, max_size=40)
 
 
@@ -205,3 +207,41 @@ def test_a_line_beyond_the_length_limit_is_the_readers_error(tmp_path: Path, fmt
                                   "is this a text file with one record per line?")
     for split in (1 << 16, 1 << 27):
         assert spark_outcome(path, fmt, split, 0) == local
+
+
+MSMARCO_GROUPS = st.lists(st.tuples(st.integers(0, 4), st.integers(1, 6),
+                                    st.sampled_from([None, None, None, "0", "9", "x", "2"]), st.integers(0, 5),
+                                    st.booleans()), min_size=1, max_size=12)
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(groups=MSMARCO_GROUPS, split=st.integers(1, 80), seed=st.integers(0, 1000))
+def test_a_detected_msmarco_run_has_rank_sequences_checked_as_the_reader_does(tmp_path: Path, groups: list[Any],
+                                                                              split: int, seed: int) -> None:
+    # runs of lines of one query (a query may come back later), ranks 1..n with now and then a wrong one at a
+    # random place, comments between: the reader's check (every line, in file order) and the one the Spark
+    # parser and the driver share (runs of lines per block and batch, joined in ordinal order) agree
+    lines = []
+    for q, n, wrong, at, comment in groups:
+        for i in range(n):
+            lines.append(f"q{q} d{len(lines)} {wrong if wrong is not None and i == min(at, n - 1) else i + 1}")
+            if comment and i == 0:
+                lines.append("# between")
+    path = tmp_path / "run.tsv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = careful_table(TextFile(path), LAYOUTS[("run", "msmarco")])
+    try:
+        check_rank_sequences(table, str(path))
+        local: Any = None
+    except GainscopeError as exc:
+        local = (type(exc), str(exc))
+    _, facts, index = read_like_spark(path, "msmarco", split, seed, check_ranks=True)
+    info = RunInfo(label=str(path), name=None, default_name=None, unit="line",
+                   locate=lambda o: (str(path), index.line(o)[1]))
+    try:
+        _check_rank_runs(facts, info)
+        spark: Any = None
+    except GainscopeError as exc:
+        spark = (type(exc), str(exc))
+    assert spark == local

@@ -174,6 +174,8 @@ def test_bad_values_duplicates_and_encoding_are_the_readers_errors(spark: Any, t
         "duplicate": [*good[:30], good[3], *good[30:], good[200]],
         "encoding": [*good[:10], "q00 Q0 d\udcff 1 1 sys", *good[10:]],
         "header": ["qid Q0 docno rank score run", *good],
+        # detected as MS MARCO from its first lines; a query comes back on line 101 (past Spark's look at the head)
+        "msmarco": [f"q{i // 10:02d} d{i} {i % 10 + 1}" for i in range(100)] + ["q00 d999 11"],
     }
     for case, lines in cases.items():
         path = tmp_path / f"{case}.txt"

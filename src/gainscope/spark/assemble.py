@@ -32,6 +32,7 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.errors import FormatError, InputError, InputWarning
 from gainscope.evaluation import warn_undefined
+from gainscope.io.detect import not_ranks_error
 from gainscope.io.frames import (
     Origin,
     duplicate_error,
@@ -48,6 +49,7 @@ from gainscope.metrics.profiles import ProfileUse
 from gainscope.metrics.trec_eval import TrecOverrides
 from gainscope.results import Results
 from gainscope.spark.facts import Facts, Problem
+from gainscope.spark.parse import first_rank_problem
 
 __all__ = ["Locator", "RunInfo", "assemble", "merged_facts", "raise_problem", "trec_overrides"]
 
@@ -116,6 +118,18 @@ def raise_problem(problem: Problem, facts: Facts, run: RunInfo) -> None:
     raise Origin(path, run.unit if loc is not None else None).error(problem.message, loc, problem.text)
 
 
+def _check_rank_runs(facts: Facts, run: RunInfo) -> None:
+    """A detected MS MARCO run: each query's ranks 1, 2, ..., n, its lines together, or the refusal of the
+    format, as the reader's check words it (:func:`gainscope.io.trec.check_rank_sequences`)."""
+    if not facts.rank_runs:
+        return
+    found = first_rank_problem(facts.rank_runs)
+    if found is not None:
+        ordinal, qid, value, want = found
+        path, line = run.locate(ordinal)
+        raise not_ranks_error(path or run.label or "", line, qid, value, want)  # type: ignore[arg-type]
+
+
 def _check_presence(facts: Facts, run: RunInfo) -> None:
     """JSON Lines: scores (and ranks) given for every document or for none, as the reader requires."""
     for role in ("score", "rank"):
@@ -170,6 +184,7 @@ def assemble(table: pa.Table, facts: Facts, *, judgments: Judgments, metrics: Se
     problem = facts.first_problem()
     if problem is not None and problem.phase == "line":
         raise_problem(problem, facts, run)
+    _check_rank_runs(facts, run)
     _check_presence(facts, run)
     if problem is not None:
         raise_problem(problem, facts, run)

@@ -104,6 +104,8 @@ class Facts:
     presence: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
     # trec_eval's summary values that replace the mean (TrecOverrides.summary), summed: item index -> value
     trec_summary: dict[str, float] = field(default_factory=dict)
+    # a detected MS MARCO run: the runs of one query's consecutive lines (gainscope.spark.parse.rank_runs)
+    rank_runs: list[list[Any]] = field(default_factory=list)
 
     def note_presence(self, role: str, state: str, row: tuple[int, int, str]) -> None:
         """Record ``row`` as the first (so far) to give (``state="given"``) or miss ``role``."""
@@ -127,7 +129,8 @@ class Facts:
             problems=_first_problems(self.problems + other.problems),
             presence=_merge_presence(self.presence, other.presence),
             trec_summary={k: self.trec_summary.get(k, 0.0) + other.trec_summary.get(k, 0.0)
-                          for k in sorted(set(self.trec_summary) | set(other.trec_summary))})
+                          for k in sorted(set(self.trec_summary) | set(other.trec_summary))},
+            rank_runs=self.rank_runs + other.rank_runs)
 
     def add_problem(self, problem: Problem) -> None:
         """Record a problem (only the first of each phase is kept)."""
@@ -153,7 +156,8 @@ class Facts:
             dropped=data["dropped"], duplicates=data["duplicates"],
             not_nfc={c: dict(v) for c, v in data["not_nfc"].items()},
             tags=dict(data["tags"]), problems=[Problem(**p) for p in data["problems"]],
-            presence=data["presence"], trec_summary=dict(data.get("trec_summary", {})))
+            presence=data["presence"], trec_summary=dict(data.get("trec_summary", {})),
+            rank_runs=list(data.get("rank_runs", [])))
 
 
 def _merge_presence(a: dict[str, dict[str, list[Any]]], b: dict[str, dict[str, list[Any]]]

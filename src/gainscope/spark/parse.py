@@ -24,6 +24,7 @@ import dataclasses
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 import pyarrow as pa
@@ -33,11 +34,11 @@ from gainscope.io.frames import Origin
 from gainscope.io.jsonl import _Rows, _run_record  # the JSON Lines reader's own record rules
 from gainscope.io.jsonl import _type as json_type
 from gainscope.io.text import BOM, GZIP_MAGIC, MAX_LINE_BYTES, MAX_RECORD_BYTES, long_line_message
+from gainscope.io.trec import _LONE_CR as LONE_CR
+from gainscope.io.trec import _LONE_CR_MESSAGE as LONE_CR_MESSAGE
 from gainscope.io.trec import LAYOUTS, Layout
 from gainscope.io.trec import _columns_message as columns_message  # the TREC reader's own messages
 from gainscope.io.trec import _header_message as header_message
-from gainscope.io.trec import _LONE_CR as LONE_CR
-from gainscope.io.trec import _LONE_CR_MESSAGE as LONE_CR_MESSAGE
 from gainscope.io.trec import _looks_like_header as looks_like_header
 from gainscope.io.trec import _show as show
 from gainscope.spark.facts import Facts, Problem
@@ -63,6 +64,7 @@ class LinePlan:
 
     fmt: str
     extra_columns: str = "error"
+    check_ranks: bool = False  # a detected MS MARCO run: each query's ranks must be 1, 2, ..., n, its lines together
 
     @property
     def layout(self) -> Layout:
@@ -140,10 +142,10 @@ def parse_lines(batches: Iterable[pa.RecordBatch], plan: LinePlan) -> Iterator[p
             file, start = int(part["file"][0]), int(part["file_block_start"][0])
             block = blocks.setdefault((file, start), _Block(file, start))
             out = (block.records(part["value"], facts) if plan.fmt == "jsonl"
-                   else block.tokens(part["value"], plan.layout, facts))
+                   else block.tokens(part["value"], plan.layout, facts, check_ranks=plan.check_ranks))
             if out is not None:
                 yield out
-    if facts.problems or facts.presence:
+    if facts.problems or facts.presence or facts.rank_runs:
         yield _facts_batch(facts, plan)
 
 
@@ -227,8 +229,10 @@ class _Block:
                   pa.array(rows.rank, pa.string()), pa.array(rows.loc, pa.int64()), sub.to_arrow()]
         return pa.record_batch(arrays, names=LinePlan("jsonl").names)
 
-    def tokens(self, lines: pl.Series, layout: Layout, facts: Facts) -> pa.RecordBatch | None:
-        """TREC or MS MARCO lines split into the reader's tokens."""
+    def tokens(self, lines: pl.Series, layout: Layout, facts: Facts, *,
+               check_ranks: bool = False) -> pa.RecordBatch | None:
+        """TREC or MS MARCO lines split into the reader's tokens (with ``check_ranks``, the rank runs of the
+        lines recorded in ``facts``, see :func:`rank_runs`)."""
         positioned = self._positions(lines, facts)
         if positioned is None:
             return None
@@ -264,10 +268,56 @@ class _Block:
         parts = frame["parts"]
         roles = [role for role, _ in layout.roles if role not in ("query_id", "doc_id")]
         index = dict(layout.roles)
+        if check_ranks and frame.height:
+            facts.rank_runs += rank_runs(parts.list.get(index["query_id"]), parts.list.get(index["rank"]),
+                                         frame["_ord"])
         arrays = [pa.array([INPUT_KINDS["run"]] * frame.height, pa.int8())]
         arrays += [parts.list.get(index[r]).to_arrow().cast(pa.string()) for r in ("query_id", "doc_id", *roles)]
         arrays.append(frame["_ord"].to_arrow())
         return pa.record_batch(arrays, names=["_kind", "query_id", "doc_id", *roles, "_ord"])
+
+
+def rank_runs(query_ids: pl.Series, ranks: pl.Series, ordinals: pl.Series) -> list[list[Any]]:
+    """The runs of consecutive lines of one query among these data lines (in file order), for the check that a
+    detected MS MARCO run has each query's ranks 1, 2, ..., n, its lines together
+    (:func:`gainscope.io.trec.check_rank_sequences`; the driver finishes it, :func:`first_rank_problem`): each
+    ``[first ordinal, query id, lines, first rank token, its integer or None, break]``, where ``break`` is
+    ``[ordinal, token, k]`` for the first line ``k > 0`` of the run whose rank is not the first one's plus ``k``
+    (None when there is none)."""
+    frame = pl.DataFrame({"q": query_ids, "t": ranks, "o": ordinals}).with_columns(
+        (pl.col("q") != pl.col("q").shift(1)).fill_null(True).cum_sum().alias("g"),
+        pl.col("t").cast(pl.Int64, strict=False).alias("r"))  # as the reader's check casts the rank column
+    frame = frame.with_columns(pl.int_range(pl.len()).over("g").alias("k"), pl.col("r").first().over("g").alias("r0"))
+    frame = frame.with_columns(((pl.col("r") != pl.col("r0") + pl.col("k")).fill_null(True) & (pl.col("k") > 0))
+                               .alias("bad"))
+    runs = frame.group_by("g", maintain_order=True).agg(
+        pl.col("o").first(), pl.col("q").first(), pl.len().alias("n"), pl.col("t").first(), pl.col("r0").first(),
+        pl.col("o").filter(pl.col("bad")).first().alias("bo"), pl.col("t").filter(pl.col("bad")).first().alias("bt"),
+        pl.col("k").filter(pl.col("bad")).first().alias("bk"))
+    return [[o, q, n, t, r0, None if bo is None else [bo, bt, bk]]
+            for _, o, q, n, t, r0, bo, bt, bk in runs.iter_rows()]
+
+
+def first_rank_problem(runs: list[list[Any]]) -> tuple[int, str, str, int] | None:
+    """The first line (ordinal, query id, rank token, the rank expected there; 0 when the query comes back after
+    other queries) where the rank runs of every part of a detected MS MARCO run break the rule of
+    :func:`gainscope.io.trec.check_rank_sequences`; None when they keep it. Runs of one query that follow each
+    other in the file (cut by a block or a batch) are one run of its lines."""
+    seen: set[str] = set()
+    current: str | None = None
+    expected = 1
+    for ordinal, qid, count, token, first, cut in sorted(runs, key=lambda r: r[0]):
+        if qid != current:
+            if qid in seen:
+                return ordinal, qid, token, 0
+            seen.add(qid)
+            current, expected = qid, 1
+        if first != expected:
+            return ordinal, qid, token, expected
+        if cut is not None:
+            return cut[0], qid, cut[1], expected + cut[2]
+        expected += count
+    return None
 
 
 def _usable(lines: pl.Series, ordinals: pl.Series, starts: pl.Series, facts: Facts, *, limit: int,

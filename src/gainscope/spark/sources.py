@@ -73,6 +73,7 @@ def run_source(spark: Any, source: Any, *, format: str | None, name: str | None,
     label = ", ".join(paths)
     fmt = check_format(format, "run")
     files = _listed(spark, paths, label)
+    detected = fmt is None
     fmt = fmt or _detected(spark, files, _display(files, paths)[0])
     if fmt == "parquet":
         return _parquet_source(spark, paths, files, label, name, options)
@@ -81,7 +82,8 @@ def run_source(spark: Any, source: Any, *, format: str | None, name: str | None,
             raise PolicyError(f"{label}: the Spark backend reads text runs as UTF-8, not {encoding}; convert the "
                               f"file to UTF-8 (iconv -f {encoding} -t utf-8), write it as Parquet, or evaluate it "
                               f"with the local backend")
-        return _text_source(spark, paths, files, label, fmt, name, options, extra_columns)
+        return _text_source(spark, paths, files, label, fmt, name, options, extra_columns,
+                            check_ranks=detected and fmt == "msmarco")
     how = {"json": "write it as JSON Lines (one object per line)",
            "csv": "read it with spark.read.csv(path, header=True) and pass the DataFrame",
            "tsv": "read it with spark.read.csv(path, header=True, sep='\\t') and pass the DataFrame"}[fmt]
@@ -222,8 +224,8 @@ def _lines(spark: Any, paths: Sequence[str], files: list[str]) -> Any:
 
 
 def _text_source(spark: Any, paths: list[str], files: list[str], label: str, fmt: str, name: str | None,
-                 options: dict[str, Any], extra_columns: str) -> RunSource:
-    plan = LinePlan(fmt, extra_columns)
+                 options: dict[str, Any], extra_columns: str, *, check_ranks: bool = False) -> RunSource:
+    plan = LinePlan(fmt, extra_columns, check_ranks)
     with quiet():
         rows = _lines(spark, paths, files).mapInArrow(lambda batches: parse_lines(batches, plan), stream_schema(plan))
     locations = _TextLocations(spark, paths, files, _display(files, paths))
