@@ -216,7 +216,7 @@ def test_inputs_the_backend_refuses_say_what_to_do(spark: Any, tmp_path: Path) -
 
 # ---------------------------------------------------------------------- the command line
 def test_cli_backend_spark_prints_what_the_local_backend_prints(spark: Any, cli_runner: Any, tmp_path: Path) -> None:
-    qrels, run, _ = write_data(tmp_path)
+    qrels, run, frame = write_data(tmp_path)
     for args in (["-m", "all_trec", "-f", "trec_eval", "-q", "-c"],
                  ["-m", "all_trec", "-f", "trec_eval", "-J", "--trec-eval-version", "9", "--name", "mine"],
                  ["-m", "nDCG@10 AP", "-f", "json", "-M", "10", "--profile", "quepid"]):
@@ -225,6 +225,11 @@ def test_cli_backend_spark_prints_what_the_local_backend_prints(spark: Any, cli_
                             "--spark-conf", "spark.sql.shuffle.partitions=2")
         assert local[0] == 0
         assert remote == local
+    other = tmp_path / "other.parquet"
+    frame.with_columns(pl.col("score") * -1).write_parquet(other)
+    local = cli_runner("compare", str(qrels), str(run), str(other), "-m", "AP nDCG@10", "-f", "json")
+    assert local[0] == 0 and cli_runner("compare", str(qrels), str(run), str(other), "-m", "AP nDCG@10", "-f", "json",
+                                        "--backend", "spark") == local
     assert cli_runner("evaluate", str(qrels), str(run), "--master", "local[2]")[0] == 2
     code, _, err = cli_runner("evaluate", str(qrels), str(run), "--bounds", "--backend", "spark")
     assert code == 2 and "--bounds is computed by the local backend only; drop --backend spark or --bounds" in err
