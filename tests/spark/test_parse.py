@@ -214,7 +214,7 @@ MSMARCO_GROUPS = st.lists(st.tuples(st.integers(0, 4), st.integers(1, 6),
                                     st.booleans()), min_size=1, max_size=12)
 
 
-@settings(max_examples=200, derandomize=True, database=None, deadline=None,
+@settings(max_examples=60, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(groups=MSMARCO_GROUPS, split=st.integers(1, 80), seed=st.integers(0, 1000))
 def test_a_detected_msmarco_run_has_rank_sequences_checked_as_the_reader_does(tmp_path: Path, groups: list[Any],
