@@ -12,16 +12,18 @@ setup.py or the C scanner's source changes. ``demo`` ends by printing how to run
 installed in .venv, which is not on your PATH).
 
 Some tests need programs that PyPI does not provide (SYSTEM_NEEDS below; the README lists them): a headless
-Chromium for the browser tests of the HTML report and the dashboard (tests/render/browser.py), and PostgreSQL for the
-dashboard's workspace in PostgreSQL (tests/server/postgres.py starts a server). When one is missing, ``test`` says what
-it needs and why, then installs the Debian package with apt-get if it runs as root where apt-get exists (as CI
-does) and GAINSCOPE_NO_APT is not 1; otherwise it says which tests will be skipped.
+Chromium for the browser tests of the HTML report and the dashboard (tests/render/browser.py), PostgreSQL for the
+dashboard's workspace in PostgreSQL (tests/server/postgres.py starts a server), and Java 17 for the Spark
+backend's tests (tests/spark). When one is missing, ``test`` says what it needs and why, then installs the Debian
+package with apt-get if it runs as root where apt-get exists (as CI does) and GAINSCOPE_NO_APT is not 1;
+otherwise it says which tests will be skipped.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,12 +65,24 @@ def _postgres_found() -> bool:
     return bool(list(Path("/usr/lib/postgresql").glob("*/bin/initdb"))) or bool(shutil.which("initdb"))
 
 
+def _java_found() -> bool:
+    """Java 17 or newer on PATH (what Spark 4 runs on)."""
+    java = shutil.which("java")
+    if java is None:
+        return False
+    done = subprocess.run([java, "-version"], capture_output=True, text=True)
+    match = re.search(r'version "(\d+)', done.stderr + done.stdout)
+    return bool(match) and int(match.group(1)) >= 17
+
+
 #: what ``test`` installs with apt-get when missing (as root); the README's table lists the same
 SYSTEM_NEEDS = (
     SystemNeed("a headless Chromium", "the HTML report's and the dashboard's browser tests (tests/render, "
                "tests/server)", _browser_found, ("chromium",)),
     SystemNeed("PostgreSQL (initdb, pg_ctl)", "the dashboard's PostgreSQL workspace tests (tests/server)",
                _postgres_found, ("postgresql",)),
+    SystemNeed("Java 17 or newer", "the Spark backend's tests (tests/spark)", _java_found,
+               ("openjdk-17-jre-headless",)),
 )
 
 

@@ -6,6 +6,7 @@
     ├── InputError (ValueError)                bad judgments / runs / files
     │   ├── FormatError                        .path, .line, .text: a line or record that cannot be read
     │   ├── InconsistentInputError             duplicates, conflicting grades, no query overlap, empty input
+    │   │   └── DuplicateError                 .query_id, .doc_id, .locations, .extra: a doc twice in a ranking
     │   ├── UnknownFormatError                 the format cannot be detected or is not supported (input files,
     │   │                                      output formats of the renderers)
     │   ├── NotFoundError                      a named thing that does not exist (a dashboard case, query, job)
@@ -32,6 +33,7 @@
     ├── EngineConfigError (InputError)         an engine declaration, template or knob that cannot be used
     ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
     ├── RenderError (ValueError)               a renderer given what it cannot draw (an HTML table, figure, SVG)
+    ├── SparkError                             Apache Spark could not run an evaluation (gainscope.spark)
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -71,6 +73,7 @@ from typing import ClassVar
 
 __all__ = [
     "BudgetExceededError",
+    "DuplicateError",
     "EngineConfigError",
     "EngineError",
     "EngineRequestError",
@@ -97,6 +100,7 @@ __all__ = [
     "RenderError",
     "ScorerError",
     "SpanError",
+    "SparkError",
     "StoreError",
     "TemporalGradeError",
     "UndefinedMetricWarning",
@@ -183,6 +187,19 @@ class UnresolvedTimeError(InputError):
 
 class InconsistentInputError(InputError):
     """Input that reads fine but contradicts itself or the other input (duplicates, no overlap)."""
+
+
+class DuplicateError(InconsistentInputError):
+    """A document listed more than once for a query of a run: ``query_id``, ``doc_id``, the ``locations`` of its
+    first two rows (lines or rows, as the input counts them) and the ``extra`` duplicate rows of the whole run."""
+
+    def __init__(self, message: str, *, query_id: str, doc_id: str, locations: tuple[int, int],
+                 extra: int) -> None:
+        self.query_id = query_id
+        self.doc_id = doc_id
+        self.locations = locations
+        self.extra = extra
+        super().__init__(message)
 
 
 class UnknownFormatError(InputError):
@@ -345,6 +362,12 @@ class StoreError(GainscopeError, OSError):
 class RenderError(GainscopeError, ValueError):
     """A renderer was given what it cannot draw: an HTML table whose rows do not fit its header, SVG or PNG that
     is not one, a section left open (:mod:`gainscope.render.html`). A fault of the calling code, not of the data."""
+
+
+class SparkError(GainscopeError):
+    """Apache Spark could not run an evaluation (:mod:`gainscope.spark`): the session does not start, a worker
+    cannot import gainscope, a worker died or ran out of memory. The message says what Spark reported and
+    what to change."""
 
 
 class MissingDependencyError(GainscopeError, ImportError):

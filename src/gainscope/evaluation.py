@@ -39,7 +39,7 @@ from gainscope.metrics.resolve import MetricsArg, resolve_metrics, resolve_metri
 from gainscope.results import Results
 
 __all__ = ["MetricsArg", "compute", "evaluate", "evaluate_prepared", "evaluate_runs", "ranked_query", "resolve_metrics",
-           "run_label"]
+           "run_label", "warn_undefined"]
 
 
 def _setup(metrics: MetricsArg, policies: Policies | None, profile: str | Profile | None,
@@ -55,10 +55,14 @@ def _setup(metrics: MetricsArg, policies: Policies | None, profile: str | Profil
 
 
 def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = (),
-            warn: bool = True, profile: ProfileUse | None = None) -> Results:
+            warn: bool = True, profile: ProfileUse | None = None, max_grade: float | None = None) -> Results:
     """Run every metric's kernel on a judged run and apply the ``missing_queries`` and ``undefined``
     policies. Warns (UndefinedMetricWarning) when undefined values were filled with 0. ``profile`` is the
-    profile the metrics and policies come from, echoed with the results."""
+    profile the metrics and policies come from, echoed with the results.
+
+    ``max_grade``: the largest judged grade of every evaluated query, for an evaluation that computes a part
+    of its queries at a time (:mod:`gainscope.spark`); None takes ``jr``'s own. Every other value of a query
+    depends on that query alone."""
     policies = jr.policies
     for m in metrics:
         m.check_policies(policies)
@@ -66,7 +70,7 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
             raise PolicyError(f"{m} is not a session metric: it reads a ranking of distinct documents, and a session "
                               "repeats them; ask for the session metrics (iterCG, iterDCG, RG, ..., sDCG: `gainscope "
                               "metrics` lists them)")
-    ctx = Context(jr)
+    ctx = Context(jr, max_grade=max_grade)
     nq = jr.num_queries
     values = np.zeros((nq, len(metrics)))
     undefined = np.zeros((nq, len(metrics)), dtype=bool)
@@ -93,7 +97,7 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
         kept = undefined & np.array([not m.undefined_scores_zero for m in metrics], dtype=bool)
         values[undefined & ~kept] = 0.0
         if warn and (undefined & ~kept).any():
-            _warn_undefined(jr, metrics, undefined & ~kept)
+            warn_undefined(jr.query_ids, metrics, undefined & ~kept)
         for j in np.flatnonzero(kept.any(axis=0)).tolist():
             ids = [jr.query_ids[i] for i in np.flatnonzero(kept[:, j]).tolist()]
             extra_notes.append(f"{metrics[j]}: undefined for {len(ids)} quer{'y' if len(ids) == 1 else 'ies'}, "
@@ -103,14 +107,15 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
                    notes=tuple(notes) + tuple(extra_notes), profile=profile, censored=censored)
 
 
-def _warn_undefined(jr: JudgedRun, metrics: Sequence[Metric], undefined: np.ndarray) -> None:
+def warn_undefined(query_ids: Sequence[str], metrics: Sequence[Metric], undefined: np.ndarray) -> None:
+    """The UndefinedMetricWarning of values filled with 0 (``undefined`` is queries x metrics)."""
     groups: dict[tuple[int, ...], list[str]] = {}
     for j, m in enumerate(metrics):
         rows = tuple(np.flatnonzero(undefined[:, j]).tolist())
         if rows:
             groups.setdefault(rows, []).append(str(m))
     for rows, names in groups.items():
-        ids = [jr.query_ids[i] for i in rows]
+        ids = [query_ids[i] for i in rows]
         what = ", ".join(names)
         warnings.warn(UndefinedMetricWarning(
             f"{what} {'is' if len(names) == 1 else 'are'} undefined for {len(ids)} quer"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,8 @@ class Results:
     policies: Policies
     coverage: Coverage
     notes: tuple[str, ...] = ()
+    #: string-valued per-query extras by name, then query id: trec_eval's relstring from the Spark backend
+    extras: dict[str, dict[str, str]] = field(default_factory=dict)
     #: the convention profile the metrics and policies came from, and what was given over it
     profile: ProfileUse | None = None
     #: ``queries x metrics``, True where a value is censored (a stand-in at a cap, see

@@ -120,3 +120,12 @@ def test_readme_lists_what_dev_py_installs(dev: ModuleType) -> None:
     for need in dev.SYSTEM_NEEDS:
         assert any(line.startswith(f"| {need.program}") and f"| `{' '.join(need.debian)}` |" in line
                    for line in readme.splitlines()), need
+
+
+def test_java_is_a_system_need_of_the_spark_tests(dev: ModuleType, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(dev.shutil, "which", lambda name: None)  # no java (and no apt-get)
+    monkeypatch.setattr(dev, "SYSTEM_NEEDS", tuple(n for n in dev.SYSTEM_NEEDS if n.program.startswith("Java")))
+    dev.ensure_system()
+    assert capsys.readouterr().out == (
+        "note: Java 17 or newer is not installed (no apt-get here, so dev.py does not install Debian's "
+        "openjdk-17-jre-headless): the Spark backend's tests (tests/spark) will be skipped\n")

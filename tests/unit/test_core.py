@@ -175,6 +175,24 @@ def test_prepared_judgments_serve_many_runs_and_subsets() -> None:
     assert skip.query_ids == ("q1", "q3") and skip.judged_grades.tolist() == [2.0, 1.0]
 
 
+def test_an_empty_run_accepted_with_allow_empty_evaluates_under_both_missing_policies(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # with missing_queries='skip' no query is evaluated: the builder used to crash (TypeError from numpy)
+    # on the empty query index polars leaves typed as text
+    import warnings
+
+    from gainscope.io import read_run
+
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n", encoding="utf-8")
+    (tmp_path / "empty.run").write_text("", encoding="utf-8")
+    run = read_run(tmp_path / "empty.run", format="trec", allow_empty=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zero = gainscope.evaluate(str(tmp_path / "q.txt"), run, ["AP"], depth=8)
+        skip = gainscope.evaluate(str(tmp_path / "q.txt"), run, ["AP"], depth=8, missing_queries="skip")
+    assert zero.per_query("AP") == {"q1": 0.0}
+    assert skip.query_ids == () and skip.values.shape == (0, 1)
+
+
 def test_judgments_from_dict_mixing_int_and_float_grades() -> None:
     # {"a": 2, "c": 1.5}: the first grade is an int, a later one a float. (Regression: polars inferred an
     # integer column from the first grade and raised a TypeError traceback on 1.5.)

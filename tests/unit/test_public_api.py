@@ -31,12 +31,13 @@ PUBLIC: dict[str, list[str]] = {
         "cli", "main",
     ],
     "gainscope.errors": [
-        "BudgetExceededError", "EngineConfigError", "EngineError", "EngineRequestError", "EngineResponseError",
+        "BudgetExceededError", "DuplicateError", "EngineConfigError", "EngineError", "EngineRequestError",
+        "EngineResponseError",
         "EngineStoppedError", "FatalRequestError", "FileAccessError", "FormatError", "GainscopeError",
         "GainscopeWarning", "InconsistentInputError", "InputError", "InputWarning", "InvalidParameterError",
         "JudgeAnswerError", "JudgeError", "JudgeRequestError", "MetricError", "MetricSyntaxError",
         "MissingDependencyError", "NotFoundError", "PolicyError", "QueryCoverageWarning", "RenderError", "ScorerError",
-        "SpanError", "StoreError",
+        "SpanError", "SparkError", "StoreError",
         "TemporalGradeError", "UndefinedMetricWarning", "UnknownFormatError", "UnknownMetricError",
         "UnresolvedTimeError", "about", "format_ids", "loose_match", "option", "spell",
     ],
@@ -55,6 +56,9 @@ PUBLIC: dict[str, list[str]] = {
         "Engine", "Hit", "Progress", "QueryResult", "RetryPolicy", "RunOutcome", "RunSettings", "SearchQuery",
         "SearchResponse", "Snapshot", "SnapshotStore", "as_engine", "load_engine", "read_engines",
         "read_search_queries", "replay", "results_to_run", "run_queries", "run_tag", "search_queries",
+    ],
+    "gainscope.spark": [
+        "SparkEvaluation", "compare", "evaluate", "evaluate_runs", "read_judgments", "session",
     ],
     "gainscope.temporal": [
         "Extraction", "FocusTime", "Mention", "PERIODS", "SharedJudge", "TemporalCoverage", "TemporalDiversity",

@@ -32,14 +32,15 @@ from gainscope.errors import (
     MetricError,
     MissingDependencyError,
     PolicyError,
+    SparkError,
     StoreError,
     about,
     spell,
 )
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "bounds_of_files", "conventions_from", "emit",
-           "guarded", "number_list", "policy_options", "profile_option", "rating_scale", "reader_options",
-           "run_options_from", "split_metrics", "with_options"]
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "backend_options", "bounds_of_files",
+           "conventions_from", "emit", "guarded", "number_list", "policy_options", "profile_option", "rating_scale",
+           "reader_options", "run_options_from", "spark_evaluations", "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -51,7 +52,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, (MetricError, PolicyError)):
         return EXIT_USAGE
-    if isinstance(exc, (MissingDependencyError, JudgeError, EngineError, StoreError, FileAccessError, OSError)):
+    if isinstance(exc, (MissingDependencyError, JudgeError, EngineError, StoreError, FileAccessError, OSError,
+                        SparkError)):
         return EXIT_IO
     if isinstance(exc, InputError):
         return EXIT_INPUT
@@ -357,6 +359,72 @@ def read_judgments_and_run_options(judgments: str, kwargs: dict[str, Any]) -> tu
     return j, options
 
 
+def backend_options(fn: F) -> F:
+    """Where runs are evaluated: here, or on Apache Spark (``--backend spark``). Named --backend, not
+    --engine: in gainscope an engine is a search engine (``gainscope search --engine``)."""
+    options = [
+        click.option("--backend", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+                     help="Evaluate here, or on Apache Spark (runs too large for one machine; same numbers; needs "
+                          "pip install 'gainscope[spark]' and Java 17)."),
+        click.option("--master", default=None,
+                     help="With --backend spark: the Spark master (local[2], spark://host:7077, yarn...). "
+                          "Default: local[*]."),
+        click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+                     help="With --backend spark: a Spark setting (repeat for several), e.g. "
+                          "--spark-conf spark.executor.memory=8g."),
+        click.option("--partitions", type=click.IntRange(min=1), default=None,
+                     help="With --backend spark: partitions of the run (default: spark.sql.shuffle.partitions)."),
+    ]
+    return with_options(fn, options)
+
+
+def _backend(kwargs: dict[str, Any]) -> tuple[str, str | None, tuple[str, ...], int | None]:
+    """Pop the backend options: ``--backend``, ``--master``, ``--spark-conf``, ``--partitions`` (the last three
+    refused without ``--backend spark``)."""
+    backend, master = kwargs.pop("backend", "local"), kwargs.pop("master", None)
+    conf_items, partitions = kwargs.pop("spark_conf", ()), kwargs.pop("partitions", None)
+    if backend != "spark":
+        given = [flag for flag, value in (("--master", master), ("--spark-conf", conf_items),
+                                          ("--partitions", partitions)) if value]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} only apply with --backend spark")
+    return backend, master, conf_items, partitions
+
+
+def local_backend(kwargs: dict[str, Any], what: str) -> None:
+    """Pop the backend options, refusing ``--backend spark`` for ``what`` (a flag computed here only)."""
+    if _backend(kwargs)[0] == "spark":
+        raise click.UsageError(f"{what} is computed by the local backend only; drop --backend spark or {what}")
+
+
+def spark_evaluations(judgments: str, runs: tuple[str, ...], metrics: list[Any], conventions: Conventions,
+                      kwargs: dict[str, Any], *, names: tuple[str, ...] = (), relstring: int | None = None,
+                      trec_eval: tuple[Any, bool] | None = None) -> Any:
+    """Evaluate on Spark with the reader and backend options popped from ``kwargs`` (one SparkEvaluation per
+    run), when ``--backend spark``; None (nothing popped but the backend options) otherwise. ``metrics`` are
+    metric objects already resolved under ``conventions``."""
+    backend, master, conf_items, partitions = _backend(kwargs)
+    if backend != "spark":
+        return None
+    conf: dict[str, str] = {}
+    for item in conf_items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE; got {item!r}", param_hint="--spark-conf")
+        conf[key.strip()] = value
+    if "-" in (judgments, *runs):
+        raise click.UsageError("--backend spark reads files Spark can reach, not standard input (-)")
+    check_names(names, runs)
+    run_options = run_options_from(kwargs)
+    from gainscope.spark import evaluate_runs, session
+
+    return evaluate_runs(judgments, runs, metrics, spark=session(master, conf), policies=conventions.policies,
+                         profile_use=conventions.use, names=list(names) if names else None,
+                         judgments_format=kwargs.pop("judgments_format"), on_conflict=kwargs.pop("on_conflict"),
+                         float_grades=kwargs.pop("float_grades"), partitions=partitions, relstring=relstring,
+                         trec_eval=trec_eval, **run_options)
+
+
 def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kwargs: dict[str, Any], *,
                    names: tuple[str, ...] = (), conventions: Conventions | None = None) -> list[Any]:
     """Evaluate run files against a judgments file with the policy and reader options popped from ``kwargs``
@@ -371,6 +439,9 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
     metrics = conventions.resolve(metrics)
     for m in metrics:
         m.check_policies(policies)
+    on_spark = spark_evaluations(judgments, runs, metrics, conventions, kwargs, names=names)
+    if on_spark is not None:
+        return [e.results for e in on_spark]
     one_stdin(judgments, *runs)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
     return evaluate_prepared(judg, runs, metrics, policies, profile=conventions.use, names=names, **run_options)
@@ -402,6 +473,7 @@ def bounds_of_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], k
     from gainscope.bounds import bounds_runs
     from gainscope.io import read_run
 
+    local_backend(kwargs, "--bounds")
     one_stdin(judgments, *runs)
     check_names(names, runs)
     conventions = conventions if conventions is not None else conventions_from(kwargs)

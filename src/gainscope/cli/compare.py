@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    backend_options,
     bounds_of_files,
     emit,
     evaluate_files,
@@ -120,6 +121,7 @@ def comparison_and_bounds(judgments: str, runs: tuple[str, ...], metrics: tuple[
 @profile_option
 @policy_options
 @reader_options
+@backend_options
 @guarded
 def compare_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], fmt: str, output: Path | None,
                 bounds: bool, **kwargs: Any) -> None:

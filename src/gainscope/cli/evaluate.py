@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    backend_options,
     bounds_of_files,
     check_names,
     conventions_from,
@@ -20,6 +21,7 @@ from gainscope.cli.common import (
     profile_option,
     read_judgments_and_run_options,
     reader_options,
+    spark_evaluations,
     split_metrics,
 )
 from gainscope.errors import spell
@@ -56,6 +58,7 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 @profile_option
 @policy_options
 @reader_options
+@backend_options
 @guarded
 def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], per_query: bool, fmt: str,
                  output: Path | None, run_names: tuple[str, ...], bounds: bool, num_docs: int,
@@ -102,17 +105,28 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
         return
     one_stdin(judgments, *runs)
     check_names(run_names, runs)
-    judg, run_options = read_judgments_and_run_options(judgments, kwargs)
+    rel_item = next((it for it in items if it.family == "relstring"), None)
     chunks = []
+    on_spark = spark_evaluations(judgments, runs, mets, conventions, kwargs, names=run_names,
+                                 relstring=int(rel_item.param) if rel_item is not None and per_query else None,
+                                 trec_eval=(items, complete) if fmt == "trec_eval" else None)
+    if on_spark is not None:
+        all_results = []
+        for ev in on_spark:
+            all_results.append(ev.results)
+            if fmt == "trec_eval":
+                rs = ev.results.extras.get("relstring") if rel_item is not None and per_query else None
+                chunks.append((ev.results, rs, ev.trec_overrides))
+    else:
+        judg, run_options = read_judgments_and_run_options(judgments, kwargs)
 
-    def trec_eval_parts(jr: Any, res: Any) -> None:  # what trec_eval's text takes from each judged run
-        if fmt == "trec_eval":
-            rel_item = next((it for it in items if it.family == "relstring"), None)
-            rs = relstrings(jr, rel_item.param) if rel_item is not None and per_query else None
-            chunks.append((res, rs, trec_eval_overrides(items, jr, complete=complete)))
+        def trec_eval_parts(jr: Any, res: Any) -> None:  # what trec_eval's text takes from each judged run
+            if fmt == "trec_eval":
+                rs = relstrings(jr, rel_item.param) if rel_item is not None and per_query else None
+                chunks.append((res, rs, trec_eval_overrides(items, jr, complete=complete)))
 
-    all_results = evaluate_prepared(judg, runs, mets, policies, profile=conventions.use, names=run_names,
-                                    each=trec_eval_parts, **run_options)
+        all_results = evaluate_prepared(judg, runs, mets, policies, profile=conventions.use, names=run_names,
+                                        each=trec_eval_parts, **run_options)
     if fmt == "trec_eval":
         # several runs: a fourth column with the run's name (its path when two runs share a name)
         labels: list[str | None] = [None] * len(runs)

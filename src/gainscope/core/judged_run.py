@@ -83,6 +83,10 @@ class Coverage:
     missing: tuple[str, ...] = ()   # judged, not ranked (scored 0 or skipped, by policy)
     ignored: tuple[str, ...] = ()   # ranked, not judged (always ignored)
     tied_groups: int = 0            # groups of equal scores within a query, broken by the ties policy
+    # steps down the score order between neighbours of a query, and those that go to a better (smaller) rank:
+    # the material of the "are the scores distances?" warning (not in as_dict; a distributed engine adds them up)
+    rank_steps: int = 0
+    rank_down: int = 0
 
     def as_dict(self) -> dict[str, object]:
         """Counts and the ids involved, for JSON output."""
@@ -345,11 +349,13 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
     universe, missing, ignored = _query_universe(judged_q, ranked_q, policies, judgments.source, run.source)
     ranked_set = set(ranked_q)
     rows, order_by_scores = _ordered_rows(rframe, jframe, universe, run, policies)
-    q = rows["_q"].to_numpy()
+    # astype: with no evaluated query polars types the empty query index as text, whatever return_dtype says
+    q = rows["_q"].to_numpy().astype(np.int64, copy=False)
     scores = rows["score"].to_numpy().astype(np.float64, copy=False)
     tie_start, tied_groups = _tie_groups(q, scores, order_by_scores)
     _warn_ties(tied_groups, policies)
-    _warn_rank_contradicts_scores(rows, q, scores, policies)
+    rank_down, rank_steps = _rank_contradictions(rows, q, scores, policies)
+    _warn_if_distances(rank_down, rank_steps)
 
     grades = rows["grade"].to_numpy().astype(np.float64, copy=False)
     candidate = np.ones(len(q), dtype=bool)
@@ -383,7 +389,7 @@ def build_judged_run(judgments: Judgments | PreparedJudgments, run: Run, policie
     judged_offsets, judged_grades, judged_doc_ids = _judged_grades(prepared, universe, policies)
     missing_mask = np.array([u not in ranked_set for u in universe], dtype=bool)
 
-    coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored, tied_groups)
+    coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored, tied_groups, rank_steps, rank_down)
     rank = np.arange(1, len(q) + 1, dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
     rank_of_row = np.zeros(len(q_all), dtype=np.int64)
     rank_of_row[keep] = rank
@@ -456,12 +462,16 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     rows = positions.hit_row[take]
     rank = positions.hit_rank[take].astype(np.int64, copy=False)
     grades = prepared.row_grades[rows]
+    rank_down = rank_steps = 0
     if policies.ties == "trec_eval":
         _warn_ties(int(positions.tied_groups[ranked[has]].sum()), policies)
-        _warn_if_distances(int(positions.rank_down[ranked[has]].sum()), int(positions.rank_steps[ranked[has]].sum()))
+        rank_down = int(positions.rank_down[ranked[has]].sum())
+        rank_steps = int(positions.rank_steps[ranked[has]].sum())
+        _warn_if_distances(rank_down, rank_steps)
     judged_offsets, judged_grades, judged_doc_ids = _judged_grades(prepared, universe, policies)
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored,
-                        int(positions.tied_groups[ranked[has]].sum()) if policies.ties != "rank" else 0)
+                        int(positions.tied_groups[ranked[has]].sum()) if policies.ties != "rank" else 0,
+                        rank_steps, rank_down)
     one = np.ones(len(rank), dtype=np.int64)
     empty_f, empty_i = np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
     return JudgedRun(
@@ -588,16 +598,18 @@ class _TieGroups:
         return self.cut_rows[judged], self.cut_group[judged]
 
 
-def _warn_rank_contradicts_scores(rows: pl.DataFrame, q: np.ndarray, scores: np.ndarray,
-                                  policies: Policies) -> None:
-    """Scores that grow with the rank column usually are distances: ordering by score reverses the run."""
+def _rank_contradictions(rows: pl.DataFrame, q: np.ndarray, scores: np.ndarray,
+                         policies: Policies) -> tuple[int, int]:
+    """Scores that grow with the rank column usually are distances: ordering by score reverses the run.
+    Returns the steps down the score order that go to a better rank, and the steps (0, 0 when the run has
+    no ranks or no scores, or is ordered by rank)."""
     if policies.ties == "rank" or rows["rank"].null_count() == rows.height or np.isnan(scores).all():
-        return
+        return 0, 0
     ranks = rows["rank"].to_numpy()  # integers, or floats with NaN where ranks are missing
     # rows are sorted by score descending within each query: the rank column should then ascend
     same_q = q[1:] == q[:-1]
     down = (ranks[1:] < ranks[:-1])[same_q]  # compared as integers: exact for any int64 rank
-    _warn_if_distances(int(np.count_nonzero(down)), len(down))
+    return int(np.count_nonzero(down)), len(down)
 
 
 def _warn_if_distances(descending: int, steps: int) -> None:

@@ -35,8 +35,8 @@ from gainscope.errors import PolicyError, UnknownFormatError, option
 from gainscope.io.frames import ALIASES
 from gainscope.io.text import BOM, HEAD_BYTES, TextFile
 
-__all__ = ["FORMATS", "KINDS", "check_format", "detect_format", "detect_text_format", "format_option", "guess_kind",
-           "not_ranks_error", "rank_sequence_problem"]
+__all__ = ["FORMATS", "KINDS", "check_format", "detect_format", "detect_head_format", "detect_text_format",
+           "format_option", "guess_kind", "not_ranks_error", "rank_sequence_problem"]
 
 FORMATS: dict[str, tuple[str, ...]] = {
     "judgments": ("trec", "qrels3", "jsonl", "json", "csv", "tsv", "beir", "parquet"),
@@ -86,10 +86,16 @@ def detect_format(path: str | os.PathLike[str], *, kind: str) -> str:
 
 def detect_text_format(src: TextFile, kind: str) -> str:
     """:func:`detect_format` for an opened :class:`~gainscope.io.text.TextFile`."""
-    head = src.head()
+    return detect_head_format(src.head(), src.suffix, kind, src.name)
+
+
+def detect_head_format(head: bytes, suffix: str, kind: str, name: str) -> str:
+    """The format of a file named ``name`` (in messages) whose first bytes are ``head`` and whose lower-case
+    extension (``.gz`` looked through) is ``suffix``; for files that are not opened here (read by Spark, for
+    example)."""
     if head.startswith(b"PAR1"):
         return "parquet"
-    by_name = _EXTENSIONS.get(src.suffix)
+    by_name = _EXTENSIONS.get(suffix)
     if head.startswith(BOM):
         head = head[3:]
     if by_name == "json":
@@ -97,12 +103,12 @@ def detect_text_format(src: TextFile, kind: str) -> str:
     if by_name in ("csv", "tsv"):
         line = _first_data_line(head)
         if line is not None and _looks_like_trec(line, kind):
-            return _sniff(head, kind, src.name)  # MS MARCO ships headerless TREC-style .tsv files
+            return _sniff(head, kind, name)  # MS MARCO ships headerless TREC-style .tsv files
         if by_name == "tsv" and kind == "judgments" and _first_tokens(head, "\t") == _BEIR_HEADER:
             return "beir"
     if by_name is not None:
         return by_name
-    return _sniff(head, kind, src.name)
+    return _sniff(head, kind, name)
 
 
 def _looks_like_trec(line: str, kind: str) -> bool:

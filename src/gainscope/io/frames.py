@@ -48,6 +48,7 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
 from gainscope.deferred import deferred_module
 from gainscope.errors import (
+    DuplicateError,
     FormatError,
     InconsistentInputError,
     InputError,
@@ -72,20 +73,26 @@ __all__ = [
     "TokenTable",
     "conflict_problem",
     "convert_run_values",
+    "duplicate_error",
     "duplicate_problem",
+    "duplicates_resolved_note",
+    "empty_error",
     "empty_message",
     "ensure_string_ids",
     "finish_judgments",
     "finish_run",
     "frame_table",
+    "infinite_scores_warning",
     "is_dataframe",
     "mapping_table",
+    "nan_scores_note",
     "resolve_columns",
     "resolve_judgment_duplicates",
     "resolve_run_duplicates",
     "row_checks",
     "row_problems",
     "run_tag",
+    "run_tags_warning",
     "scale_warnings",
     "strip_tokens",
     "table_from_columns",
@@ -660,7 +667,8 @@ def _warn_prefix(origin: Origin) -> str:
     return f"{origin.path}: " if origin.path else ""
 
 
-def _empty_error(kind: str, origin: Origin) -> InconsistentInputError:
+def empty_error(kind: str, origin: Origin) -> InconsistentInputError:
+    """The error for an input with no judgments or no ranked documents (``kind``: judgments or run)."""
     return InconsistentInputError(_warn_prefix(origin) + empty_message(kind, origin))
 
 
@@ -701,7 +709,7 @@ def finish_judgments(table: TokenTable, opts: JudgmentOptions) -> tuple[Judgment
 
 def _empty_judgments(table: TokenTable, opts: JudgmentOptions, notes: list[str]) -> Judgments:
     if not opts.allow_empty:
-        raise _empty_error("judgments", table.origin)
+        raise empty_error("judgments", table.origin)
     schema = {"query_id": pl.String, "doc_id": pl.String,
               "grade": pl.Float64 if opts.float_grades else pl.Int64}
     notes.append("empty input accepted (allow_empty=True)")
@@ -819,7 +827,7 @@ def finish_run(table: TokenTable, opts: RunOptions) -> tuple[Run, list[str]]:
 
 def _empty_run(table: TokenTable, opts: RunOptions, notes: list[str]) -> Run:
     if not opts.allow_empty:
-        raise _empty_error("run", table.origin)
+        raise empty_error("run", table.origin)
     notes.append("empty input accepted (allow_empty=True)")
     frame = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64,
                                  "rank": pl.Int64})
@@ -838,18 +846,28 @@ def convert_run_values(frame: pl.DataFrame, opts: RunOptions, where: str
     infinite = frame.filter(pl.col("score").is_infinite())
     if infinite.height:
         first = infinite.row(0, named=True)
-        warns.append(f"{where}{infinite.height} infinite score(s) accepted (first: {first['score']} for "
-                     f"query {first['query_id']!r}, doc {first['doc_id']!r}); they rank before (inf) or "
-                     f"after (-inf) every finite score")
+        warns.append(infinite_scores_warning(where, infinite.height, first["score"], first["query_id"],
+                                             first["doc_id"]))
     if opts.nan_score is not None:
         n_nan = frame.select(pl.col("score").is_nan().sum()).item()
         if n_nan:
             frame = frame.with_columns(
                 pl.when(pl.col("score").is_nan()).then(pl.lit(opts.nan_score)).otherwise(pl.col("score"))
                 .alias("score"))
-            replacement = _num_text(opts.nan_score)
-            notes.append(f"{n_nan} NaN score(s) replaced with {replacement} ({option('nan_score', replacement)})")
+            notes.append(nan_scores_note(n_nan, opts.nan_score))
     return frame, notes, warns
+
+
+def infinite_scores_warning(where: str, count: int, score: float, query_id: str, doc_id: str) -> str:
+    """The warning for ``count`` infinite scores, the first being ``score`` for ``query_id``, ``doc_id``."""
+    return (f"{where}{count} infinite score(s) accepted (first: {score} for query {query_id!r}, doc "
+            f"{doc_id!r}); they rank before (inf) or after (-inf) every finite score")
+
+
+def nan_scores_note(count: int, replacement: float) -> str:
+    """The note for ``count`` NaN scores replaced with ``replacement`` (``nan_score=``)."""
+    text = _num_text(replacement)
+    return f"{count} NaN score(s) replaced with {text} (nan_score={text!r})"
 
 
 def _num_text(value: float) -> str:
@@ -880,17 +898,17 @@ def resolve_run_duplicates(frame: pl.DataFrame, on_duplicate: str, origin: Origi
     dropped = frame.height - resolved.height
     if on_duplicate == "error":
         return resolved, []
-    note = f"duplicate docs resolved with {option('on_duplicate', on_duplicate)} ({dropped} row(s) dropped)"
-    return resolved, [note]
+    return resolved, [duplicates_resolved_note(on_duplicate, dropped)]
 
 
-def _duplicate_error(frame: pl.DataFrame, origin: Origin) -> InconsistentInputError:
-    problem = duplicate_problem(frame, origin)
-    return InconsistentInputError(origin.prefix(problem.loc) + problem.message)
+def duplicates_resolved_note(on_duplicate: str, dropped: int) -> str:
+    """The note for duplicate docs resolved with ``on_duplicate`` (``dropped`` rows)."""
+    return f"duplicate docs resolved with on_duplicate={on_duplicate!r} ({dropped} row(s) dropped)"
 
 
-def duplicate_problem(frame: pl.DataFrame, origin: Origin) -> RowProblem:
-    """A document listed twice for a query in a run (``frame`` has one): both places and what to do."""
+def _first_duplicate(frame: pl.DataFrame) -> tuple[str, str, int, int, int]:
+    """The first document listed twice for a query (``frame`` has one, with locations): query id, doc id,
+    its first two locations and the number of duplicate rows in all."""
     if "_loc" not in frame.columns:
         raise NeedLocations
     dups = frame.filter(pl.struct(_PAIR).is_duplicated())
@@ -898,10 +916,32 @@ def duplicate_problem(frame: pl.DataFrame, origin: Origin) -> RowProblem:
     same = dups.filter((pl.col("query_id") == first["query_id"]) & (pl.col("doc_id") == first["doc_id"]))
     second = same.row(1, named=True)
     extra = dups.height - dups.select(_PAIR).n_unique()
-    locs = _two_locations(origin, first["_loc"], second["_loc"])
-    return RowProblem("duplicate-doc", extra, second["_loc"], (
-        f"duplicate doc {first['doc_id']!r} for query {first['query_id']!r} ({locs}{extra} duplicate row(s) in "
-        f"all); keep one line per document, or read with {option('on_duplicate', ('first', 'max'))}"))
+    return first["query_id"], first["doc_id"], first["_loc"], second["_loc"], extra
+
+
+def _duplicate_error(frame: pl.DataFrame, origin: Origin) -> DuplicateError:
+    return duplicate_error(origin, *_first_duplicate(frame))
+
+
+def duplicate_problem(frame: pl.DataFrame, origin: Origin) -> RowProblem:
+    """A document listed twice for a query in a run (``frame`` has one): both places and what to do."""
+    query_id, doc_id, first, second, extra = _first_duplicate(frame)
+    return RowProblem("duplicate-doc", extra, second, _duplicate_message(origin, query_id, doc_id, first, second,
+                                                                         extra))
+
+
+def duplicate_error(origin: Origin, query_id: str, doc_id: str, first: int, second: int,
+                    extra: int) -> DuplicateError:
+    """The error for ``doc_id`` listed twice for ``query_id`` (at locations ``first`` and ``second``), with
+    ``extra`` duplicate rows in all."""
+    return DuplicateError(origin.prefix(second) + _duplicate_message(origin, query_id, doc_id, first, second, extra),
+                          query_id=query_id, doc_id=doc_id, locations=(first, second), extra=extra)
+
+
+def _duplicate_message(origin: Origin, query_id: str, doc_id: str, first: int, second: int, extra: int) -> str:
+    locs = _two_locations(origin, first, second)
+    return (f"duplicate doc {doc_id!r} for query {query_id!r} ({locs}{extra} duplicate row(s) in all); keep one "
+            f"line per document, or read with {option('on_duplicate', ('first', 'max'))}")
 
 
 def _two_locations(origin: Origin, a: int, b: int) -> str:
@@ -918,9 +958,15 @@ def run_tag(frame: pl.DataFrame, where: str, name: str | None) -> tuple[str, lis
     first = str(tags[0])
     if tags.len() <= 1:
         return first, []
+    return first, [run_tags_warning(where, tags.len(), first, str(tags[1]), name)]
+
+
+def run_tags_warning(where: str, count: int, first: str, second: str, name: str | None) -> str:
+    """The warning for ``count`` distinct run tags (``first``, ``second`` in input order); ``name`` is the
+    name= given, if any."""
     if name is not None:
         chosen = f"using {name!r} (name=)"
     else:
         chosen = f"using the first line's tag {first!r} as the run name (pass {option('name', ...)} to choose one)"
-    return first, [f"{where}the run tags differ ({tags.len()} distinct: {first!r}, {tags[1]!r}"
-                   f"{', ...' if tags.len() > 2 else ''}); {chosen}"]
+    return (f"{where}the run tags differ ({count} distinct: {first!r}, {second!r}"
+            f"{', ...' if count > 2 else ''}); {chosen}")

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 else:
     pl = deferred_module("polars")
 
-__all__ = ["GROUND_TRUTH_KEY", "RESULTS_KEY", "RETRIEVED_KEY", "load_json_table"]
+__all__ = ["GROUND_TRUTH_KEY", "RESULTS_KEY", "RETRIEVED_KEY", "inconsistent_values_error", "load_json_table"]
 
 GROUND_TRUTH_KEY = "ground_truth_document_ids"
 RETRIEVED_KEY = "retrieved_document_ids"
@@ -78,14 +78,12 @@ class _Rows:
         """Scores (and ranks) must be given for every document of a run or for none."""
         if self.kind != "run":
             return
-        for role, what in (("score", "scores"), ("rank", "ranks")):
+        for role in ("score", "rank"):
             present = [v is not None for v in getattr(self, role)]
             if not any(present) or all(present):
                 continue
             i = present.index(not present[0])
-            state = "missing here but given" if present[0] else "given here but missing"
-            raise origin.error(f"{what} are {state} {origin.at(self.loc[0])} (query {self.query_id[0]!r}); "
-                               f"give every document a {role} or none", self.loc[i])
+            raise inconsistent_values_error(origin, role, present[0], self.loc[0], self.query_id[0], self.loc[i])
 
     def frame(self) -> pl.DataFrame:
         data: dict[str, pl.Series] = {
@@ -99,6 +97,16 @@ class _Rows:
                 data[role] = pl.Series(role, values, dtype=pl.String)
         data["_loc"] = pl.Series("_loc", self.loc, dtype=pl.Int64)
         return pl.DataFrame(data)
+
+
+def inconsistent_values_error(origin: Origin, role: str, first_given: bool, first: int, query_id: str,
+                              here: int) -> FormatError:
+    """The error for a run whose ``role`` (``score`` or ``rank``) is given for some documents only: the first
+    document (at ``first``, of ``query_id``) has it or not (``first_given``), the one at ``here`` not."""
+    what = "scores" if role == "score" else "ranks"
+    state = "missing here but given" if first_given else "given here but missing"
+    return origin.error(f"{what} are {state} {origin.at(first)} (query {query_id!r}); give every document a "
+                        f"{role} or none", here)
 
 
 # ---------------------------------------------------------------------- records

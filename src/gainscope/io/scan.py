@@ -282,8 +282,9 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
     positions = _joined(results)
     if isinstance(positions, str):
         return positions
-    if rank_nulls:  # no rank column: nothing to compare the scores with
-        positions = dataclasses.replace(positions, rank_down=np.zeros_like(positions.rank_down))
+    if rank_nulls or not by_scores:  # no rank column, or no score order: nothing to compare
+        positions = dataclasses.replace(positions, rank_down=np.zeros_like(positions.rank_down),
+                                        rank_steps=np.zeros_like(positions.rank_steps))
     return positions
 
 

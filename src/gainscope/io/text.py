@@ -59,10 +59,13 @@ __all__ = [
     "STDIN",
     "TextFile",
     "canonical_encoding",
+    "changed_ids",
     "decode_utf8",
     "is_comment",
     "is_stream",
+    "long_line_message",
     "normalize_id_columns",
+    "not_nfc_warning",
     "regular_file_size",
 ]
 
@@ -382,10 +385,14 @@ def regular_file_size(path: str, name: str) -> int:
 
 
 def _long_line(name: str, lineno: int, limit: int, raw: bytes) -> FormatError:
+    return FormatError(long_line_message(limit, raw), path=name, line=lineno)
+
+
+def long_line_message(limit: int, raw: bytes) -> str:
+    """Why a line longer than ``limit`` bytes (``raw``: its first bytes at least) is refused, and the likely fix."""
     hint = ("; it holds carriage returns (\\r) but no line feed: if its lines end with \\r alone (old Mac line "
             "ends), convert them to \\n" if b"\r" in raw else "; is this a text file with one record per line?")
-    return FormatError(f"the line is longer than {limit:,} bytes, the limit of a line{hint}", path=name,
-                       line=lineno)
+    return f"the line is longer than {limit:,} bytes, the limit of a line{hint}"
 
 
 def _number_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes]]:
@@ -420,7 +427,7 @@ def check_normal_form(form: str | None) -> str | None:
 _NON_ASCII = r"[^\x00-\x7F]"
 
 
-def _changed_ids(column: pl.Series, form: str) -> pl.Series:
+def changed_ids(column: pl.Series, form: str) -> pl.Series:
     """The distinct ids of ``column`` that ``form`` would change (ASCII ids never change)."""
     candidates = column.filter(column.str.contains(_NON_ASCII)).unique(maintain_order=True)
     return candidates.filter(candidates != candidates.str.normalize(form))  # type: ignore[arg-type]
@@ -438,21 +445,24 @@ def normalize_id_columns(frame: pl.DataFrame, form: str | None, *, where: str = 
     columns = [c for c in ("query_id", "doc_id") if c in frame.columns]
     if form is None:
         for col in columns:
-            changed = _changed_ids(frame[col], "NFC")
+            changed = changed_ids(frame[col], "NFC")
             if changed.len():
-                label = "query" if col == "query_id" else "doc"
-                example = changed[0]
-                warns.append(
-                    f"{where}{changed.len()} distinct {label} id(s) are not in Unicode NFC form, e.g. "
-                    f"{example!r} (code points {_code_points(example)}); ids that look the same may not "
-                    f"match; read with {option('normalize_ids', 'NFC')} to normalise them")
+                warns.append(not_nfc_warning(where, col, changed.len(), changed[0]))
                 break
         return frame, notes, warns
-    total = sum(_changed_ids(frame[col], form).len() for col in columns)
+    total = sum(changed_ids(frame[col], form).len() for col in columns)
     if total:
         frame = frame.with_columns(pl.col(c).str.normalize(form) for c in columns)  # type: ignore[arg-type]
         notes.append(f"ids normalised to {form} ({total} distinct id(s) changed)")
     return frame, notes, warns
+
+
+def not_nfc_warning(where: str, column: str, count: int, example: str) -> str:
+    """The warning for ``count`` distinct ids of ``column`` (``query_id`` or ``doc_id``) that are not NFC."""
+    label = "query" if column == "query_id" else "doc"
+    return (f"{where}{count} distinct {label} id(s) are not in Unicode NFC form, e.g. {example!r} (code points "
+            f"{_code_points(example)}); ids that look the same may not match; read with "
+            f"{option('normalize_ids', 'NFC')} to normalise them")
 
 
 def _code_points(text: str, limit: int = 12) -> str:

@@ -56,10 +56,12 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 class Context:
     """Cached arrays derived from one JudgedRun, shared by all metrics of one evaluation."""
 
-    def __init__(self, jr: JudgedRun) -> None:
+    def __init__(self, jr: JudgedRun, *, max_grade: float | None = None) -> None:
         self.jr = jr
         self.policies: Policies = jr.policies
         self._cache: dict[Hashable, Any] = {}
+        if max_grade is not None:  # the whole evaluation's, when jr holds only some of its queries
+            self.__dict__["max_grade"] = float(max_grade)
 
     def cached(self, key: Hashable, make: Callable[[], T]) -> T:
         """Memoise ``make()`` under ``key`` for the life of this context."""
@@ -91,7 +93,8 @@ class Context:
     @property
     def max_grade(self) -> float:
         """Largest grade over all evaluated queries, judged or ranked (0 when none is positive):
-        :attr:`JudgedRun.top_grade <gainscope.core.judged_run.JudgedRun.top_grade>`."""
+        :attr:`JudgedRun.top_grade <gainscope.core.judged_run.JudgedRun.top_grade>`. A distributed engine that
+        evaluates a part of the queries at a time passes the whole evaluation's value to the constructor."""
         return self.jr.top_grade
 
     @cached_property
