@@ -60,8 +60,8 @@ class Context:
         self.jr = jr
         self.policies: Policies = jr.policies
         self._cache: dict[Hashable, Any] = {}
-        if max_grade is not None:  # the whole evaluation's, when jr holds only some of its queries
-            self.__dict__["max_grade"] = float(max_grade)
+        # the whole evaluation's, when jr holds only some of its queries (None: jr's own)
+        self._max_grade = None if max_grade is None else float(max_grade)
 
     def cached(self, key: Hashable, make: Callable[[], T]) -> T:
         """Memoise ``make()`` under ``key`` for the life of this context."""
@@ -95,7 +95,7 @@ class Context:
         """Largest grade over all evaluated queries, judged or ranked (0 when none is positive):
         :attr:`JudgedRun.top_grade <gainscope.core.judged_run.JudgedRun.top_grade>`. A distributed engine that
         evaluates a part of the queries at a time passes the whole evaluation's value to the constructor."""
-        return self.jr.top_grade
+        return self.jr.top_grade if self._max_grade is None else self._max_grade
 
     @cached_property
     def top_ranked_grade(self) -> float:

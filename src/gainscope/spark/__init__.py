@@ -1,9 +1,11 @@
 """gainscope on Apache Spark: runs too large for one machine, evaluated where the data is, with the numbers of
 :func:`gainscope.evaluate`, bit for bit.
 
->>> import gainscope.spark                                          # doctest: +SKIP
->>> ev = gainscope.spark.evaluate("qrels.txt", "s3a://lake/runs/bm25/", ["nDCG@10", "AP"], depth=1000)
->>> ev.results["nDCG@10"], ev.per_query().count()                   # doctest: +SKIP
+Example (needs a Spark session, so not run as a doctest)::
+
+    import gainscope.spark
+    ev = gainscope.spark.evaluate("qrels.txt", "s3a://lake/runs/bm25/", ["nDCG@10", "AP"], depth=1000)
+    ev.results["nDCG@10"], ev.per_query().count()
 
 The run is partitioned by query; each partition runs gainscope's own pipeline (the readers' checks, the
 judged-run builder, the metric kernels) through Arrow, and the driver assembles a

@@ -31,6 +31,7 @@ from gainscope.core.policies import Policies
 from gainscope.errors import PolicyError, about, option
 from gainscope.evaluation import MetricsArg, _setup, run_label
 from gainscope.io.frames import RunOptions
+from gainscope.metrics.base import Metric
 from gainscope.metrics.profiles import Profile, ProfileUse
 from gainscope.metrics.trec_eval import TrecItem, TrecOverrides
 from gainscope.results import Results
@@ -164,6 +165,11 @@ def evaluate_runs(judgments: Any, runs: Iterable[Any], metrics: MetricsArg, *, s
     the record of it to echo with the results."""
     pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
     use = profile_use if profile_use is not None else use
+    local_only = [str(m) for m in mets if not m.undefined_scores_zero or type(m).censored is not Metric.censored]
+    if local_only:
+        raise PolicyError(f"{', '.join(local_only)}: not supported by the Spark backend (a value left undefined "
+                          "or censored per query is noted with the query ids of the whole run, which the partitions "
+                          "do not have); evaluate it with the local backend")
     if normalize_ids is not None:
         raise PolicyError(f"{option('normalize_ids', normalize_ids)} is not supported by the Spark backend: queries "
                           "are partitioned by their ids as written; normalise the ids where the data is written, or "

@@ -280,9 +280,8 @@ def evaluate_block(runs: pl.DataFrame | None, judged: list[str], plan: PartPlan)
     coverage = jr.coverage
     facts.tied_groups, facts.rank_steps, facts.rank_down = (coverage.tied_groups, coverage.rank_steps,
                                                             coverage.rank_down)
-    grades = jr.judged_grades
     if jr.num_queries:
-        facts.max_grade = float(grades.max()) if len(grades) and grades.max() > 0 else 0.0
+        facts.max_grade = jr.top_grade  # the local engine's scale: the largest grade judged or ranked
     facts.notes = list(results.notes)
     strings = relstrings(jr, plan.relstring) if plan.relstring is not None else {}
     nq = jr.num_queries
