@@ -83,7 +83,9 @@ class QueryScore:
 
 @dataclass(frozen=True)
 class CaseScore:
-    """Per-query scores, the case score and the conventions that produced them."""
+    """The case view of one :class:`~gainscope.results.Results` (:attr:`results`): per-query scores with
+    Quepid's statuses (zsr, --, undefined, failed) and clamping, the case score and the conventions that
+    produced them."""
 
     scorer: str
     scale: RatingScale
@@ -97,7 +99,7 @@ class CaseScore:
     #: above are read from: a built-in's metric evaluated by the core, a custom scorer's values as given
     #: (:class:`~gainscope.results.GivenValues`); negative values are kept as the scorer gave them (the view
     #: clamps), queries not scored (``unscored="skip"``/``"zero"``) are not among them
-    results: Results | None = field(default=None, compare=False, repr=False)
+    results: Results = field(kw_only=True, compare=False, repr=False)
 
     def query(self, text: str) -> QueryScore:
         """The score of the query with this text (KeyError when absent)."""
@@ -219,7 +221,7 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
     conventions.append("negative scores become 0, as Quepid"
                        + (f": {format_ids(clamped)}" if clamped else " (none here)") + "; no upper clamp")
     return CaseScore(scorer.name, used_scale, tuple(scores), mean, tuple(conventions), case.name, unscored,
-                     undefined, evaluated)
+                     undefined, results=evaluated)
 
 
 def case_scale(case: Case, scorer: Scorer, scale: RatingScale | Any = None) -> tuple[RatingScale, str]:
