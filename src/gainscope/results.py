@@ -4,6 +4,10 @@ A :class:`Results` holds one run's values as a dense ``queries x metrics`` matri
 undefined and the ``undefined`` policy is ``"skip"``), the aggregate of each metric (mean, sum or geometric
 mean, as the metric declares), the policies, the query coverage and the notes of the readers. It converts
 to polars, pandas, plain dicts and JSON; rendering lives in :mod:`gainscope.render`.
+
+Values made outside gainscope's metrics -- a case's custom scorer (JavaScript, a Python function) -- go into the
+same type (:meth:`Results.of_values`): their column's metric is a :class:`GivenValues` descriptor, which names and
+describes the values and is never computed (it is not a registered metric: ``parse_metric`` does not know it).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -22,7 +26,7 @@ from gainscope.errors import MetricError, spell
 from gainscope.metrics.base import Metric
 from gainscope.metrics.profiles import ProfileUse
 
-__all__ = ["Results", "aggregate_values"]
+__all__ = ["GivenValues", "Results", "aggregate_values"]
 
 GEO_FLOOR = 1e-5
 
@@ -40,6 +44,33 @@ def aggregate_values(values: np.ndarray, how: str, censored: np.ndarray | None =
     if how == "gmean":
         return float(np.exp(np.mean(np.log(np.maximum(v, GEO_FLOOR)))))
     return float(v.mean())
+
+
+@dataclass(frozen=True)
+class GivenValues(Metric):
+    """The metric of a column whose values were given, not computed by gainscope: a case's custom scorer.
+
+    ``label`` is the column's name (``str()`` of the descriptor, e.g. ``my_scorer.js`` or ``module:function``),
+    ``description`` says where the values come from. It declares no bounds (a scorer's values are its own) and
+    is aggregated by the mean; :meth:`compute` and :meth:`reference` refuse, since no formula made the values.
+    """
+
+    name: ClassVar[str] = "given"
+    summary: ClassVar[str] = "values given by a function outside gainscope's metrics"
+    bounds: ClassVar[tuple[float | None, float | None]] = (None, None)
+    missing_scores_zero: ClassVar[bool] = False
+    label: str = "given"
+    description: str = ""
+
+    def compute(self, ctx: Any) -> np.ndarray:
+        raise MetricError(f"{self.label}: {self.description or 'given values'}; gainscope's kernels do not compute "
+                          "them")
+
+    def reference(self, q: Any, policies: Policies) -> float:
+        raise MetricError(f"{self.label}: {self.description or 'given values'}; gainscope has no reference for them")
+
+    def __str__(self) -> str:
+        return self.label
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +101,26 @@ class Results:
     def __post_init__(self) -> None:
         if self.labels and (len(self.labels) != len(self.metrics) or len(set(self.labels)) != len(self.labels)):
             raise MetricError(f"labels name each of the {len(self.metrics)} metrics once; got {list(self.labels)}")
+
+    @classmethod
+    def of_values(cls, run_name: str, metric: Metric, query_ids: Sequence[str], values: Sequence[float],
+                  undefined: Sequence[bool], policies: Policies, notes: Sequence[str] = ()) -> Results:
+        """One column of values made outside the core's kernels (``metric`` is usually a :class:`GivenValues`):
+        ``values[i]`` for ``query_ids[i]`` (NaN: no value), ``undefined[i]`` True where the value is undefined
+        rather than missing. Every query is evaluated (coverage n of n); nothing is recomputed or changed.
+
+        >>> from gainscope.core.policies import Policies
+        >>> given = GivenValues("top5.js", "a JavaScript scorer's values")
+        >>> r = Results.of_values("case", given, ["q1", "q2"], [0.5, float("nan")], [False, True], Policies())
+        >>> r.metric_names, r["top5.js"]
+        (['top5.js'], 0.5)
+        """
+        ids = tuple(query_ids)
+        column = np.asarray(values, dtype=float).reshape(len(ids), 1)
+        mask = np.asarray(undefined, dtype=bool).reshape(len(ids), 1)
+        n = len(ids)
+        return cls(run_name=run_name, metrics=(metric,), query_ids=ids, values=column, undefined=mask,
+                   policies=policies, coverage=Coverage(n, n, n), notes=tuple(notes))
 
     # ------------------------------------------------------------------ access
     @property

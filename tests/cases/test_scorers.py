@@ -22,7 +22,7 @@ from gainscope.cases.scorers import BUILTINS, BuiltinScorer, default_score
 from gainscope.cases.view import QueryView
 from gainscope.errors import InputError, InvalidParameterError, MetricError, UnknownMetricError
 from gainscope.metrics.resolve import resolve_metrics
-from gainscope.results import Results
+from gainscope.results import GivenValues, Results
 
 GRADED = RatingScale.parse("graded")
 ONE_TO_TEN = RatingScale.parse("1-10")
@@ -443,7 +443,45 @@ def test_case_score_keeps_the_metrics_results() -> None:
     # every query evaluated: 'no hits' with an empty ranking, 'unrated' with an empty judged pool
     assert res.coverage.evaluated_queries == 3 and res.coverage.missing == ()
     assert score_case(CASE3, BuiltinScorer(BUILTINS["AP"], 10)).results is not None
-    assert score_case(CASE3, python_scorer(lambda q: 1.0, scale="graded")).results is None  # a custom scorer
+    # a custom scorer's values are in the same type: see test_case_score_keeps_a_custom_scorers_values
+
+
+def test_case_score_keeps_a_custom_scorers_values() -> None:
+    # every per-query number of a case score is in one Results, custom scorers included: their values as given
+    # (a negative one unclamped), NaN where there is no number; the view's statuses and numbers are read from it
+    values = {"star wars": -2.0, "no hits": None, "unrated": math.inf}
+    result = score_case(CASE3, python_scorer(lambda q: values[q.query], scale="graded", name="mine"))
+    res = result.results
+    assert isinstance(res, Results) and res.metric_names == ["mine"] and isinstance(res.metrics[0], GivenValues)
+    assert res.query_ids == ("star wars", "no hits", "unrated") and res.profile is None
+    assert res.policies.max_grade == 3 and res.policies.undefined == "skip"
+    got = res.per_query("mine")
+    assert got["star wars"] == -2.0 and math.isnan(got["no hits"]) and math.isnan(got["unrated"])
+    assert res.undefined[:, 0].tolist() == [False, True, True]
+    # the view: -2 clamped to 0; None on a zero-result query is Quepid's null (zsr, left out); inf undefined (0)
+    assert [(q.status, q.raw, q.value, q.counted) for q in result.queries] == [
+        ("scored", -2.0, 0.0, 0.0), ("zsr", None, None, None), ("undefined", None, None, 0.0)]
+    assert result.query("unrated").reason == "no rated documents; scored as Quepid does (the scorer gave inf)"
+    assert result.score == 0.0  # (0 + 0) / 2: the undefined query counts as 0, the zsr one is left out
+    with pytest.raises(MetricError, match="mine: values given by the custom scorer mine; gainscope's kernels"):
+        res.metrics[0].compute(None)
+    # not scored under --unscored skip: only the scored query is in the Results
+    skip = score_case(CASE3, python_scorer(lambda q: values[q.query], scale="graded", name="mine"), unscored="skip")
+    assert skip.results is not None and skip.results.query_ids == ("star wars",)
+
+
+def test_a_failed_javascript_query_has_no_value_and_is_not_undefined() -> None:
+    pytest.importorskip("py_mini_racer")
+    from gainscope.cases import JavaScriptScorer
+
+    scorer = JavaScriptScorer("if (numReturned() === 0) { fail('nothing'); } else { setScore(numReturned()); }",
+                              name="count.js", time_limit=2)
+    result = score_case(CASE3, scorer)
+    res = result.results
+    assert res is not None and res.metric_names == ["count.js"]
+    assert res.values[:, 0].tolist()[::2] == [4.0, 2.0] and math.isnan(res.values[1, 0])
+    assert res.undefined[:, 0].tolist() == [False, False, False]  # fail(): failed, not undefined
+    assert [(q.status, q.value) for q in result.queries] == [("scored", 4.0), ("failed", 0.0), ("scored", 2.0)]
 
 
 def test_negative_ratings_are_refused_by_the_builtins() -> None:

@@ -152,3 +152,25 @@ def test_a_configuration_with_failed_queries_is_not_evaluated(tmp_path: Path) ->
         f"the experiment is not evaluated: configuration 'broken': 1 failed, 0 not sent (b: engine 'engine', query 'b' "
         f"('b'): {target} raised RuntimeError: model not loaded). A run with missing queries would score them 0; fix "
         "the cause and run the experiment again (with --rerun-failed for failed queries): what was recorded is kept")
+
+
+def test_the_report_holds_the_one_comparison_with_each_configurations_results(tmp_path: Path) -> None:
+    # issue 14 item 4: an experiment's numbers are in the one Comparison and its Results, no type of its own
+    from gainscope.compare import Comparison
+    from gainscope.results import Results
+
+    def engine(query: str, params: dict, top: int) -> list[str]:
+        return ["d1", "d2"] if params["mode"] == "ok" else ["d2", "d1"]
+
+    plan = ExperimentPlan("exp", PythonEngine(engine, knobs={"mode": "ok"}),
+                          [SearchQuery("a", "a"), SearchQuery("b", "b")],
+                          gainscope.Judgments.from_dict({"a": {"d1": 1}, "b": {"d2": 1}}),
+                          [Configuration("flipped", {"mode": "flipped"})], metrics=("RR",),
+                          compare_settings=CompareSettings(resamples=100))
+    with SnapshotStore.open(tmp_path / "s.sqlite") as store:
+        report = asyncio.run(run_experiment(plan, store))
+    assert isinstance(report.comparison, Comparison)
+    assert all(isinstance(r, Results) for r in report.comparison.results)
+    # RR: default a=1 (d1 first), b=1/2; flipped a=1/2, b=1 -> both means 0.75
+    by_run = {r.run_name: r.per_query("RR") for r in report.comparison.results}
+    assert by_run == {"default": {"a": 1.0, "b": 0.5}, "flipped": {"a": 0.5, "b": 1.0}}

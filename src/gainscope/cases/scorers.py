@@ -305,15 +305,16 @@ class BuiltinScorer:
         return (*out, *self.notes)
 
     # ------------------------------------------------------------------------------------------ scoring
-    def evaluate(self, views: Sequence[QueryView], source: str | None = None) -> Results:
+    def evaluate(self, views: Sequence[QueryView], source: str | None = None, *,
+                 scale: RatingScale | None = None) -> Results:
         """The metric on ``views`` through the one pipeline (:mod:`gainscope.cases.evaluation`): one row per
-        query, ids = query texts, undefined values NaN. The views share one scale (the case's); ``source`` is
-        the case file, for messages."""
+        query, ids = query texts, undefined values NaN. The views share one scale (the case's; ``scale`` when
+        there is no view, else binary); ``source`` is the case file, for messages."""
         if not _one_scale(views):
             raise InvalidParameterError("the views of one evaluation share one rating scale; got "
                                         + ", ".join(sorted({v.scale.describe() for v in views})))
-        scale = views[0].scale if views else RatingScale.parse("binary")
-        return evaluate_views(views, [self.metric], scale, source)
+        used = views[0].scale if views else scale or RatingScale.parse("binary")
+        return evaluate_views(views, [self.metric], used, source)
 
     def result_of(self, value: float) -> ScorerResult:
         """A query's value as the case view reads it: Quepid's null, Quepid's number, or no number."""

@@ -1,10 +1,14 @@
 """Scoring a case: one score per query, and the case score as Quepid computes it in the browser.
 
-This module is a view. A built-in scorer's numbers are made by the one pipeline: each query's results in order
-with its ratings as the judged pool, its metric evaluated under the quepid profile by the core's kernels
-(:mod:`gainscope.cases.evaluation`), and the
-:class:`~gainscope.results.Results` are kept in :attr:`CaseScore.results`; a custom scorer (JavaScript, a
-Python callable) gives one value per query instead. Either is read by the same rules, Quepid's:
+This module is a view: every per-query number of a case score is read from one
+:class:`~gainscope.results.Results` (one column, query ids = the query texts, kept in :attr:`CaseScore.results`).
+A built-in scorer's numbers are made by the one pipeline: each query's results in order with its ratings as the
+judged pool, its metric evaluated under the quepid profile by the core's kernels
+(:mod:`gainscope.cases.evaluation`). A custom scorer (JavaScript, a Python callable) gives one value per query,
+put unchanged into the same type (:meth:`~gainscope.results.Results.of_values`; the column's metric is a
+:class:`~gainscope.results.GivenValues` named after the scorer; a null, NaN or infinite score is an undefined
+NaN, ``fail()`` a NaN that is not undefined). What a scorer says besides its number (null, ``fail()``, a
+reason, its depth, its logs) stays with the view. Either is read by the same rules, Quepid's:
 
 with ``unscored="quepid"`` (the default) every query is scored as Quepid's browser scores it
 (``ScorerFactory.score`` and ``queriesSvc.scoreOthers``/``scoreAll``, o19s/quepid):
@@ -38,17 +42,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gainscope.cases.model import Case
 from gainscope.cases.overlap import check_rated_results
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import BuiltinScorer, Scorer, ScorerResult
 from gainscope.cases.view import QueryView
+from gainscope.core.policies import Policies
 from gainscope.errors import PolicyError, format_ids
-
-if TYPE_CHECKING:
-    from gainscope.results import Results
+from gainscope.results import GivenValues, Results
 
 __all__ = ["STATUSES", "UNSCORED", "CaseScore", "QueryScore", "case_scale", "score_case"]
 
@@ -80,7 +83,9 @@ class QueryScore:
 
 @dataclass(frozen=True)
 class CaseScore:
-    """Per-query scores, the case score and the conventions that produced them."""
+    """The case view of one :class:`~gainscope.results.Results` (:attr:`results`): per-query scores with
+    Quepid's statuses (zsr, --, undefined, failed) and clamping, the case score and the conventions that
+    produced them."""
 
     scorer: str
     scale: RatingScale
@@ -90,9 +95,11 @@ class CaseScore:
     case_name: str | None = None
     unscored: str = "quepid"
     undefined: str = "zero"
-    #: a built-in scorer's evaluation: the metric's Results over the scored queries (ids = query texts,
-    #: undefined values NaN) that the query scores above are read from; None for a custom scorer
-    results: Results | None = field(default=None, compare=False, repr=False)
+    #: the scorer's values over the scored queries (ids = query texts, NaN = no value) that the query scores
+    #: above are read from: a built-in's metric evaluated by the core, a custom scorer's values as given
+    #: (:class:`~gainscope.results.GivenValues`); negative values are kept as the scorer gave them (the view
+    #: clamps), queries not scored (``unscored="skip"``/``"zero"``) are not among them
+    results: Results = field(kw_only=True, compare=False, repr=False)
 
     def query(self, text: str) -> QueryScore:
         """The score of the query with this text (KeyError when absent)."""
@@ -148,13 +155,9 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
     quepid = unscored == "quepid"
     to_score = [q for q in case.queries if quepid or (q.results and q.ratings)]
     views = [QueryView.of(q, used_scale) for q in to_score]
-    evaluated: Results | None = None
-    if isinstance(scorer, BuiltinScorer) and views:  # the one pipeline; the view below reads its Results
-        evaluated = scorer.evaluate(views, case.source)
-        scored = scorer.results_of(evaluated, views)
-    else:  # a custom scorer: one value per query, read the same way
-        scored = scorer.score_all(views)
-    results = dict(zip((q.query for q in to_score), scored, strict=True))
+    evaluated, said = _evaluate(scorer, views, used_scale, case.source)
+    results = dict(zip((q.query for q in to_score), said, strict=True))
+    row = {text: i for i, text in enumerate(evaluated.query_ids)}
 
     scores: list[QueryScore] = []
     labelled: dict[str, list[str]] = {"zsr": [], "unrated": []}
@@ -175,7 +178,7 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
                                      reason=reason, depth=result.depth if result else None,
                                      logs=result.logs if result else ()))
             continue
-        qs = _query_score(q.query, result, undefined)
+        qs = _query_score(q.query, float(evaluated.values[row[q.query], 0]), result, undefined)
         if empty is not None:
             numbered[empty].append(q.query)
             what = "zero results" if empty == "zsr" else "no rated documents"
@@ -218,7 +221,7 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
     conventions.append("negative scores become 0, as Quepid"
                        + (f": {format_ids(clamped)}" if clamped else " (none here)") + "; no upper clamp")
     return CaseScore(scorer.name, used_scale, tuple(scores), mean, tuple(conventions), case.name, unscored,
-                     undefined, evaluated)
+                     undefined, results=evaluated)
 
 
 def case_scale(case: Case, scorer: Scorer, scale: RatingScale | Any = None) -> tuple[RatingScale, str]:
@@ -249,10 +252,32 @@ _UNSCORED_RULES = {
 }
 
 
-def _query_score(query: str, result: ScorerResult, undefined: str) -> QueryScore:
+def _evaluate(scorer: Scorer, views: list[QueryView], scale: RatingScale,
+              source: str | None) -> tuple[Results, list[ScorerResult]]:
+    """The scorer's values on ``views`` as one Results column (ids = query texts), and what it said of each query
+    besides its number (null, ``fail()``, reason, depth, logs)."""
+    if isinstance(scorer, BuiltinScorer):  # the one pipeline
+        evaluated = scorer.evaluate(views, source, scale=scale)
+        return evaluated, scorer.results_of(evaluated, views)
+    said = scorer.score_all(views)  # a custom scorer: its values as given
+    numbers = [r.value if r.value is not None and math.isfinite(r.value) else math.nan for r in said]
+    given = GivenValues(scorer.name, f"values given by the custom scorer {scorer.name}")
+    top = scale.max if scale.max > 0 else None
+    return Results.of_values("case", given, [v.query for v in views], numbers,
+                             [not r.failed and math.isnan(x) for r, x in zip(said, numbers, strict=True)],
+                             Policies(undefined="skip", max_grade=top),
+                             (f"{scorer.name}: a custom scorer's values as it gave them (no gainscope metric or "
+                              "policy made them); NaN: null, NaN, an infinity or no score (undefined), or fail() "
+                              "(failed)",)), said
+
+
+def _query_score(query: str, number: float, result: ScorerResult, undefined: str) -> QueryScore:
+    """A query's score from its value in the Results (``number``, NaN = none) and what the scorer said of it:
+    where the Results hold no number, the scorer's own word (a built-in's Quepid stand-in, such as nDCG's 0 where
+    the ideal DCG is 0; what a custom scorer gave that is no number)."""
     if result.failed:
         return QueryScore(query, "failed", 0.0, None, 0.0, result.reason or "fail()", result.depth, result.logs)
-    raw = result.value
+    raw = number if not math.isnan(number) else result.value
     if raw is None or not math.isfinite(raw):
         reason = result.reason or ("no score" if raw is None else f"the scorer gave {raw}")
         return QueryScore(query, "undefined", None, None, 0.0 if undefined == "zero" else None, reason,

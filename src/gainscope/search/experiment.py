@@ -55,13 +55,16 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gainscope.errors import EngineConfigError, EngineError, FormatError, InputError
 from gainscope.search.engine import Engine, RetryPolicy, SearchQuery, resolve_knobs
 from gainscope.search.runner import Progress, RunOutcome, RunSettings, results_to_run, run_queries
 from gainscope.search.store import SnapshotStore
 from gainscope.search.templates import as_text
+
+if TYPE_CHECKING:
+    from gainscope.compare import Comparison
 
 __all__ = ["Configuration", "ConfigurationResult", "ExperimentPlan", "ExperimentReport", "configurations_from", "grid",
            "judgments_from", "plan_from", "read_experiment", "run_experiment"]
@@ -132,12 +135,14 @@ class ConfigurationResult:
 
 @dataclass(frozen=True)
 class ExperimentReport:
-    """Every configuration's results, the comparison with the baseline, and the best configuration."""
+    """Every configuration's results, the comparison with the baseline, and the best configuration. The
+    comparison is the one :class:`~gainscope.compare.Comparison` (its ``results`` hold each configuration's
+    :class:`~gainscope.results.Results`)."""
 
     name: str
     baseline: str
     configurations: tuple[ConfigurationResult, ...]
-    comparison: Any
+    comparison: Comparison
     best: str
     best_significant: bool
     overlap_depth: int
