@@ -118,8 +118,7 @@ def test_scanner_equals_readers(tmp_path: Path, data, policies: Policies, seed: 
     prepared = PreparedJudgments.of(judgments, policies.negative_grades)
     read = {"extra_columns": "ignore"} if extra else {}
     scanned = scan_trec_run(prepared, path, policies, parts=parts, **read)
-    # a plain file: the scanner must take it, unless an id is not ASCII (the readers check UTF-8 and NFC)
-    assert isinstance(scanned, str) == (not path.read_bytes().isascii()), scanned
+    assert not isinstance(scanned, str), scanned  # a plain file (UTF-8 ids included): the scanner takes it
     (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies, **read)
     assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
     assert_same(fast, slow)
@@ -141,7 +140,9 @@ UNUSUAL = {
     "overflowing score": ["q1 Q0 d1 1 1e999 tag", *GOOD[1:]],
     "decimal comma": ["q1 Q0 d1 1 3,5 tag", *GOOD[1:]],
     "rank not an integer": ["q1 Q0 d1 1.0 3.5 tag", *GOOD[1:]],
-    "non-ASCII doc id": ["q1 Q0 dé 1 3.5 tag", *GOOD[1:]],
+    "bytes that are not UTF-8": ["q1 Q0 d\udce9 1 3.5 tag", *GOOD[1:]],
+    "a C1 control character": ["q1 Q0 d\u0085 1 3.5 tag", *GOOD[1:]],
+    "an id NFC would change, with normalize_ids=NFC": ["q1 Q0 de\u0301 1 3.5 tag", *GOOD[1:]],
     "tags differ": [*GOOD[:3], "q2 Q0 d5 1 2 other"],
     "query lines apart": [GOOD[0], GOOD[3], GOOD[1]],
     "header row": ["qid Q0 docno rank score tag", *GOOD],
@@ -160,7 +161,11 @@ UNUSUAL = {
 
 
 PLAIN_ENOUGH = {"a CR in trailing whitespace": [GOOD[0] + " \r \r", *GOOD[1:]],
-                "a comment of exactly 1 MiB": ["#" * (1 << 20), *GOOD]}
+                "a comment of exactly 1 MiB": ["#" * (1 << 20), *GOOD],
+                "a non-ASCII doc id": ["q1 Q0 dé 1 3.5 tag", *GOOD[1:]],
+                "a non-ASCII id on the last line only": [*GOOD, "q2 Q0 dé 2 1 tag"],
+                "an id not in NFC (a warning)": ["q1 Q0 de\u0301 1 3.5 tag", *GOOD[1:]],
+                "a byte order mark": ["\ufeff" + GOOD[0], *GOOD[1:]]}
 
 
 @needs_native
@@ -169,12 +174,14 @@ def test_unusual_files_go_to_the_readers_with_the_same_outcome(tmp_path: Path, c
     """Files the scanner must refuse (and then give the readers' outcome), and files near its limits that it
     takes (with the readers' result)."""
     path = tmp_path / "run.txt"
-    path.write_text("\n".join(UNUSUAL.get(case) or PLAIN_ENOUGH[case]) + "\n", encoding="utf-8")
+    text = "\n".join(UNUSUAL.get(case) or PLAIN_ENOUGH[case]) + "\n"
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
     prepared = _prepared(**PREPARED)
     policies = Policies()
-    scanned = scan_trec_run(prepared, path, policies)
+    read = {"normalize_ids": "NFC"} if "normalize_ids" in case else {}
+    scanned = scan_trec_run(prepared, path, policies, **read)
     assert isinstance(scanned, str) == (case in UNUSUAL)  # a refusal says why
-    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies, **read)
     if isinstance(slow, JudgedRun):
         assert isinstance(fast, JudgedRun)
         assert_same(fast, slow)
@@ -184,7 +191,7 @@ def test_unusual_files_go_to_the_readers_with_the_same_outcome(tmp_path: Path, c
 
 
 @needs_native
-def test_gzip_and_options_are_left_to_the_readers(tmp_path: Path) -> None:
+def test_options_are_left_to_the_readers(tmp_path: Path) -> None:
     prepared = _prepared(**PREPARED)
     path = tmp_path / "run.txt.gz"
     path.write_bytes(gzip.compress(("\n".join(GOOD) + "\n").encode()))
@@ -213,8 +220,7 @@ def test_scores_parse_exactly_as_python_floats(tmp_path: Path, texts: list[str])
         assert isinstance(scanned, str)  # overflow to infinity: the readers warn about it
         return
     assert not isinstance(scanned, str), scanned
-    positions, _ = scanned
-    assert positions.hit_score.tolist() == values  # bit for bit, in rank order
+    assert scanned.positions.hit_score.tolist() == values  # bit for bit, in rank order
 
 
 @needs_native
@@ -297,7 +303,7 @@ def test_long_scores_are_read_in_the_c_locale_whatever_the_users_locale(tmp_path
     finally:
         locale.setlocale(locale.LC_NUMERIC, before)
     assert not isinstance(scanned, str)
-    assert scanned[0].hit_score.tolist() == [float("0.12345678901234567890123")]
+    assert scanned.positions.hit_score.tolist() == [float("0.12345678901234567890123")]
 
 
 @needs_native

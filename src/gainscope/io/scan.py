@@ -10,30 +10,39 @@ reference the scanner is tested against (``tests/property/test_scan_equals_reade
 The scanner is used when all of these hold, and the result is the same either way:
 
 * the C extension is built (it is optional; ``GAINSCOPE_NATIVE=0`` turns it off);
-* the source is an uncompressed file (or standard input, ``"-"``, scanned in memory) in TREC run format
-  (given or detected), read as UTF-8, with the default reading options (``on_duplicate="error"``,
-  ``nan_score="error"``, no ``normalize_ids``; ``extra_columns`` either way);
+* the source is a file in TREC run format (given or detected), plain, gzip- or zstd-compressed, or standard input
+  (``"-"``, scanned in memory), read as UTF-8, with the default reading options (``on_duplicate="error"``,
+  ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``; ``extra_columns`` either way);
 * ``ties`` is ``"trec_eval"`` or ``"rank"`` (``"average"`` needs every position).
 
-Whenever the file holds anything unusual (a line it cannot take as is, a duplicate, non-ASCII bytes, a
-control character, run tags that differ, a query whose lines are not together), the scanner stops and the
-Python readers read the file: they give the exact error with file and line, or the warning, or the result.
-A file that changes size while it is scanned is a :class:`~gainscope.errors.FileAccessError`.
+Ids may hold any UTF-8 text: the scanner checks the bytes as Python's decoder does, and lists the ids holding a
+code point outside the ranges every string of which is in NFC; only those are checked in Python
+(:func:`~gainscope.io.text.id_form_warnings`), which gives the readers' warning about ids not in NFC. Whenever the
+file holds anything unusual (a line it cannot take as is, a duplicate, bytes that are not UTF-8, a control
+character, run tags that differ, a query whose lines are not together, an id ``normalize_ids="NFC"`` would
+change, damaged compressed data), the scanner stops and the Python readers read the file: they give the exact
+error with file and line, or the warning, or the result. A file that changes size while it is scanned is a
+:class:`~gainscope.errors.FileAccessError`.
 
-Large files are cut at query boundaries into one part per core, scanned in parallel threads (the scanner
-releases the GIL), and joined.
+Large plain files are cut at query boundaries into one part per core, scanned in parallel threads (the scanner
+releases the GIL), and joined. Compressed files are decompressed in blocks (ISA-L or zlib, zstandard: they
+release the GIL too) and their content is cut at query boundaries into pieces of :data:`CHUNK_BYTES`, which
+threads scan while the next blocks are decompressed: decompression and scanning share the cores, and memory holds
+a few pieces, never the whole content.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import logging
 import os
+import warnings
 import weakref
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -44,13 +53,15 @@ from gainscope.core.judged_run import (
     build_judged_run,
     judged_run_from_positions,
 )
+from gainscope.core.judgments import split_ids
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.deferred import deferred_module
-from gainscope.errors import FileAccessError
+from gainscope.errors import FileAccessError, FormatError, InputWarning
+from gainscope.io.compressed import MAGIC_BYTES, compression_of
 from gainscope.io.detect import check_format, detect_text_format
 from gainscope.io.frames import RunOptions
-from gainscope.io.text import GZIP_MAGIC, TextFile, canonical_encoding, is_stream
+from gainscope.io.text import BOM, MAX_LINE_BYTES, TextFile, canonical_encoding, id_form_warnings, is_stream
 
 if TYPE_CHECKING:
     import polars as pl
@@ -62,11 +73,13 @@ try:
 except ImportError:  # built without a C compiler: the Python readers do all the work
     _scan = None
 
-__all__ = ["judged_run_of", "judged_run_of_run", "native_available", "scan_run", "scan_trec_run"]
+__all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_run",
+           "scan_trec_run"]
 
 log = logging.getLogger("gainscope")
 
 PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
+CHUNK_BYTES = 8 << 20  # compressed files: decompressed content is scanned in pieces of about this size
 _ORDER = {"trec_eval": 0, "rank": 1}
 _indexes: weakref.WeakKeyDictionary[PreparedJudgments, Any] = weakref.WeakKeyDictionary()
 
@@ -138,11 +151,12 @@ def _depth(policies: Policies) -> int:
     return -1 if policies.depth is None else min(policies.depth, 2**62)
 
 
-def _parts(path: str, size: int, count: int | None = None) -> list[tuple[int, int]]:
-    """Byte ranges of the file cut at query boundaries: ``count`` of them, or one per core for large files."""
+def _parts(path: str, size: int, count: int | None = None, start: int = 0) -> list[tuple[int, int]]:
+    """Byte ranges of the file from ``start`` cut at query boundaries: ``count`` of them, or one per core for
+    large files."""
     if count is None:
         count = min(os.cpu_count() or 1, max(1, size // PART_MIN_BYTES), 8)
-    cuts = [0]
+    cuts = [start]
     for k in range(1, count):
         cut = _query_boundary(path, size * k // count)
         if cut is not None and cut > cuts[-1]:
@@ -175,12 +189,45 @@ def _positions(part: dict[str, Any]) -> RankedPositions:
     def arr(key: str, dtype: Any) -> np.ndarray:
         return np.frombuffer(part[key], dtype=dtype)
 
-    qoff = arr("query_offsets", np.int64)
-    blob: bytes = part["query_blob"]
-    ids = [blob[qoff[i]:qoff[i + 1]].decode("utf-8") for i in range(len(qoff) - 1)]
-    return RankedPositions(ids, arr("num_ret", np.int64), arr("hit_offsets", np.int64), arr("hit_rank", np.int64),
-                           arr("hit_judgment", np.int64), arr("hit_score", np.float64), arr("ties", np.int64),
-                           arr("rank_down", np.int64), arr("rank_steps", np.int64))
+    return RankedPositions(split_ids(part["query_blob"], arr("query_offsets", np.int64)), arr("num_ret", np.int64),
+                           arr("hit_offsets", np.int64), arr("hit_rank", np.int64), arr("hit_judgment", np.int64),
+                           arr("hit_score", np.float64), arr("ties", np.int64), arr("rank_down", np.int64),
+                           arr("rank_steps", np.int64))
+
+
+def checked_ids(results: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
+    """The ids the C scanner (or qrels reader) listed for Python's check of their Unicode form, by column, in the
+    input's order (see :func:`~gainscope.io.text.id_form_warnings`)."""
+    out: dict[str, list[str]] = {"query_id": [], "doc_id": []}
+    for r in results:
+        ids = split_ids(r["check_blob"], np.frombuffer(r["check_offsets"], dtype=np.int64))
+        for kind, id_ in zip(r["check_kind"], ids, strict=True):
+            out["query_id" if kind == 0 else "doc_id"].append(id_)
+    return out
+
+
+class Scanned(NamedTuple):
+    """What the scanner made of a run: its ranked positions, its run tag, and the readers' warnings about its ids
+    (ids not in NFC)."""
+
+    positions: RankedPositions
+    tag: str
+    warnings: tuple[str, ...]
+
+
+def _gathered(results: Sequence[dict[str, Any]], where: str, normalize_ids: str | None) -> Scanned | str:
+    """The scanned parts (or pieces) joined in order with the ids' warnings, or why the Python path must take over:
+    a part's reason, run tags that differ, a query found in two parts (its lines are not together), or an id
+    ``normalize_ids`` would change."""
+    if len({r.get("tag") for r in results if "fallback" not in r}) > 1:
+        return "run tags that differ"
+    joined = _joined(results)
+    if isinstance(joined, str):
+        return joined
+    warns = id_form_warnings(checked_ids(results), normalize_ids, where)
+    if warns is None:
+        return f"ids that normalize_ids={normalize_ids!r} changes"
+    return Scanned(joined, results[0]["tag"], tuple(warns))
 
 
 def _joined(results: Sequence[dict[str, Any]]) -> RankedPositions | str:
@@ -209,31 +256,40 @@ def _join(parts: Sequence[RankedPositions]) -> RankedPositions:
                            cat("hit_score"), cat("tied_groups"), cat("rank_down"), cat("rank_steps"))
 
 
-def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes, policies: Policies, *,
-                  parts: int | None = None, extra_columns: str = "error", name: str | None = None
-                  ) -> tuple[RankedPositions, str] | str:
-    """Scan a TREC run file (a path, or its content as bytes): its ranked positions and run tag, or the reason
-    it needs the Python readers. ``parts``: how many pieces to cut a file into (default: one per core for
-    files of 16 MB or more); ``extra_columns="ignore"`` ignores columns after the run tag; ``name`` names the
-    source in errors (default: the path).
+def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes | TextFile, policies: Policies, *,
+                  parts: int | None = None, extra_columns: str = "error", normalize_ids: str | None = None,
+                  name: str | None = None) -> Scanned | str:
+    """Scan a TREC run: a file (its path; a compressed file as a :class:`~gainscope.io.text.TextFile`), or its
+    content as bytes. Returns what it made of the run, or the reason it needs the Python readers. ``parts``: how
+    many pieces to cut a plain file into (default: one per core for files of 16 MB or more);
+    ``extra_columns="ignore"`` ignores columns after the run tag; ``normalize_ids``: None or ``"NFC"`` (a run
+    with an id NFC changes goes to the readers); ``name`` names the source in errors and warnings (default: the
+    path).
 
-    Raises :class:`~gainscope.errors.FileAccessError` when the file changes size while it is read."""
+    Raises :class:`~gainscope.errors.FileAccessError` when the file changes size while it is read, or cannot be
+    read."""
     if (why := _unsupported(policies)) is not None:
         return why
     index = _index(prepared)
-    depth = _depth(policies)
+    options = (index, _ORDER[policies.ties], _depth(policies), policies.judged_only)
     flags = {"extra_ok": extra_columns == "ignore", "f32": policies.score_precision == "float32"}
+    if isinstance(source, TextFile):
+        label = name or source.name
+        results = _scan_pieces(source, lambda piece: _scan.scan_trec_run(piece, *options, **flags))
+        return results if isinstance(results, str) else _gathered(results, f"{label}: ", normalize_ids)
     data: str | bytes
     if isinstance(source, bytes):
-        data, label, ranges = source, name or "<stdin>", [(0, len(source))]
+        data, label = source, name or "<stdin>"
+        ranges = [(len(BOM) if source.startswith(BOM) else 0, len(source))]
     else:
         data = os.fspath(source)
         label = name or data
-        ranges = _parts(data, os.path.getsize(data), parts)
+        with open(data, "rb") as f:
+            start = len(BOM) if f.read(len(BOM)) == BOM else 0
+        ranges = _parts(data, os.path.getsize(data), parts, start)
 
     def scan(r: tuple[int, int]) -> dict[str, Any]:
-        return _scan.scan_trec_run(data, index, _ORDER[policies.ties], depth, policies.judged_only, r[0], r[1],
-                                   **flags)
+        return _scan.scan_trec_run(data, *options, r[0], r[1], **flags)
 
     try:
         results = _each(scan, ranges)
@@ -244,10 +300,97 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
         now = "gone" if changed[0] < 0 else f"{changed[0]} now"
         raise FileAccessError(f"{label} changed while it was read ({ranges[-1][1]} bytes when reading began, {now}); "
                               f"read it again once nothing writes to it", path=label)
-    if len({r.get("tag") for r in results}) > 1:
-        return "run tags that differ"
-    joined = _joined(results)
-    return joined if isinstance(joined, str) else (joined, results[0]["tag"])
+    return _gathered(results, f"{label}: ", normalize_ids)
+
+
+def _scan_pieces(src: TextFile, scan: Callable[[memoryview], dict[str, Any]]) -> list[dict[str, Any]] | str:
+    """``scan`` over the pieces of a compressed file's content (:func:`query_pieces`), in threads while the
+    next blocks are decompressed; the results in order, or why the readers must read the file (a piece the
+    scanner refused: the rest is not decompressed; damaged data: the readers then say what is wrong, as they
+    would have met it)."""
+    workers = max(1, min(os.cpu_count() or 1, 8))
+    results: list[Future[dict[str, Any]]] = []
+    pending: collections.deque[Future[dict[str, Any]]] = collections.deque()
+    with ThreadPoolExecutor(workers) as pool:
+        try:
+            for piece in query_pieces(src.blocks(CHUNK_BYTES), CHUNK_BYTES):
+                if isinstance(piece, str):
+                    return piece
+                while len(pending) > workers:  # a few pieces held, never the whole content
+                    if "fallback" in pending.popleft().result():
+                        return "a piece the scanner refused"
+                future = pool.submit(scan, piece)
+                results.append(future)
+                pending.append(future)
+        except FormatError as exc:
+            return f"damaged compressed data ({exc})"
+        finally:
+            for future in pending:
+                future.cancel()
+        return [f.result() for f in results]
+
+
+def query_pieces(blocks: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[memoryview | str]:
+    """The content of ``blocks`` (a file's, in order) cut at query boundaries into pieces of about ``size``
+    bytes, each made of whole queries (a query longer than ``size`` is one piece); a byte order mark at the start
+    is dropped. Yields a reason instead of a piece when a line is longer than the limit of a line (the readers
+    then name it)."""
+    pending: list[bytes] = []
+    held = 0
+    first = True  # the content's start is in pending
+    known = _Tail(0, None)  # what the start of pending is known to hold
+    for block in blocks:
+        pending.append(block)
+        held += len(block)
+        if held < size:
+            continue
+        data = b"".join(pending)
+        if first:
+            first = False
+            data = data.removeprefix(BOM)
+        if len(data) - (data.rfind(b"\n") + 1) > MAX_LINE_BYTES:
+            yield "a line longer than the limit"
+            return
+        cut, query = _last_query_start(data, known)
+        if cut:
+            yield memoryview(data)[:cut]
+        tail = data[cut:]
+        pending, held = [tail], len(tail)
+        known = _Tail(tail.rfind(b"\n") + 1, query)
+    data = b"".join(pending)
+    if data:
+        yield memoryview(data.removeprefix(BOM) if first else data)
+
+
+class _Tail(NamedTuple):
+    """The start of some bytes known to be lines of one query: their first ``end`` bytes are complete lines, each a
+    comment, blank, or a data line of ``query`` (None: no data line)."""
+
+    end: int
+    query: bytes | None
+
+
+def _last_query_start(data: bytes, known: _Tail) -> tuple[int, bytes | None]:
+    """Where the last query of ``data`` begins -- the start of the line after the last data line of another query,
+    0 when every complete line is of one query (the last line may be incomplete) -- and that query's id. The
+    lines are read backwards from the end, down to ``known.end`` at most."""
+    end = data.rfind(b"\n") + 1  # the complete lines end here
+    last: bytes | None = None
+    while end > known.end:
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        line = data[start:end]
+        fields = line.split(None, 1)
+        if fields and not line.startswith(b"#"):
+            if last is None:
+                last = fields[0]
+            elif fields[0] != last:
+                return end, last
+        end = start
+    if last is None:
+        return 0, known.query
+    if known.query is not None and known.query != last:
+        return known.end, last
+    return 0, last
 
 
 def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> RankedPositions | str:
@@ -321,21 +464,26 @@ def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies)
 
 def _plain(options: RunOptions, encoding: str) -> bool:
     """True for the reading options the scanner implements: the defaults, any name, allow_empty and
-    extra_columns, UTF-8."""
-    plain = RunOptions(name=options.name, allow_empty=options.allow_empty, extra_columns=options.extra_columns)
+    extra_columns, normalize_ids none or NFC, UTF-8."""
+    plain = RunOptions(name=options.name, allow_empty=options.allow_empty, extra_columns=options.extra_columns,
+                       normalize_ids=options.normalize_ids if options.normalize_ids == "NFC" else None)
     return native_available() and options == plain and canonical_encoding(encoding) == "utf-8"
 
 
-def _scannable_file(source: str | os.PathLike[str], fmt: str | None, encoding: str) -> bool:
+def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str) -> str | TextFile | None:
+    """What the scanner reads of the file ``source``: its path (a plain file), its TextFile (a compressed one), or
+    None when the readers must read it (missing, not a regular file, unreadable: they say so; another format)."""
     try:
         if not os.path.isfile(source):
-            return False  # missing or not a regular file: the readers say so
+            return None
         with open(source, "rb") as f:
-            if f.read(2) == GZIP_MAGIC:
-                return False
+            compressed = compression_of(f.read(MAGIC_BYTES))
     except OSError:
-        return False  # unreadable: the readers say so (FileAccessError)
-    return (fmt or detect_text_format(TextFile(source, encoding), "run")) == "trec"
+        return None
+    src = TextFile(source, encoding)
+    if (fmt or detect_text_format(src, "run")) != "trec":
+        return None
+    return src if compressed else os.fspath(source)
 
 
 def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, *, format: str | None = None,
@@ -356,24 +504,25 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
                          allow_empty=read_options.get("allow_empty", False),
                          extra_columns=read_options.get("extra_columns", "error"))  # checks them as read_run does
     prepared = prepared.under(policies.negative_grades)
-    scanned: tuple[RankedPositions, str] | str | None = None
+    scanned: Scanned | str | None = None
     label = ""
+    read = {"extra_columns": options.extra_columns, "normalize_ids": options.normalize_ids}
     if is_stream(source):  # standard input or a file object: read once, scanned in memory or read from memory
         src = TextFile(source, encoding)
         source, encoding, label = src, "utf-8", src.name
-        if _plain(options, encoding) and not src.gzip and (fmt or detect_text_format(src, "run")) == "trec":
-            scanned = scan_trec_run(prepared, src.read_bytes(), policies, extra_columns=options.extra_columns,
-                                    name=src.name)
+        if _plain(options, encoding) and (fmt or detect_text_format(src, "run")) == "trec":
+            scanned = scan_trec_run(prepared, src.read_bytes(), policies, name=src.name, **read)
     elif isinstance(source, (str, os.PathLike)) and _plain(options, encoding) \
-            and _scannable_file(source, fmt, encoding):
+            and (target := _scan_target(source, fmt, encoding)) is not None:
         label = os.fspath(source)
-        scanned = scan_trec_run(prepared, source, policies, extra_columns=options.extra_columns)
+        scanned = scan_trec_run(prepared, target, policies, name=label, **read)
     if isinstance(scanned, str):
         log.info("%s: read by the Python readers (%s)", label, scanned)
     elif scanned is not None:
-        positions, tag = scanned
-        run_name = (name if name is not None else tag) or "run"  # as the readers name it
-        jr = judged_run_from_positions(prepared, positions, policies, run_name=run_name, run_source=label)
+        for message in scanned.warnings:
+            warnings.warn(message, InputWarning, stacklevel=3)
+        run_name = (name if name is not None else scanned.tag) or "run"  # as the readers name it
+        jr = judged_run_from_positions(prepared, scanned.positions, policies, run_name=run_name, run_source=label)
         return jr, ()
     run = read_run(source, format=format, name=name, encoding=encoding, **read_options)
     return judged_run_of_run(prepared, run, policies), tuple(run.notes)
