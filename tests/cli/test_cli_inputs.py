@@ -119,7 +119,7 @@ def test_the_new_reading_flags_work(tmp_path: Path) -> None:
     assert run_cli("evaluate", QRELS, run, "-m", "AP", "--encoding", "latin-1")[0] == 0
     empty = write(tmp_path, "empty.run", "# this system retrieved nothing\n")
     code, out, _ = run_cli("evaluate", QRELS, empty, "-m", "AP", "--allow-empty", "--format", "csv")
-    assert code == 0 and out.splitlines()[1].endswith(",AP,0.0")
+    assert code == 0 and out.splitlines()[1].endswith(",AP,0.0,mean")
     notes = write(tmp_path, "notes.run", "".join(line.rstrip("\n") + " a note\n"
                                                  for line in Path(BM25).read_text().splitlines(keepends=True)))
     plain = run_cli("evaluate", QRELS, BM25, "-m", "AP", "--format", "csv")

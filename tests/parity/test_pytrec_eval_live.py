@@ -152,3 +152,24 @@ def test_trec_eval_version_9_rounds_scores_to_float32(tmp_path, cli_runner) -> N
     assert expected["q1"]["P_1"] == 0.0
     code, out, _ = cli_runner("evaluate", str(qrels), str(run), "-m", "RR", "--trec-eval-version", "9")
     assert code == 0 and "rounded to float32 before ordering, as trec_eval 9 and pytrec_eval" in out
+
+
+def test_pytrec_eval_result_keys_name_the_same_measures() -> None:
+    # the keys pytrec_eval returns (trec_eval's printed names) can be handed back to gainscope as metric names
+    # (iprec_at_recall is left out: pytrec_eval rounds recall levels the trec_eval 9 way, see the module doc)
+    import gainscope
+
+    qrels, run = _random_data(7)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "P.5", "recall.100", "map_cut.10",
+                                                       "success.1", "Rprec_mult.0.20"})
+    expected = evaluator.evaluate(run)
+    keys = sorted(next(iter(expected.values())))
+    assert keys == ["P_5", "Rprec_mult_0.20", "map_cut_10", "ndcg_cut_10", "recall_100", "success_1"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputWarning)  # tied scores
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        results = gainscope.evaluate(qrels, run, keys)
+    assert results.metric_names == ["P@5", "Rprec(mult=0.2)", "AP@10", "nDCG@10", "R@100", "Success@1"]
+    for key, metric in zip(keys, results.metric_names, strict=True):
+        for qid, values in expected.items():
+            assert results.per_query(metric)[qid] == pytest.approx(values[key], rel=1e-12, abs=1e-12), (key, qid)

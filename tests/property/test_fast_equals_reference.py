@@ -4,6 +4,9 @@ parameters, under every evaluation policy the metric supports.
 The data (``gainscope.testing.strategies``) has ties, negative and float grades, unjudged retrieved and
 unretrieved judged documents, queries without relevant documents, judged queries missing from the run and
 run-only queries. NaN (undefined) must be NaN on both sides; other values agree to 1e-12.
+
+The graded metrics are also compared on grades up to 2000 (integers and floats), where 2^grade overflows
+float64 and ERR's stopping probability rounds to 1, and ERR against exact rational arithmetic.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -21,7 +25,7 @@ from gainscope.core.judged_run import build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import GainscopeWarning, InputWarning, InvalidParameterError, PolicyError
+from gainscope.errors import GainscopeWarning, InputWarning, MetricError, PolicyError
 from gainscope.evaluation import compute, evaluate, ranked_query
 from gainscope.metrics import all_metric_classes, parse_metric
 from gainscope.metrics.context import Context
@@ -48,18 +52,21 @@ def _reference(metric, jr):
 
 
 def _assert_same(metric, jr):
-    """compute == reference, or both raise InvalidParameterError (ERR with a grade above max_grade)."""
+    """compute == reference, or both raise the same MetricError: ERR with a grade above max_grade (the kernel
+    names the top grade of all queries, the reference that of the first query above it), or DCG or G with
+    exponential gains beyond float64 (the same message up to the query)."""
     try:
         fast = _fast(metric, jr)
-    except InvalidParameterError:
-        with pytest.raises(InvalidParameterError):
+    except MetricError as exc:
+        same = re.escape(str(exc).split(" of query ")[0]) if " of query " in str(exc) else None
+        with pytest.raises(type(exc), match=same):
             _reference(metric, jr)
         return
     ref = []
     for i in range(jr.num_queries):
         try:
             ref.append(metric.reference(ranked_query(jr, i), jr.policies))
-        except InvalidParameterError as exc:  # only for a query whose own grades exceed max_grade
+        except MetricError as exc:  # only for a query whose own grades exceed max_grade or float64
             raise AssertionError(
                 f"{metric}: reference raised for query {jr.query_ids[i]!r} but compute did not") from exc
     ref = np.array(ref, dtype=np.float64)
@@ -91,6 +98,49 @@ def test_fast_equals_reference(cls, data):
     judgments, run = data.draw(gst.judgments_and_runs(), label="data")
     policies = _checkable(metric, data.draw(gst.policies(), label="policies"))
     _assert_same(metric, _judged_run(judgments, run, policies))
+
+
+#: graded metrics whose gains grow as 2^grade, and linear ones for contrast, on grades up to 2000
+_LARGE_GRADE_METRICS = [parse_metric(x) for x in (
+    "ERR", "ERR@1", "ERR@3", "ERR(max_grade=2000)", "ERR(max_grade=2500)@5", "nDCG(gain=exponential)",
+    "nDCG(gain=exponential)@3", "nDCG(gain=exponential, ideal=retrieved)",
+    "nDCG(gain=exponential, ideal=retrieved)@2", "nDCG(gain=exponential, rel=1000)@5",
+    "nDCG(gain=exponential, ideal_depth=all)@2", "nDCG(gain=exponential, ideal_depth=retrieved)@3",
+    "DCG(gain=exponential)",
+    "DCG(gain=exponential)@3", "CG(gain=exponential)@2", "ndcg_rel(gain=exponential)", "Rndcg(gain=exponential)",
+    "G(gain=exponential)",
+    "nDCG@5", "DCG", "RBP", "ndcg_rel", "Rndcg", "G")]
+
+
+@pytest.mark.parametrize("metric", _LARGE_GRADE_METRICS, ids=str)
+@settings(max_examples=25, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_fast_equals_reference_on_large_grades(metric, data):
+    judgments, run = data.draw(gst.judgments_and_runs(large_grades=True), label="data")
+    policies = _checkable(metric, data.draw(gst.policies(), label="policies"))
+    _assert_same(metric, _judged_run(judgments, run, policies))
+
+
+def _exact_err(grades, top):
+    """ERR in rational arithmetic: p = (2^g - 1) / 2^top, no rounding anywhere."""
+    total, stay = Fraction(0), Fraction(1)
+    for i, g in enumerate(grades, start=1):
+        p = Fraction(2 ** g - 1, 2 ** top) if g > 0 else Fraction(0)
+        total += stay * p / i
+        stay *= 1 - p
+    return total
+
+
+@SETTINGS
+@given(grades=st.lists(st.one_of(st.integers(0, 2000), st.sampled_from((0, 53, 54, 100, 1023, 1024, 2000))),
+                       min_size=1, max_size=8))
+def test_err_equals_exact_arithmetic_on_large_grades(grades):
+    judgments = Judgments.from_dict({"q": {f"d{i}": g for i, g in enumerate(grades)}})
+    run = Run.from_dict({"q": [f"d{i}" for i in range(len(grades))]})
+    got = evaluate(judgments, run, ["ERR"], ties="rank", undefined="skip")["ERR"]
+    expected = float(_exact_err(grades, max(grades))) if max(grades) > 0 else 0.0
+    assert got == pytest.approx(expected, rel=1e-13, abs=1e-300)
 
 
 # every policy combination (undefined= does not reach the kernels: see tests/unit/metrics/test_policy_effects.py)

@@ -3,6 +3,8 @@ with suggestions, and trec_eval spellings through ``resolve_metrics``."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gainscope.errors import InvalidParameterError, MetricSyntaxError, UnknownMetricError
@@ -120,6 +122,30 @@ def test_unknown_names_suggest_close_ones(text, suggestion):
     assert str(err.value).endswith("Run `gainscope metrics` to list every metric.")
 
 
+@pytest.mark.parametrize(("text", "suggestion"), [
+    ("NDCG10", "nDCG@10"),      # an alias with the cutoff glued on: the canonical name and @
+    ("ndcg10", "nDCG@10"),
+    ("nDCG_10", "nDCG@10"),
+    ("P10", "P@10"),
+    ("map10", "AP@10"),         # any letter case when one name matches (MAP)
+    ("MRR10", "RR@10"),
+    ("Recall100", "R@100"),
+    ("ERR20", "ERR@20"),
+])
+def test_a_number_glued_to_a_name_suggests_the_at_form(text, suggestion):
+    with pytest.raises(UnknownMetricError) as err:
+        parse_metric(text)
+    assert str(err.value) == (f"unknown metric {text!r}. Did you mean {suggestion!r}? Run `gainscope metrics` "
+                              "to list every metric.")
+
+
+def test_a_number_glued_to_a_name_without_an_integer_at_is_not_suggested_with_at():
+    # IPrec's @ is a recall level in [0, 1], not a cutoff: the usual close matches
+    with pytest.raises(UnknownMetricError) as err:
+        parse_metric("IPrec5")
+    assert "'IPrec@5'" not in str(err.value) and "'IPrec'" in str(err.value)
+
+
 def test_unknown_name_without_suggestion():
     with pytest.raises(UnknownMetricError) as err:
         parse_metric("Zzyzx@3")
@@ -172,6 +198,48 @@ def test_invalid_parameters(text, message):
 ])
 def test_trec_eval_spellings(spec, names):
     assert [str(m) for m in resolve_metrics(spec)] == names
+
+
+@pytest.mark.parametrize(("key", "names"), [
+    # trec_eval's printed names, which pytrec_eval uses as keys: FAMILY_PARAMETER is the spec FAMILY.PARAMETER
+    ("P_5", ["P@5"]),
+    ("ndcg_cut_10", ["nDCG@10"]),
+    ("recall_100", ["R@100"]),
+    ("map_cut_10", ["AP@10"]),                # the longest family that fits: map_cut, not map
+    ("iprec_at_recall_0.10", ["IPrec@0.1"]),
+    ("Rprec_mult_0.20", ["Rprec(mult=0.2)"]),
+    ("success_1", ["Success@1"]),
+    ("relative_P_5", ["RelP@5"]),
+    ("set_F", ["SetF"]),                      # names without a parameter are trec_eval's own spelling
+    ("ndcg_rel", ["ndcg_rel"]),
+    ("11pt_avg", ["11pt_avg"]),
+])
+def test_pytrec_eval_keys(key, names):
+    assert [str(m) for m in resolve_metrics(key)] == names
+
+
+def test_pytrec_eval_keys_of_one_family_add_up():
+    from gainscope.metrics.trec_eval import trec_items
+
+    # resolve_metrics keeps the request order; trec_eval's output (trec_items) has one P line per cutoff
+    assert [str(m) for m in resolve_metrics(["P_10", "P_5", "P_5", "ndcg_cut_10"])] == ["P@10", "P@5", "nDCG@10"]
+    assert [it.out_name for it in trec_items(["P_10", "P_5", "P_5", "ndcg_cut_10"])] == ["P_5", "P_10", "ndcg_cut_10"]
+
+
+def test_printed_names_need_a_family_with_parameters_and_a_numeric_parameter():
+    with pytest.raises(UnknownMetricError, match=re.escape("unknown metric 'map_10'. Did you mean 'AP@10'")):
+        resolve_metrics("map_10")          # map takes no parameter: not map.10
+    with pytest.raises(UnknownMetricError, match="unknown metric 'P_x'"):
+        resolve_metrics("P_x")
+
+
+def test_no_registered_name_reads_as_a_printed_trec_eval_name():
+    from gainscope.metrics import all_metric_classes
+    from gainscope.metrics.trec_eval import ORDER, is_trec_name
+
+    for cls in all_metric_classes():
+        for name in (cls.name, *cls.aliases):
+            assert not is_trec_name(name) or name.split(".")[0] in ORDER, name
 
 
 def test_trec_eval_and_ir_measures_spellings_mix_and_deduplicate():

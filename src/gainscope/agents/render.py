@@ -36,7 +36,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -46,7 +45,7 @@ from gainscope.agents.evaluate import ALL_GOOD, SUMMARY_METRICS, AgentReport, Ag
 from gainscope.agents.metrics import ITERATION_COLUMNS
 from gainscope.agents.trace import Conversation
 from gainscope.errors import UnknownFormatError
-from gainscope.render.text import fmt_number, text_table
+from gainscope.render.text import CsvWriter, fmt_number, text_table
 
 __all__ = ["CSV_COLUMNS", "FORMATS", "render_explanations", "render_report"]
 
@@ -109,7 +108,7 @@ CSV_COLUMNS = ("scope", "conversation_id", "query_id", "i", "metric", "statistic
 
 def _csv(report: AgentReport, per_conversation: bool) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = CsvWriter(buffer)
 
     def number(x: float) -> str:
         return "" if math.isnan(x) else repr(float(x))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -122,17 +123,19 @@ def number_list(text: str | None, flag: str, example: str) -> list[float] | None
 
 
 def split_metrics(values: tuple[str, ...]) -> list[str]:
-    """Metric arguments: several per ``-m`` separated by spaces (outside brackets), or one per ``-m``."""
+    """Metric arguments: one or several per ``-m``, separated by spaces or by commas (ir_measures users write
+    ``"nDCG@10,AP"``), outside brackets. A comma stays inside a metric when what follows it is not a metric
+    name: trec_eval's parameter lists (``P.5,10``, ``ndcg.1=3,2=9``, ``rbp.p=0.8``, ``utility.2,-1,0,0``)."""
     out: list[str] = []
     for value in values:
         depth = 0
         current = ""
-        for ch in value:
+        for i, ch in enumerate(value):
             if ch in "({":
                 depth += 1
             elif ch in ")}":
                 depth -= 1
-            if ch.isspace() and depth == 0:
+            if depth == 0 and (ch.isspace() or (ch == "," and _starts_metric(value[i + 1:]))):
                 if current:
                     out.append(current)
                 current = ""
@@ -141,6 +144,17 @@ def split_metrics(values: tuple[str, ...]) -> list[str]:
         if current:
             out.append(current)
     return out
+
+
+def _starts_metric(text: str) -> bool:
+    """``text`` (after a comma) begins a metric name (``AP``, ``11pt_avg``) or nothing (a trailing comma), not
+    a trec_eval parameter (``10``, ``2=9``, ``.5``, ``p=0.8``, ``-1``, ``1e3``)."""
+    text = text.lstrip()
+    if not text or text[0] == ",":
+        return True
+    if re.match(r"[A-Za-z_]", text):
+        return not re.match(r"[A-Za-z_]\w*\s*=", text)
+    return bool(re.match(r"\d+[A-DF-Za-df-z_]", text))
 
 
 def _level(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

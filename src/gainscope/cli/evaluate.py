@@ -1,5 +1,6 @@
 """``gainscope evaluate JUDGMENTS RUN... -m METRIC ...``: score runs, as a table, markdown, CSV, JSON, JSONL
-or exactly trec_eval's text (``--format trec_eval``, with trec_eval's flags -q -c -l -M -J -N -m)."""
+or exactly trec_eval's text (``--format trec_eval``, with trec_eval's flags -q -c -l -M -J -N -m; with
+several runs a fourth column names each line's run)."""
 
 from __future__ import annotations
 
@@ -31,11 +32,14 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Metric(s): nDCG@10, 'P(rel=2)@5', AP, RR@10 ... or trec_eval names (ndcg_cut.10, P.5, map, "
-                   "official, all_trec). Repeat -m or separate with spaces. Default: nDCG@10 AP RR P@10 R@100 "
+                   "official, all_trec) and pytrec_eval's keys (ndcg_cut_10, P_5). Repeat -m or separate with "
+                   "spaces or commas (-m nDCG@10,AP). Default: nDCG@10 AP RR P@10 R@100 "
                    "(official with --format trec_eval).")
 @click.option("-q", "--per-query", is_flag=True, help="Show each query's values as well as the aggregates.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json", "jsonl", "trec_eval"]),
-              default="table", show_default=True, help="Output format.")
+              default="table", show_default=True,
+              help="Output format. trec_eval: trec_eval's exact text; with several runs a fourth column names each "
+                   "line's run. csv: run, query_id, metric, value, aggregate (set on the aggregate rows).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
 @click.option("--name", "run_names", multiple=True,
@@ -63,10 +67,18 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     """
     from gainscope.core.judged_run import PreparedJudgments
     from gainscope.evaluation import compute
-    from gainscope.metrics.trec_eval import TrecItem, is_trec_name, relstrings, trec_items, trec_name_of
+    from gainscope.metrics.trec_eval import (
+        TrecItem,
+        is_trec_name,
+        relstrings,
+        trec_eval_overrides,
+        trec_items,
+        trec_name_of,
+    )
     from gainscope.render.results import conventions_lines, render_results
     from gainscope.render.trec_eval import render_trec_eval
 
+    complete = kwargs["complete"]  # trec_eval's -c as given: its num_rel summary depends on it
     conventions = conventions_from(kwargs, score_precision="float32" if trec_eval_version == "9" else None)
     policies = conventions.policies
     names = split_metrics(metrics) or (["official"] if fmt == "trec_eval" else list(DEFAULT_METRICS))
@@ -106,9 +118,15 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
         if fmt == "trec_eval":
             rel_item = next((it for it in items if it.family == "relstring"), None)
             rs = relstrings(jr, rel_item.param) if rel_item is not None and per_query else None
-            chunks.append(render_trec_eval(items, res, per_query=per_query, relstrings=rs))
+            chunks.append((res, rs, trec_eval_overrides(items, jr, complete=complete)))
     if fmt == "trec_eval":
-        text = "".join(chunks)
+        # several runs: a fourth column with the run's name (its path when two runs share a name)
+        labels: list[str | None] = [None] * len(runs)
+        if len(runs) > 1:
+            names = [r.run_name for r in all_results]
+            labels = list(names) if len(set(names)) == len(names) else list(runs)
+        text = "".join(render_trec_eval(items, res, per_query=per_query, relstrings=rs, overrides=ov, run=label)
+                       for (res, rs, ov), label in zip(chunks, labels, strict=True))
         for line in conventions_lines(all_results):
             click.echo(f"# {line}", err=True)
     else:

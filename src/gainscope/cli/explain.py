@@ -36,6 +36,7 @@ def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...
     position-by-position form show the value and the inputs it used."""
     from gainscope.explain import explain, explanation_frame
     from gainscope.render.explain import render_explanation
+    from gainscope.render.text import csv_text
 
     conventions = conventions_from(kwargs)
     judg, (run_obj,) = read_inputs(judgments, (run,), kwargs)
@@ -46,7 +47,7 @@ def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...
             parts.append(render_explanation(e))
         elif fmt == "csv":
             frame = explanation_frame(e)
-            parts.append(frame.with_columns().write_csv())
+            parts.append(csv_text([frame.columns, *frame.iter_rows()]))
         else:
             frame = explanation_frame(e)
             parts.append(json.dumps({"metric": e.metric, "query_id": e.query_id, "value": e.value,

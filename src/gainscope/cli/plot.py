@@ -96,7 +96,7 @@ def _plan(kinds: list[str], results: list[Results], metrics: list[str], *, basel
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Metric(s) for the delta, distribution, radar and sensitivity plots: nDCG@10, AP, RR ... or "
-                   "trec_eval names. Repeat -m or separate with spaces. Default: nDCG@10 AP RR P@10 R@100.")
+                   "trec_eval names. Repeat -m or separate with spaces or commas. Default: nDCG@10 AP RR P@10 R@100.")
 @click.option("--kind", "kinds", type=click.Choice([*KINDS, "all"]), multiple=True, default=("all",),
               show_default=True, help="Which plots to draw (repeatable).")
 @click.option("--cutoffs", default="1,3,5,10,20", show_default=True, callback=_cutoffs,

@@ -142,9 +142,18 @@ class Context:
         """Per-document values ``make()``, as float64, cached under ``key``."""
         return self.cached(("values", key), lambda: np.asarray(make(), dtype=np.float64))
 
-    def within_segment_cumsum(self, values: np.ndarray) -> np.ndarray:
-        """Inclusive running sum of ``values`` restarted at each query, in rank order."""
-        return segmented_cumsum(np.asarray(values, dtype=np.float64), self.jr.offsets)
+    def within_segment_cumsum(self, values: np.ndarray, *, exclusive: bool = False) -> np.ndarray:
+        """Running sum of ``values`` restarted at each query, in rank order: inclusive (up to and with each
+        position), or ``exclusive`` (of the positions before it; 0 at a query's first position), which is
+        read off the inclusive sum one position back rather than subtracted, so no precision is lost."""
+        inclusive = segmented_cumsum(np.asarray(values, dtype=np.float64), self.jr.offsets)
+        if not exclusive:
+            return inclusive
+        out = np.zeros_like(inclusive)
+        out[1:] = inclusive[:-1]
+        offsets = self.jr.offsets
+        out[offsets[:-1][np.diff(offsets) > 0]] = 0.0
+        return out
 
     def within_segment_count(self, mask: np.ndarray) -> np.ndarray:
         """Inclusive running count of ``mask`` restarted at each query (exact integers)."""
@@ -160,9 +169,9 @@ class Context:
         ``values(grades, query_index)`` maps grades to per-position values and must give 0 to unjudged
         documents (NaN grades), which is what lets a sparse judged run skip them. ``weight`` is ``"one"``,
         ``"log2"`` (``1 / log2(i + 1)``, applied as a division, as trec_eval does) or ``("geometric", p)``
-        (``p^(i-1)``). Under ``ties="average"`` each value is spread evenly over the positions of its group
-        of tied documents, and cut-off members (``tail_*``) count in the group's mean: the expected value
-        over orders of tied documents.
+        (``p^(i-1)``, from :meth:`powers`, as trec_eval multiplies them out). Under ``ties="average"`` each
+        value is spread evenly over the positions of its group of tied documents, and cut-off members
+        (``tail_*``) count in the group's mean: the expected value over orders of tied documents.
         """
         jr = self.jr
         v = self.values(("linear", key), lambda: values(jr.grades, self.segment))
@@ -174,7 +183,7 @@ class Context:
             elif weight == "log2":
                 terms = v / np.log2(rank + 1.0)
             else:
-                terms = v * float(weight[1]) ** (rank - 1).astype(np.float64)
+                terms = v * self.powers(float(weight[1]), int(rank.max(initial=0)))[rank - 1]
             if limit is None:
                 return self.per_query_sum(terms)
             mask = rank <= limit
@@ -185,6 +194,15 @@ class Context:
             tlimit = self._limit(k, jr.tail_query)
             out += self._spread(tv / jr.tail_size, jr.tail_start, jr.tail_kept, jr.tail_query, tlimit, weight)
         return out
+
+    def powers(self, p: float, n: int) -> np.ndarray:
+        """``p^0 .. p^n`` as trec_eval computes them, each the previous times p (``cur_p = cur_p * p``), so that
+        sums over them agree with trec_eval's to the last bit (``p ** k`` can differ in it)."""
+        def make() -> np.ndarray:
+            out = np.full(n + 1, p)
+            out[0] = 1.0
+            return np.cumprod(out)
+        return self.cached(("powers", p, n), make)
 
     @staticmethod
     def _limit(k: int | np.ndarray | None, segment: np.ndarray) -> int | np.ndarray | None:
@@ -199,7 +217,10 @@ class Context:
         if limit is not None:
             end = np.minimum(end, limit)
         span = np.where(end >= start, self._weight_range(start, end, weight), 0.0)
-        return np.bincount(segment, weights=share * span, minlength=self.nq)
+        # a group wholly past the cutoff adds nothing, even when its share is infinite (inf * 0 is NaN)
+        with np.errstate(invalid="ignore"):
+            added = np.where(span != 0, share * span, 0.0)
+        return np.bincount(segment, weights=added, minlength=self.nq)
 
     def _weight_range(self, start: np.ndarray, end: np.ndarray, weight: Weight) -> np.ndarray:
         """``sum_{i=start}^{end} w(i)`` (0 where end < start)."""

@@ -8,6 +8,8 @@ group.
 from __future__ import annotations
 
 import difflib
+import re
+from dataclasses import fields
 from typing import TypeVar
 
 from gainscope.errors import GainscopeError, UnknownMetricError
@@ -36,23 +38,52 @@ def register(cls: M) -> M:
 
 def lookup(name: str) -> type[Metric]:
     """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise.
-    Plugins are loaded when a name is not a built-in metric's (reading every installed package's entry points
-    takes longer than evaluating a small run)."""
+
+    A name that is a known one with a number glued on (``NDCG10``, ``P_5``, ``map10``) is suggested in the
+    ``@`` form (``nDCG@10``), when the metric takes an integer after ``@``. Plugins are loaded when a name is
+    not a built-in metric's (reading every installed package's entry points takes longer than evaluating a
+    small run).
+    """
     _load_builtin()
     if name not in _REGISTRY and name not in _ALIASES:
         _load_plugins()
+    found = _find(name)
+    if found is not None:
+        return found
+    glued = re.fullmatch(r"(.*?[A-Za-z])[_.-]?(\d+)", name)
+    base = _find(glued.group(1), any_case=True) if glued else None
+    if glued and base is not None and _int_at(base):
+        close = [f"{base.name}@{int(glued.group(2))}"]
+    else:
+        candidates = list(_REGISTRY) + list(_ALIASES)
+        close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+        if not close:
+            lowered = {c.lower(): c for c in candidates}
+            if name.lower() in lowered:
+                close = [lowered[name.lower()]]
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise UnknownMetricError(f"unknown metric {name!r}.{hint} Run `gainscope metrics` to list every metric.")
+
+
+def _find(name: str, *, any_case: bool = False) -> type[Metric] | None:
+    """The class registered under ``name`` (a canonical name or an alias; in any letter case when asked and
+    only one name matches)."""
     if name in _REGISTRY:
         return _REGISTRY[name]
     if name in _ALIASES:
         return _REGISTRY[_ALIASES[name]]
-    candidates = list(_REGISTRY) + list(_ALIASES)
-    close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-    if not close:
-        lowered = {c.lower(): c for c in candidates}
-        if name.lower() in lowered:
-            close = [lowered[name.lower()]]
-    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    raise UnknownMetricError(f"unknown metric {name!r}.{hint} Run `gainscope metrics` to list every metric.")
+    if any_case:
+        owners = {c for key, c in [*_REGISTRY.items(), *((a, _REGISTRY[n]) for a, n in _ALIASES.items())]
+                  if key.lower() == name.lower()}
+        if len(owners) == 1:
+            return owners.pop()
+    return None
+
+
+def _int_at(cls: type[Metric]) -> bool:
+    """The metric takes an integer after ``@`` (a rank cutoff)."""
+    at = cls.at_param()
+    return at is not None and any(f.name == at and f.metadata.get("kind") == "int" for f in fields(cls))
 
 
 def all_metric_classes() -> list[type[Metric]]:

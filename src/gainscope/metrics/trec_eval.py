@@ -1,6 +1,8 @@
 """trec_eval's measure names, parameters, nicknames and output order, mapped onto gainscope metrics.
 
-``-m P.5,10`` becomes ``P@5`` and ``P@10`` printed as ``P_5`` and ``P_10``; ``-m official`` and
+``-m P.5,10`` becomes ``P@5`` and ``P@10`` printed as ``P_5`` and ``P_10``; a printed name is also accepted as
+a request for that one measure (``P_5``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``: pytrec_eval's result
+keys); ``-m official`` and
 ``-m all_trec`` expand to trec_eval 10's sets; parameters follow trec_eval's parsing (cutoffs are sorted,
 truncated to integers where trec_eval uses ``atol``, and must be positive and distinct). Output follows
 trec_eval's own measure order, whatever the order of the request.
@@ -8,6 +10,12 @@ trec_eval's own measure order, whatever the order of the request.
 Two trec_eval items are not numbers: ``runid`` (the run's tag, summary only) and ``relstring`` (per query,
 the grades of the first documents as characters: a digit per judged grade, ``>`` above 9, ``-`` not in the
 judgments, ``.`` a negative grade).
+
+Where trec_eval prints something other than the value it means, :func:`trec_eval_overrides` says what, so
+that ``--format trec_eval`` prints it too while every other output keeps gainscope's value: ``-nan`` where
+its C code divides 0 by 0 (``iprec_at_recall`` and ``11pt_avg`` of a query left with nothing retrieved
+under ``-J``; ``Rndcg`` of a query with relevant documents but no positive gain), and under ``-c`` the
+``num_rel`` summary, which counts the positive grades of the whole judgments whatever ``-l``.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from gainscope.core.judged_run import JudgedRun
 from gainscope.errors import InvalidParameterError, MetricSyntaxError, UnknownMetricError
 from gainscope.metrics.base import GainMap, Metric
 from gainscope.metrics.families.average_precision import AP, GMAP, RR, BinG, Bpref, GMBpref, InfAP
-from gainscope.metrics.families.curves import ElevenPointAverage, IPrec
+from gainscope.metrics.families.curves import ElevenPointAverage, IPrec, relevant_needed
 from gainscope.metrics.families.graded import NDCG, RBP, G, NDCGRel, RBPResidual, Rndcg
 from gainscope.metrics.families.precision import (
     Precision,
@@ -45,8 +53,10 @@ from gainscope.metrics.families.sets import (
     SetRelP,
     Utility,
 )
+from gainscope.metrics.gains import gain_array
 
-__all__ = ["NICKNAMES", "TrecItem", "is_trec_name", "relstrings", "trec_items", "trec_metrics", "trec_name_of"]
+__all__ = ["NICKNAMES", "TrecItem", "TrecOverrides", "is_trec_name", "relstrings", "trec_eval_overrides",
+           "trec_items", "trec_metrics", "trec_name_of"]
 
 _ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _P_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -262,29 +272,54 @@ def _split(spec: str) -> tuple[str, str | None]:
     return name, (rest if dot else None)
 
 
-def is_trec_name(text: str) -> bool:
-    """True when ``text`` is a trec_eval measure spec (``map``, ``P.5,10``, ``all_trec``, ...)."""
+def _as_spec(text: str) -> str | None:
+    """``text`` as a trec_eval ``-m`` spec: itself when it is one (``map``, ``P.5,10``, ``all_trec``), a
+    printed name of one measure turned back into its spec (``ndcg_cut_10`` -> ``ndcg_cut.10``,
+    ``iprec_at_recall_0.10`` -> ``iprec_at_recall.0.10``; pytrec_eval keys its results so), else None.
+
+    A printed name is ``FAMILY_PARAMETER`` for a family that takes parameters, read with the longest family
+    that fits (``map_cut_10`` is map_cut's) and a parameter that starts with a digit or a point."""
     if "(" in text or "@" in text:
-        return False
+        return None
     name, _ = _split(text)
-    return name in ORDER or name in NICKNAMES
+    if name in ORDER or name in NICKNAMES:
+        return text
+    for family in sorted(ORDER, key=len, reverse=True):
+        rest = text[len(family) + 1:]
+        if (text.startswith(family + "_") and rest[:1] in tuple("0123456789.")
+                and _build_family(family).params != "none"):
+            return f"{family}.{rest}"
+    return None
+
+
+def is_trec_name(text: str) -> bool:
+    """True when ``text`` is a trec_eval measure spec (``map``, ``P.5,10``, ``all_trec``, ...) or a printed
+    trec_eval name (``P_5``, ``ndcg_cut_10``: pytrec_eval's keys)."""
+    return _as_spec(text) is not None
 
 
 def trec_items(specs: Iterable[str], *, rounding: str = "nearest", num_docs: int = 0) -> list[TrecItem]:
     """Expand trec_eval ``-m`` specs into output items, in trec_eval's order.
 
     ``rounding`` is the recall-level rounding of ``iprec_at_recall`` and ``11pt_avg`` (``"legacy"`` for
-    trec_eval 9 / pytrec_eval); ``num_docs`` is trec_eval's ``-N`` (for ``utility``).
+    trec_eval 9 / pytrec_eval); ``num_docs`` is trec_eval's ``-N`` (for ``utility``). Printed names of one
+    cutoff each add up (``P_5 P_10`` is ``P.5,10``); a later spec of the same measure replaces an earlier one.
     """
     chosen: dict[str, str | None] = {}
-    for spec in specs:
-        name, text = _split(spec.strip())
+    for given in specs:
+        spec = given.strip()
+        as_spec = _as_spec(spec) or spec
+        name, text = _split(as_spec)
         if name in NICKNAMES:
             if text is not None:
                 raise InvalidParameterError(f"the trec_eval measure set {name!r} takes no parameters")
             for member in NICKNAMES[name]:
                 chosen.setdefault(member, None)
         elif name in ORDER:
+            before = chosen.get(name)
+            if (as_spec != spec and before and text is not None
+                    and _build_family(name).params in ("long_cutoffs", "double_cutoffs")):
+                text = before if text in before.split(",") else f"{before},{text}"
             chosen[name] = text
         else:
             raise UnknownMetricError(f"unknown trec_eval measure {name!r}; trec_eval measures: "
@@ -358,3 +393,57 @@ def relstrings(jr: JudgedRun, length: float) -> dict[str, str]:
             chars[r - 1] = "." if g < 0 else ">" if g > 9 else str(math.floor(g))
         out[q] = "".join(chars)
     return out
+
+
+@dataclass(frozen=True)
+class TrecOverrides:
+    """What trec_eval 10 prints instead of gainscope's values, by index into the items: ``nan[i]`` marks the
+    queries whose line reads ``-nan``, ``summary[i]`` replaces the summary value."""
+
+    nan: dict[int, np.ndarray]
+    summary: dict[int, float]
+
+
+def trec_eval_overrides(items: list[TrecItem], jr: JudgedRun, *, complete: bool) -> TrecOverrides:
+    """Where trec_eval's output differs from the values it means, for ``items`` evaluated on ``jr``;
+    ``complete`` is trec_eval's ``-c`` as given on the command line.
+
+    * ``iprec_at_recall`` / ``11pt_avg``: trec_eval starts interpolating from ``num_rel_ret / num_ret``, 0/0
+      for a query with nothing retrieved; only ``-J`` leaves a query so (a judged query without a ranking
+      gets one unjudged placeholder document under ``-c``, which ``-J`` drops too). The NaN stays at the
+      recall levels that need no relevant document, and makes the 11-point average NaN when one of its
+      levels does.
+    * ``Rndcg``: ``sum / num_changed_ideal_gain`` is 0/0 for a query with relevant documents (at ``-l``) but
+      no positive gain.
+    * ``num_rel`` under ``-c``: the summary counts every judgment with a grade above 0, in every judged
+      query, whatever ``-l`` (``te_calc_avg_num_rel``); without ``-c`` it is the sum of the per-query values.
+    """
+    nan: dict[int, np.ndarray] = {}
+    summary: dict[int, float] = {}
+    policies = jr.policies
+    nq = jr.num_queries
+
+    def num_rel(level: float) -> np.ndarray:
+        return np.bincount(jr.judged_segment, weights=jr.judged_grades >= level, minlength=nq)
+
+    empty = (jr.num_ret == 0) if policies.judged_only else np.zeros(nq, dtype=bool)
+    for idx, item in enumerate(items):
+        m = item.metric
+        if isinstance(m, (IPrec, ElevenPointAverage)) and empty.any():
+            levels = m.levels if isinstance(m, ElevenPointAverage) else (float(m.recall or 0.0),)
+            r = num_rel(m.level(policies))
+            no_need = np.zeros(nq, dtype=bool)
+            for level in levels:
+                no_need |= relevant_needed(level, r, m.rounding) == 0
+            mask = empty & no_need
+        elif isinstance(m, Rndcg):
+            positive = np.bincount(jr.judged_segment, weights=gain_array(jr.judged_grades, m.gain) > 0,
+                                   minlength=nq)
+            mask = (num_rel(m.level(policies)) > 0) & (positive == 0)
+        else:
+            if isinstance(m, NumRel) and complete:
+                summary[idx] = float(np.count_nonzero(jr.judged_grades > 0))
+            continue
+        if mask.any():
+            nan[idx] = mask
+    return TrecOverrides(nan, summary)

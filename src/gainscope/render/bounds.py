@@ -4,7 +4,6 @@ two are bounds; for a comparison, the range of each difference and whether its s
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -13,7 +12,7 @@ from typing import Any
 
 from gainscope.bounds import Bounds, DifferenceBound
 from gainscope.render.results import _markdown
-from gainscope.render.text import fmt_number, text_table
+from gainscope.render.text import CsvWriter, fmt_number, text_table
 
 __all__ = ["BOUNDS_FORMATS", "COMPARE_BOUNDS_FORMATS", "render_bounds", "render_comparison_with_bounds",
            "render_difference_bounds", "render_results_with_bounds"]
@@ -88,7 +87,7 @@ def render_bounds(bounds: Sequence[Bounds], fmt: str, *, per_query: bool = False
     marks, legend = _claims_legend(claims)
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
+        writer = CsvWriter(buffer)
         writer.writerow(["run", "query_id", "metric", "today", "completed", "low", "high", "judged", "bounded"])
         for b in bounds:
             for j, name in enumerate(b.metric_names):
@@ -120,7 +119,7 @@ def render_difference_bounds(rows: Sequence[DifferenceBound], fmt: str) -> str:
                            for r in rows], indent=2) + "\n"
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
+        writer = CsvWriter(buffer)
         writer.writerow(["metric", "run", "baseline", "queries", "delta", "low", "high", "could_change_sign",
                          "bounded", "judged_run", "judged_baseline"])
         for r in rows:

@@ -9,14 +9,12 @@ metric, the mean with a dagger where the difference with the baseline is signifi
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Sequence
 
 from gainscope.compare import CORRECTION_NAMES, TESTS, Comparison, ComparisonRow
 from gainscope.render.results import _markdown
-from gainscope.render.text import fmt_number, text_table
+from gainscope.render.text import csv_text, fmt_number, text_table
 
 __all__ = ["COMPARE_FORMATS", "SHORT_TEST_NAMES", "comparison_lines", "fmt_p", "mark", "render_comparison"]
 
@@ -136,15 +134,11 @@ def _count(n: int, word: str) -> str:
 
 def _csv(c: Comparison) -> str:
     records = c.to_records()
-    buf = io.StringIO()
     if not records:
         return ""
-    w = csv.DictWriter(buf, fieldnames=list(records[0]), lineterminator="\n")
-    w.writeheader()
-    for rec in records:
-        w.writerow({k: "" if v is None or (isinstance(v, float) and math.isnan(v)) else
-                    (repr(v) if isinstance(v, float) else v) for k, v in rec.items()})
-    return buf.getvalue()
+    return csv_text([list(records[0]), *([
+        "" if v is None or (isinstance(v, float) and math.isnan(v)) else (repr(v) if isinstance(v, float) else v)
+        for v in rec.values()] for rec in records)])
 
 
 def render_comparison(c: Comparison, fmt: str) -> str:

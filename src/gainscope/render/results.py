@@ -4,18 +4,23 @@ stderr (CSV, JSONL).
 
 Layouts: the summary has a row per metric and a column per run (it stays readable for ``all_trec``); the
 per-query view has a row per query and a column per metric, one block per run.
+
+Aggregates are the rows (records) whose query is ``all``; in CSV and JSONL they also carry how they were
+aggregated (``aggregate``: ``mean``, ``sum`` or ``gmean``; empty, or absent, on per-query rows), which tells
+them apart from a query that is itself named ``all`` (warned about). CSV text cells that a spreadsheet
+would run as formulas get a leading ``'`` (:func:`gainscope.render.text.csv_cell`).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
+import warnings
 from collections.abc import Sequence
 
+from gainscope.errors import InputWarning
 from gainscope.metrics.profiles import ProfileUse
-from gainscope.render.text import fmt_number, text_table
+from gainscope.render.text import csv_text, fmt_number, text_table
 from gainscope.results import Results
 
 __all__ = ["FORMATS", "conventions_lines", "profile_pairs", "render_results"]
@@ -104,8 +109,20 @@ def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(out)
 
 
+def _warn_query_named_all(results: Sequence[Results], fmt: str) -> None:
+    for r in results:
+        if "all" in r.query_ids:
+            where = ("the ones with the 'aggregate' " + ("column" if fmt == "csv" else "field") + " set"
+                     if fmt in ("csv", "jsonl") else "the last row of the run's table")
+            warnings.warn(InputWarning(
+                f"run {r.run_name}: a query is named 'all', as the aggregate rows are; the aggregates are "
+                f"{where}"), stacklevel=3)
+
+
 def render_results(results: Sequence[Results], fmt: str, *, per_query: bool = False) -> str:
     """Render one or more runs' results in ``fmt`` (one of FORMATS except ``trec_eval``)."""
+    if per_query and fmt != "json":
+        _warn_query_named_all(results, fmt)
     if fmt in ("table", "markdown"):
         md = fmt == "markdown"
         blocks = []
@@ -135,20 +152,19 @@ def render_results(results: Sequence[Results], fmt: str, *, per_query: bool = Fa
                     for j, name in enumerate(r.metric_names):
                         lines.append(json.dumps({"run": r.run_name, "query_id": q, "metric": name,
                                                  "value": _val(float(r.values[i, j]))}))
-            for name, v in r.aggregates.items():
-                lines.append(json.dumps({"run": r.run_name, "query_id": "all", "metric": name, "value": _val(v)}))
+            for m, v in zip(r.metrics, r.aggregates.values(), strict=True):
+                lines.append(json.dumps({"run": r.run_name, "query_id": "all", "metric": str(m), "value": _val(v),
+                                         "aggregate": m.aggregate}))
         return "\n".join(lines) + "\n"
     if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["run", "query_id", "metric", "value"])
+        rows: list[Sequence[object]] = [["run", "query_id", "metric", "value", "aggregate"]]
         for r in results:
             if per_query:
                 for i, q in enumerate(r.query_ids):
                     for j, name in enumerate(r.metric_names):
                         v = r.values[i, j]
-                        w.writerow([r.run_name, q, name, "" if math.isnan(v) else repr(float(v))])
-            for name, v in r.aggregates.items():
-                w.writerow([r.run_name, "all", name, "" if math.isnan(v) else repr(float(v))])
-        return buf.getvalue()
+                        rows.append([r.run_name, q, name, "" if math.isnan(v) else repr(float(v)), ""])
+            for m, v in zip(r.metrics, r.aggregates.values(), strict=True):
+                rows.append([r.run_name, "all", str(m), "" if math.isnan(v) else repr(float(v)), m.aggregate])
+        return csv_text(rows)
     raise ValueError(f"unknown format {fmt!r}")

@@ -10,7 +10,6 @@ CSV, the per-query values; ``focus_times`` the focus times each line was evaluat
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from gainscope.errors import PolicyError
 from gainscope.render.compare import render_comparison
 from gainscope.render.results import _markdown
-from gainscope.render.text import fmt_number, text_table
+from gainscope.render.text import CsvWriter, fmt_number, text_table
 
 if TYPE_CHECKING:  # the adapter's types only: renderers import no adapter
     from gainscope.temporal.batch import Evaluation
@@ -129,7 +128,7 @@ def render_evaluation(ev: Evaluation, fmt: str, *, per_query: bool = False, focu
         if not per_query:
             return render_comparison(ev.comparison, "csv")
         buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
+        w = CsvWriter(buf)
         w.writerow(["run", "query_id", "metric", "value"])
         for s in ev.systems:
             for i, q in enumerate(ev.query_ids[s]):

@@ -1,20 +1,27 @@
 """Plain-text building blocks: fixed-width tables (deterministic, no terminal detection, so output can be
-compared with golden text) and number formatting."""
+compared with golden text), number formatting, and CSV text guarded against formula injection."""
 
 from __future__ import annotations
 
+import csv
+import io
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
+from typing import TextIO
 
-__all__ = ["fmt_number", "text_table"]
+__all__ = ["CsvWriter", "csv_cell", "csv_text", "fmt_number", "text_table"]
 
 
 def fmt_number(x: float | None, digits: int = 4) -> str:
-    """A value for display: 4 decimals, integers for whole counts, ``-`` for undefined."""
+    """A value for display: 4 decimals, integers for whole counts, ``-`` for undefined; from 1e15 on (where
+    the decimals are below float64's precision) in exponent form, ``1.2346e+301``."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     if isinstance(x, float) and math.isinf(x):
         return "inf" if x > 0 else "-inf"
+    if abs(x) >= 1e15:
+        return f"{x:.{digits}e}"
     return f"{x:.{digits}f}"
 
 
@@ -38,3 +45,39 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: S
     bottom = "└─" + "─┴─".join("─" * w for w in widths) + "─┘"
     out = [top, line(header), mid, *(line(r) for r in rows), bottom]
     return "\n".join(out)
+
+
+#: first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
+
+
+def csv_cell(cell: object) -> object:
+    """A cell as gainscope's CSV output writes it. Text starting with ``=``, ``+``, ``-``, ``@``, a tab or a
+    carriage return, which a spreadsheet would run as a formula (``=HYPERLINK(...)`` in a query id), gets a
+    leading single quote, as OWASP's CSV-injection rule says; a number such as ``-0.5`` stays a number,
+    and cells that are not text (ints, floats) are left as they are. Strip the quote to get the id back."""
+    if isinstance(cell, str) and cell[:1] in _FORMULA_START and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
+class CsvWriter:
+    """A ``csv.writer`` (lines ending in ``\n``) whose every cell goes through :func:`csv_cell`."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._writer = csv.writer(out, lineterminator="\n")
+
+    def writerow(self, row: Iterable[object]) -> None:
+        self._writer.writerow([csv_cell(c) for c in row])
+
+    def writerows(self, rows: Iterable[Iterable[object]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+def csv_text(rows: Iterable[Iterable[object]]) -> str:
+    """CSV text of ``rows`` (the header first), written by a :class:`CsvWriter`."""
+    buf = io.StringIO()
+    CsvWriter(buf).writerows(rows)
+    return buf.getvalue()

@@ -5,7 +5,8 @@ often rather than by luck:
 
 * several queries, some judged but not ranked (``missing_queries``), some ranked but not judged (ignored);
 * queries whose judgments hold no relevant document, or only negative ("pooled, unjudged") grades;
-* grades 0..4, negative grades, and optionally float grades (``0.5``, ``2.75``);
+* grades 0..4, negative grades, and optionally float grades (``0.5``, ``2.75``); on request grades up to
+  2000 (``large_grades``), where 2^grade overflows float64 and ERR's stopping probability rounds to 1;
 * retrieved documents that are not judged, judged documents that are not retrieved;
 * equal scores inside a query (ties), and doc ids that sort differently as bytes and as numbers
   (``"10" < "9"`` bytewise), so that trec_eval's tie order is exercised;
@@ -56,27 +57,39 @@ RUN_ONLY_QUERY_IDS: tuple[str, ...] = ("77", "zz")
 
 _INT_GRADES = (-2, -1, 0, 0, 1, 1, 2, 3, 4)
 _FLOAT_GRADES = (-1.0, 0.0, 0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.75, 3.0, 4.0)
+#: large grades: around 53/54 (2^g - 1 no longer exact; ERR's p rounds to 1), 959 (exponential gains start
+#: being shifted), 1024 (2^g overflows) and up to 2000, with small ones beside them
+_LARGE_GRADES = (-1, 0, 0, 1, 2, 53, 54, 55, 100, 958, 959, 960, 1000, 1023, 1024, 1025, 1100, 1999, 2000, 2000)
+_LARGE_FLOAT_GRADES = (0.0, 0.5, 1.5, 53.5, 54.25, 959.5, 1023.75, 1024.5, 1999.5, 2000.0)
 #: few distinct values, so that equal scores inside a query are common
 _SCORES = (0.0, 0.5, 1.0, 1.0, 2.0, 3.0, -1.5)
 
 
-def grades(*, float_grades: bool = False, no_relevant: bool = False) -> st.SearchStrategy[int | float]:
-    """One grade: 0..4 and negative ones (float grades when asked); only grades <= 0 with ``no_relevant``."""
-    pool: Sequence[int | float] = _FLOAT_GRADES if float_grades else _INT_GRADES
+def grades(*, float_grades: bool = False, no_relevant: bool = False,
+           large: bool = False) -> st.SearchStrategy[int | float]:
+    """One grade: 0..4 and negative ones (float grades when asked), or with ``large`` up to 2000; only
+    grades <= 0 with ``no_relevant``."""
+    if large:
+        pool: Sequence[int | float] = _LARGE_FLOAT_GRADES if float_grades else _LARGE_GRADES
+    else:
+        pool = _FLOAT_GRADES if float_grades else _INT_GRADES
     if no_relevant:
-        pool = [g for g in pool if g <= 0]
+        return st.sampled_from(tuple(g for g in pool if g <= 0))
+    if large:
+        anywhere = st.floats(0.0, 2000.0) if float_grades else st.integers(0, 2000)
+        return st.one_of(st.sampled_from(tuple(pool)), anywhere)
     return st.sampled_from(tuple(pool))
 
 
 @st.composite
 def judgments_and_runs(draw: st.DrawFn, *, min_queries: int = 1, max_queries: int = 5, max_docs: int = 10,
                        float_grades: bool | None = None, scored: bool | None = None,
-                       run_only_queries: bool = True) -> tuple[Judgments, Run]:
+                       run_only_queries: bool = True, large_grades: bool = False) -> tuple[Judgments, Run]:
     """A ``(Judgments, Run)`` pair. At least one query is both judged and ranked.
 
     ``float_grades`` / ``scored``: force float grades or integer grades, a run with scores or a run given as
     ordered lists; None (default) lets hypothesis choose. ``run_only_queries=False`` leaves out queries that
-    only the run has (they make :func:`build_judged_run` warn).
+    only the run has (they make :func:`build_judged_run` warn). ``large_grades`` draws grades up to 2000.
     """
     use_floats = draw(st.booleans()) if float_grades is None else float_grades
     with_scores = draw(st.booleans()) if scored is None else scored
@@ -88,7 +101,8 @@ def judgments_and_runs(draw: st.DrawFn, *, min_queries: int = 1, max_queries: in
     for q in qids:
         no_relevant = draw(st.integers(0, 4)) == 0  # about one query in five has no relevant document
         docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=max_docs, unique=True))
-        judgments[q] = {d: draw(grades(float_grades=use_floats, no_relevant=no_relevant)) for d in docs}
+        judgments[q] = {d: draw(grades(float_grades=use_floats, no_relevant=no_relevant, large=large_grades))
+                        for d in docs}
 
     ranked = draw(st.lists(st.sampled_from(qids), min_size=1, max_size=len(qids), unique=True))
     if run_only_queries:

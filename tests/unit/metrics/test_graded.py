@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from gainscope import Judgments, Run, evaluate
-from gainscope.errors import InvalidParameterError, UndefinedMetricWarning
+from gainscope import Judgments, Run, evaluate, explain
+from gainscope.errors import InvalidParameterError, MetricError, UndefinedMetricWarning
 
 QRELS = {"q": {"a": 2, "b": 0, "c": 1, "d": 1}}
 RUN = {"q": ["a", "b", "c"]}
@@ -255,3 +255,111 @@ def test_rndcg():
                                                                              abs=1e-12)
     longer = value("Rndcg", run={"q": ["a", "b", "c", "u", "v"]})
     assert longer == pytest.approx((1 + 2 * 2.5 / (2 + L3 + 0.5)) / 3, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------------------- any grade scale
+# 2^g - 1 is inexact from g = 54 on and overflows float64 from g = 1024 on. The values below are exact
+# rational arithmetic rounded once; every one failed before (NaN "undefined" scored 0, OverflowError, inf).
+
+
+def test_err_when_p_rounds_to_one():
+    # scale 54: p_a = (2^53 - 1) / 2^54 = 1/2 - 2^-54, p_b = 1 - 2^-54 (rounds to 1 in float64)
+    # ERR = p_a + (1 - p_a) * p_b / 2 = 1/2 - 2^-54 + (1/2 + 2^-54)(1 - 2^-54)/2 = 3/4 - 3 * 2^-56 -> 0.75
+    assert value("ERR", {"q": {"a": 53, "b": 54}}, {"q": ["a", "b"]}) == 0.75
+    # a 0..100 scale: p_c = 2^-50 - 2^-100 at rank 1, then p_a = 1 - 2^-100 at rank 2:
+    # ERR = p_c + (1 - p_c) * p_a / 2 = 1/2 + 2^-51 - ... = 0.5000000000000004
+    got = value("ERR", {"q": {"a": 100, "b": 100, "c": 50}}, {"q": ["c", "a", "b"]})
+    assert got == pytest.approx(0.5 + 2.0 ** -51, rel=1e-15)
+
+
+def test_err_keeps_the_tiny_chance_of_going_on():
+    # scale 60, grade 60 at rank 1: p = 1 - 2^-60, so the user reaches rank 2 with probability exactly 2^-60
+    # (1 - p by subtraction would be 0): the reach/rank column of rank 2 is 2^-60 / 2
+    e = explain(Judgments.from_dict({"q": {"a": 60, "b": 60}}), Run.from_dict({"q": ["a", "b"]}), "q", "ERR")
+    assert [s.gain for s in e.run] == [1.0, 1.0]  # p rounds to 1 ...
+    assert e.run[1].discount == 2.0 ** -61          # ... but 1 - p does not
+    assert e.run[1].contribution == 2.0 ** -61
+
+
+def test_err_beyond_float64_grades():
+    # scale 2000: p_b = (2^1999 - 1) / 2^2000 = 1/2 - 2^-2000 at rank 1, p_a = 1 - 2^-2000 at rank 2:
+    # ERR = 1/2 + 1/2 * 1/2 = 0.75 (to 2^-2000)
+    assert value("ERR", {"q": {"a": 2000, "b": 1999}}, {"q": ["b", "a"]}) == 0.75
+    # the scale may also be given: max_grade=3000 makes both p tiny: p_b = 2^-1001, p_a = 2^-1000
+    # ERR = 2^-1001 + (1 - 2^-1001) * 2^-1000 / 2 = 2^-1000
+    got = value("ERR(max_grade=3000)", {"q": {"a": 2000, "b": 1999}}, {"q": ["b", "a"]})
+    assert got == pytest.approx(2.0 ** -1000, rel=1e-15)
+
+
+def test_ndcg_exponential_beyond_float64_grades():
+    # gains 2^1024 - 1 and 2^1100 - 1 (both beyond float64); run [a, b], ideal [b, a]:
+    # nDCG = (2^1024 + 2^1100 / log2(3)) / (2^1100 + 2^1024 / log2(3)) = (2^-76 + L3) / (1 + 2^-76 L3) = L3
+    qrels = {"q": {"a": 1024, "b": 1100}}
+    assert value("nDCG(gain=exponential)", qrels, {"q": ["a", "b"]}) == pytest.approx(L3, rel=1e-15)
+    # ideal from the retrieved documents, at 2: run [a, c, b] (c: grade 5, negligible beside 2^1024):
+    # DCG@2 = 2^1024; IDCG@2 = 2^1100 + 2^1024 / log2(3) -> 2^-76 / (1 + ...) = 2^-76
+    qrels = {"q": {"a": 1024, "b": 1100, "c": 5}}
+    got = value("nDCG(gain=exponential, ideal=retrieved)@2", qrels, {"q": ["a", "c", "b"]})
+    assert got == pytest.approx(2.0 ** -76, rel=1e-12)
+    # grades 1999 and 2000 ranked worst first: (2^1999 + 2^2000 L3) / (2^2000 + 2^1999 L3) = (0.5 + L3) / (1 + L3/2)
+    qrels = {"q": {"a": 2000, "b": 1999}}
+    expected = (0.5 + L3) / (1 + L3 / 2)
+    assert value("nDCG(gain=exponential)", qrels, {"q": ["b", "a"]}) == pytest.approx(expected, rel=1e-15)
+    # ndcg_rel: at b DCG@1 / IDCG@1 = 0.5; at a (0.5 + L3) / (1 + L3/2); mean over P = 2
+    assert value("ndcg_rel(gain=exponential)", qrels, {"q": ["b", "a"]}) == pytest.approx(
+        (0.5 + expected) / 2, rel=1e-15)
+    # Rndcg: levels 2000 and 1999 end at ideal positions 1 and 2: the same two ratios
+    assert value("Rndcg(gain=exponential)", qrels, {"q": ["b", "a"]}) == pytest.approx(
+        (0.5 + expected) / 2, rel=1e-15)
+
+
+def test_ndcg_exponential_below_the_shift_is_unchanged():
+    # grade 959 is the last one computed without a shift: gains 2^959 - 1 and 2^958 - 1, exactly as written
+    qrels = {"q": {"a": 959, "b": 958}}
+    dcg = (2.0 ** 958 - 1) + (2.0 ** 959 - 1) * L3
+    idcg = (2.0 ** 959 - 1) + (2.0 ** 958 - 1) * L3
+    assert value("nDCG(gain=exponential)", qrels, {"q": ["b", "a"]}) == dcg / idcg
+
+
+def test_dcg_exponential_beyond_float64_is_an_error():
+    assert value("DCG(gain=exponential)", {"q": {"a": 1023}}, {"q": ["a"]}) == 2.0 ** 1023  # - 1 is lost
+    with pytest.raises(MetricError) as err:
+        value("DCG(gain=exponential)", {"q": {"a": 1024}}, {"q": ["a"]})
+    assert str(err.value) == (
+        "DCG(gain=exponential) of query 'q' exceeds the largest float64 number (about 1.8e308): exponential "
+        "gains 2^grade - 1 exceed it from grade 1024 on (and their sums earlier); report nDCG(gain=exponential) "
+        "instead, a ratio gainscope computes without overflow.")
+    # mapped gains can get there too: 1.5e308 + 1.5e308 / log2(3) = 2.4e308
+    with pytest.raises(MetricError, match=r"of query 'q' exceeds the largest float64 .* give the map smaller gains"):
+        value("DCG(gain={1: 1.5e308})", {"q": {"a": 1, "b": 1}}, {"q": ["a", "b"]})
+
+
+def test_g_refuses_gains_it_cannot_difference_to_the_unit():
+    # ideal gains adding up to less than 2^52 are computed: 2^51 - 1 at rank 1 is the ideal run -> 1
+    assert value("G(gain=exponential)", {"q": {"a": 51}}, {"q": ["a"]}) == 1.0
+    with pytest.raises(MetricError) as err:
+        value("G(gain=exponential)", {"q": {"a": 60, "b": 59}}, {"q": ["b", "a"]})
+    assert str(err.value) == (
+        "G(gain=exponential) of query 'q' cannot be computed: its ideal gains add up to 2^52 or more, where "
+        "float64 no longer holds the cost-minus-gain differences that G takes the log of to the unit; use "
+        "gain=linear or a {grade: gain} map with smaller gains.")
+
+
+def test_explain_shows_huge_exponential_gains_divided_by_the_top():
+    # grades 1999 and 2000: gains shown as (2^g - 1) / 2^2000 = 0.5 and 1 (to 2^-2000), the ratio unchanged
+    e = explain(Judgments.from_dict({"q": {"a": 2000, "b": 1999}}), Run.from_dict({"q": ["b", "a"]}), "q",
+                "nDCG(gain=exponential)")
+    assert [s.gain for s in e.run] == [0.5, 1.0]
+    assert e.value == pytest.approx((0.5 + L3) / (1 + L3 / 2), rel=1e-15)
+    assert e.notes[-1] == ("gains 2^grade - 1 shown divided by 2^2000 (2 to the top grade) to keep them finite; "
+                           "DCG / IDCG, a ratio, is unchanged")
+
+
+def test_dcg_ignores_an_overflowing_tie_group_past_the_cutoff():
+    # ties="average": b (grade 2000, gain beyond float64) and c tie at ranks 2-3, wholly past @1:
+    # DCG@1 = gain(a) = 2^1 - 1 = 1 (inf * a span of 0 used to make it NaN, scored 0 as "undefined")
+    qrels = {"q": {"a": 1, "b": 2000, "c": 0}}
+    run = {"q": {"a": 3.0, "b": 1.0, "c": 1.0}}
+    assert value("DCG(gain=exponential)@1", qrels, run, ties="average") == 1.0
+    with pytest.raises(MetricError, match="of query 'q' exceeds the largest float64"):  # @2 reaches into it
+        value("DCG(gain=exponential)@2", qrels, run, ties="average")

@@ -7,6 +7,12 @@ documents that recall r requires. If c = 0, the value is the best precision reac
 
 Rounding of ``r * R``: trec_eval 10 rounds to nearest (``lround``); trec_eval 9 and pytrec_eval truncate
 ``r * R + 0.9``. The ``rounding`` parameter picks one (default ``"nearest"``, trec_eval 10).
+
+A query with nothing retrieved (every retrieved document dropped by ``judged_only``, trec_eval ``-J``, or a
+judged query without a ranking under ``-J -c``) scores 0 at every level. trec_eval starts its interpolation
+from ``num_rel_ret / num_ret`` = 0/0 there and prints ``-nan`` at the levels that need no relevant
+document (c = 0, at least recall 0) and for the 11-point average, and so does ``--format trec_eval``
+(:func:`gainscope.metrics.trec_eval.trec_eval_overrides`); every other output keeps 0.
 """
 
 from __future__ import annotations
@@ -22,12 +28,13 @@ from gainscope.metrics.base import Metric, RankedQuery, param, rel_param
 from gainscope.metrics.context import Context
 from gainscope.metrics.registry import register
 
-__all__ = ["ElevenPointAverage", "IPrec"]
+__all__ = ["ElevenPointAverage", "IPrec", "relevant_needed"]
 
 _ROUNDING = "how r * R becomes a count: 'nearest' (trec_eval 10) or 'legacy' (trec_eval 9: floor(r*R + 0.9))"
 
 
-def _needed(r_levels: np.ndarray | float, num_rel: np.ndarray | float, rounding: str) -> np.ndarray:
+def relevant_needed(r_levels: np.ndarray | float, num_rel: np.ndarray | float, rounding: str) -> np.ndarray:
+    """How many relevant documents recall ``r_levels`` asks for out of ``num_rel`` (see the module doc)."""
     x = np.asarray(r_levels, dtype=np.float64) * num_rel
     if rounding == "legacy":
         return np.floor(x + 0.9).astype(np.int64)
@@ -51,7 +58,7 @@ def _iprec_table(ctx: Context, level: float, levels: tuple[float, ...], rounding
         num_rel = ctx.num_rel(level)
         out = np.zeros((ctx.nq, len(levels)))
         for col, r in enumerate(levels):
-            need = _needed(r, num_rel, rounding)
+            need = relevant_needed(r, num_rel, rounding)
             zero = need == 0
             has = counts > 0
             out[zero & has, col] = best[offsets[:-1][zero & has]]
@@ -63,7 +70,7 @@ def _iprec_table(ctx: Context, level: float, levels: tuple[float, ...], rounding
 
 def _iprec_ref(q: RankedQuery, level: float, r: float, rounding: str) -> float:
     num_rel = sum(g >= level for g in q.judged)
-    need = int(_needed(r, num_rel, rounding))
+    need = int(relevant_needed(r, num_rel, rounding))
     ranks = [i for i, g in enumerate(q.grades, start=1) if g is not None and not math.isnan(g) and g >= level]
     precisions = [(k + 1) / i for k, i in enumerate(ranks)]
     if need == 0:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gainscope.core.policies import Level, Policies, level_value
+from gainscope.errors import MetricError
 from gainscope.metrics.base import (
     Explanation,
     GainMap,
@@ -28,7 +29,14 @@ from gainscope.metrics.base import (
     tie_averaged,
 )
 from gainscope.metrics.context import Context, ratio, segmented_cumsum
-from gainscope.metrics.gains import gain_array, gain_value
+from gainscope.metrics.gains import (
+    EXP_ROOM,
+    exp_shift,
+    exponential_gain,
+    exponential_gain_value,
+    gain_array,
+    gain_value,
+)
 from gainscope.metrics.registry import register
 
 __all__ = ["CG", "DCG", "ERR", "NDCG", "RBP", "G", "NDCGRel", "RBPResidual", "Rndcg"]
@@ -36,6 +44,7 @@ __all__ = ["CG", "DCG", "ERR", "NDCG", "RBP", "G", "NDCGRel", "RBPResidual", "Rn
 _GAIN_DOC = ("'linear' (gain = grade), 'exponential' (2^grade - 1), or a {grade: gain} map (other grades "
              "keep gain = grade, as trec_eval's ndcg.GRADE=GAIN)")
 _GRADED_REL = "grades below this threshold get gain 0 (ranx -l); None = every positive grade counts"
+_LN2 = math.log(2.0)
 
 
 def _discounted(gains: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -44,16 +53,62 @@ def _discounted(gains: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return gains / np.log2(pos + 1.0)
 
 
-def _gain_key(gain: Any, rel: Level | None) -> tuple[Any, Level | None]:
-    return (gain, rel)
+# ---------------------------------------------------------------------------------------------------------
+# Shifted exponential gains (see gainscope.metrics.gains): a metric that is a ratio of gain sums takes each
+# query's exponential gains divided by 2^shift, the shift set by the largest grade that enters the ratio
+# (every judged grade for an ideal from the judgments, the ranked ones for an ideal from the ranking).
+# ``ideal=None`` asks for unshifted gains (DCG, G: not ratios). Shifts are 0 unless a grade passes EXP_ROOM.
 
 
-def _ranked_gains(ctx: Context, gain: Any, rel: Level | None) -> np.ndarray:
-    return ctx.cached(("gains", gain, rel), lambda: gain_array(ctx.jr.grades, gain, rel))
+def _query_top(grades: np.ndarray, segment: np.ndarray, nq: int) -> np.ndarray:
+    """The largest grade per query (0 for none; NaN grades are unjudged)."""
+    top = np.zeros(nq)
+    if len(grades):
+        np.maximum.at(top, segment, np.nan_to_num(grades, nan=0.0))
+    return top
 
 
-def _dcg_to(ctx: Context, gain: Any, rel: Level | None, cutoff: int | None) -> np.ndarray:
-    return ctx.linear_sum(("gain", gain, rel), lambda g, q: gain_array(g, gain, rel), "log2", cutoff)
+def _shifts(ctx: Context, gain: Any, ideal: str | None) -> np.ndarray | None:
+    """Per query, the shift of exponential gains for a ratio against an ideal from ``ideal`` ("judged" or
+    "retrieved"); None when no query needs one (always, unless a grade exceeds EXP_ROOM)."""
+    if ideal is None or not (isinstance(gain, str) and gain == "exponential"):
+        return None
+
+    def make() -> np.ndarray | None:
+        jr = ctx.jr
+        if ideal == "judged":
+            top = _query_top(jr.judged_grades, jr.judged_segment, ctx.nq)
+        else:
+            top = np.maximum(_query_top(jr.grades, ctx.segment, ctx.nq),
+                             _query_top(jr.tail_grades, jr.tail_query, ctx.nq))
+        shift = np.asarray(exp_shift(top))
+        return shift if shift.any() else None
+    return ctx.cached(("exp_shift", ideal), make)
+
+
+def _gain_fn(ctx: Context, gain: Any, rel: Level | None, ideal: str | None) -> tuple[Any, Any]:
+    """``(cache tag, f(grades, query_index) -> gains)`` with the shifts of :func:`_shifts` applied."""
+    shift = _shifts(ctx, gain, ideal)
+    if shift is None:
+        return None, lambda g, q: gain_array(g, gain, rel)
+    return ideal, lambda g, q: gain_array(g, gain, rel, shift[q])
+
+
+def _ranked_gains(ctx: Context, gain: Any, rel: Level | None, ideal: str | None = None) -> np.ndarray:
+    tag, fn = _gain_fn(ctx, gain, rel, ideal)
+    return ctx.cached(("gains", gain, rel, tag), lambda: fn(ctx.jr.grades, ctx.segment))
+
+
+def _ideal_gains(ctx: Context, gain: Any, rel: Level | None, ideal: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's positive judged gains sorted descending, and their offsets (Context.ideal_gains)."""
+    tag, fn = _gain_fn(ctx, gain, rel, ideal)
+    return ctx.ideal_gains((gain, rel, tag), lambda g: fn(g, ctx.jr.judged_segment))
+
+
+def _dcg_to(ctx: Context, gain: Any, rel: Level | None, cutoff: int | None, ideal: str | None = None) -> np.ndarray:
+    tag, fn = _gain_fn(ctx, gain, rel, ideal)
+    return ctx.linear_sum(("gain", gain, rel, tag), fn, "log2", cutoff)
+
 
 
 Depth = int | np.ndarray | None  # one cutoff for every query, one per query, or none
@@ -69,7 +124,7 @@ def _within(pos: np.ndarray, seg: np.ndarray, depth: Depth) -> np.ndarray:
 
 
 def _ideal_dcg_judged(ctx: Context, gain: Any, rel: Level | None, depth: Depth) -> np.ndarray:
-    ideal, offsets = ctx.ideal_gains(_gain_key(gain, rel), lambda g: gain_array(g, gain, rel))
+    ideal, offsets = _ideal_gains(ctx, gain, rel, "judged")
     lengths = np.diff(offsets)
     seg = np.repeat(np.arange(ctx.nq), lengths)
     pos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], lengths)
@@ -78,7 +133,7 @@ def _ideal_dcg_judged(ctx: Context, gain: Any, rel: Level | None, depth: Depth) 
 
 
 def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: Level | None, depth: Depth) -> np.ndarray:
-    g = _ranked_gains(ctx, gain, rel)
+    g = _ranked_gains(ctx, gain, rel, "retrieved")
     keep = g > 0  # the retrieved documents' positive gains, sorted descending: positions 1, 2, ...
     seg = ctx.segment[keep]
     order = np.lexsort((-g[keep], seg))
@@ -89,13 +144,37 @@ def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: Level | None, depth: Dept
     return np.bincount(seg[mask], weights=_discounted(sorted_gains, pos)[mask], minlength=ctx.nq)
 
 
-def _ref_gains(q: RankedQuery, gain: Any, rel: Level | None) -> list[float]:
-    return tie_averaged([gain_value(g, gain, rel) for g in q.grades], q.tie_start,
-                        [gain_value(g, gain, rel) for g in q.tail])
+def _ref_shift(gain: Any, grades: Any) -> float:
+    """The reference twin of :func:`_shifts` for one query: from the grades that enter the ratio."""
+    if not (isinstance(gain, str) and gain == "exponential"):
+        return 0.0
+    top = max((g for g in grades if g is not None and not math.isnan(g)), default=0.0)
+    return float(exp_shift(top))
+
+
+def _ref_gains(q: RankedQuery, gain: Any, rel: Level | None, shift: float = 0.0) -> list[float]:
+    return tie_averaged([gain_value(g, gain, rel, shift) for g in q.grades], q.tie_start,
+                        [gain_value(g, gain, rel, shift) for g in q.tail])
 
 
 def _ref_dcg(gains: list[float], cutoff: int | None) -> float:
     return float(sum(g / math.log2(i + 1) for i, g in enumerate(gains[:cutoff], start=1) if g != 0))
+
+
+def _require_finite(metric: Metric, query_ids: Any, *values: np.ndarray) -> None:
+    """Refuse per-query sums that exceeded float64 (inf) instead of reporting them: only unshifted
+    exponential gains (DCG, G) and huge mapped gains get there. NaN (undefined) passes."""
+    bad = np.flatnonzero(np.logical_or.reduce([np.isinf(v) for v in values]))
+    if not len(bad):
+        return
+    gain = getattr(metric, "gain", None)
+    if isinstance(gain, str) and gain == "exponential":
+        why = "exponential gains 2^grade - 1 exceed it from grade 1024 on (and their sums earlier)"
+        fix = "report nDCG(gain=exponential) instead, a ratio gainscope computes without overflow"
+    else:
+        why, fix = "the gains of its map add up past it", "give the map smaller gains"
+    raise MetricError(f"{metric} of query {query_ids[int(bad[0])]!r} exceeds the largest float64 number "
+                      f"(about 1.8e308): {why}; {fix}.")
 
 
 @dataclass(frozen=True, repr=False)
@@ -112,16 +191,22 @@ class _GainSum(Metric):
     rel: float | str | None = rel_param(_GRADED_REL)
 
     def compute(self, ctx: Context) -> np.ndarray:
-        return ctx.linear_sum(("gain", self.gain, self.rel), lambda g, q: gain_array(g, self.gain, self.rel),
-                              self.weight, self.cutoff)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = ctx.linear_sum(("gain", self.gain, self.rel, None), lambda g, q: gain_array(g, self.gain, self.rel),
+                                 self.weight, self.cutoff)
+        _require_finite(self, ctx.jr.query_ids, out)
+        return out
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         gains = _ref_gains(q, self.gain, self.rel)
-        return _ref_dcg(gains, self.cutoff) if self.weight == "log2" else float(sum(gains[: self.cutoff]))
+        out = _ref_dcg(gains, self.cutoff) if self.weight == "log2" else float(sum(gains[: self.cutoff]))
+        _require_finite(self, (q.query_id,), np.array([out]))
+        return out
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         steps = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff, discounted=self.weight == "log2")
         total = steps[-1].total if steps else 0.0
+        _require_finite(self, (q.query_id,), np.array([total]))
         return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
                            "sum of gain / log2(rank + 1)" if self.weight == "log2" else "sum of gains")
 
@@ -132,7 +217,8 @@ class CG(_GainSum):
     """Cumulative gain: the gains of the first k documents added up, without discount.
 
     Formula: ``CG@k = sum_{i<=k} gain(grade_i)``. Not normalised (no upper bound); a document that is not
-    judged adds 0.
+    judged adds 0. A value beyond float64 (exponential gain from grade 1024 on) is an error (MetricError),
+    never ``inf``.
 
     Conventions: ``gain="linear"`` (gain = grade, the default) is Järvelin & Kekäläinen's CG and Quepid's
     ``CG@10`` scorer (ratings added up, unrated = 0); ``"exponential"`` or a map as for DCG. ``rel``: grades
@@ -151,7 +237,9 @@ class CG(_GainSum):
 class DCG(_GainSum):
     """Discounted cumulative gain: gains of the first k documents, each divided by log2(rank + 1).
 
-    Formula: ``DCG@k = sum_{i<=k} gain(grade_i) / log2(i + 1)``. Not normalised (no upper bound).
+    Formula: ``DCG@k = sum_{i<=k} gain(grade_i) / log2(i + 1)``. Not normalised (no upper bound). A value
+    beyond float64 (exponential gain from grade 1024 on) is an error (MetricError), never ``inf``: nDCG,
+    a ratio, is computed without overflow for any grade.
     Reference: Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 20(4),
     2002; Burges et al., "Learning to rank using gradient descent", ICML 2005 (exponential gain).
     """
@@ -203,6 +291,10 @@ class NDCG(Metric):
     * without a cutoff the run is not truncated and the ideal covers all judged documents (trec_eval
       ``ndcg``); ``nDCG@k`` truncates both (``ndcg_cut.k``).
 
+    Any grade scale: exponential gains of a query whose grades exceed 959 are all divided by the same power
+    of two (:func:`gainscope.metrics.gains.exp_shift`), which leaves the ratio unchanged and keeps every sum
+    finite; smaller grades are computed exactly as written above.
+
     Reference: Järvelin & Kekäläinen, ACM TOIS 20(4), 2002; Quepid's ``ndcg@10.js`` (PR #1242, 2025) and
     ``ndcg_cut@10.js``; Elasticsearch ``DiscountedCumulativeGain.java``. trec_eval names: ``ndcg``,
     ``ndcg_cut.k``.
@@ -242,34 +334,45 @@ class NDCG(Metric):
         return self.cutoff
 
     def compute(self, ctx: Context) -> np.ndarray:
-        dcg = _dcg_to(ctx, self.gain, self.rel, self.cutoff)
-        if self.ideal == "judged":
-            idcg = _ideal_dcg_judged(ctx, self.gain, self.rel, self._depth(ctx))
-        else:
-            idcg = _ideal_dcg_retrieved(ctx, self.gain, self.rel, self._depth(ctx))
+        with np.errstate(over="ignore", invalid="ignore"):  # only huge mapped gains overflow: refused below
+            dcg = _dcg_to(ctx, self.gain, self.rel, self.cutoff, self.ideal)
+            if self.ideal == "judged":
+                idcg = _ideal_dcg_judged(ctx, self.gain, self.rel, self._depth(ctx))
+            else:
+                idcg = _ideal_dcg_retrieved(ctx, self.gain, self.rel, self._depth(ctx))
+        _require_finite(self, ctx.jr.query_ids, dcg + idcg)
         return ratio(dcg, idcg)
 
-    def _ideal_gains(self, q: RankedQuery) -> list[float]:
+    def _shift(self, q: RankedQuery) -> float:
+        return _ref_shift(self.gain, q.judged if self.ideal == "judged" else (*q.grades, *q.tail))
+
+    def _ideal_gains(self, q: RankedQuery, shift: float) -> list[float]:
         source = q.judged if self.ideal == "judged" else [g for g in q.grades]
-        gains = sorted((gain_value(g, self.gain, self.rel) for g in source), reverse=True)
+        gains = sorted((gain_value(g, self.gain, self.rel, shift) for g in source), reverse=True)
         return [g for g in gains if g > 0]
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        idcg = _ref_dcg(self._ideal_gains(q), self._ref_depth(q))
+        shift = self._shift(q)
+        idcg = _ref_dcg(self._ideal_gains(q, shift), self._ref_depth(q))
+        dcg = _ref_dcg(_ref_gains(q, self.gain, self.rel, shift), self.cutoff)
+        _require_finite(self, (q.query_id,), np.array([dcg + idcg]))
         if idcg <= 0:
             return math.nan
-        return _ref_dcg(_ref_gains(q, self.gain, self.rel), self.cutoff) / idcg
+        return dcg / idcg
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
-        run = _gain_steps(q, _ref_gains(q, self.gain, self.rel), self.cutoff)
+        shift = self._shift(q)
+        if shift:  # shown divided by 2^(top grade), in [0, 1], rather than by the 2^(top - 959) of compute
+            shift += EXP_ROOM
+        run = _gain_steps(q, _ref_gains(q, self.gain, self.rel, shift), self.cutoff)
         docs: tuple[str, ...]
         grades: tuple[float | None, ...]
         if self.ideal == "judged":
             docs, grades = q.judged_doc_ids or tuple("?" for _ in q.judged), q.judged
         else:
             docs, grades = q.doc_ids, q.grades
-        ranked = sorted(((gain_value(g, self.gain, self.rel), d, g) for d, g in zip(docs, grades, strict=True)),
-                        key=lambda t: -t[0])
+        ranked = sorted(((gain_value(g, self.gain, self.rel, shift), d, g)
+                         for d, g in zip(docs, grades, strict=True)), key=lambda t: -t[0])
         ranked = [t for t in ranked if t[0] > 0]
         depth = self._ref_depth(q)
         ideal = _gain_steps(q, [t[0] for t in ranked], depth, doc_ids=tuple(t[1] for t in ranked),
@@ -278,8 +381,12 @@ class NDCG(Metric):
         idcg = ideal[-1].total if ideal else 0.0
         cut = {"k": "" if self.cutoff is None else f", cut at k = {self.cutoff}",
                "all": ", not cut", "retrieved": f", cut at min(k, retrieved) = {depth}"}[self.ideal_depth]
-        notes = (f"gain={self.gain if isinstance(self.gain, str) else 'map'}; ideal from "
-                 + ("all judged documents" if self.ideal == "judged" else "the retrieved documents") + cut,)
+        notes: tuple[str, ...] = (f"gain={self.gain if isinstance(self.gain, str) else 'map'}; ideal from "
+                                  + ("all judged documents" if self.ideal == "judged" else "the retrieved documents")
+                                  + cut,)
+        if shift:
+            notes += (f"gains 2^grade - 1 shown divided by 2^{shift:g} (2 to the top grade) to keep them finite; "
+                      "DCG / IDCG, a ratio, is unchanged",)
         return Explanation(str(self), q.query_id, tuple(run), tuple(ideal), dcg, idcg,
                            dcg / idcg if idcg > 0 else math.nan, "DCG / IDCG", notes=notes)
 
@@ -296,6 +403,13 @@ class ERR(Metric):
     when that is None too the largest grade judged for any evaluated query (echoed in the conventions).
     Quepid divides by the top of the scorer's scale, Elasticsearch by ``maximum_relevance`` (required there).
     A grade above a given ``max_grade`` is an error.
+
+    Any grade scale: ``p`` is the shifted exponential gain of :mod:`gainscope.metrics.gains` (no overflow
+    past grade 1024), and ``1 - p`` is never formed by subtraction once p > 1/2, where from max_grade = 54
+    on p rounds to 1 and the product would lose the user who reaches the next rank: with ``d = max_grade -
+    grade``, ``1 - p = (1 - 2^-d) + 2^-max_grade``, two positive terms, taken as
+    ``log(1 - p) = logaddexp(log(-expm1(-d ln 2)), -max_grade ln 2)`` (``log1p(-p)`` while p <= 1/2).
+    The kernel sums these logs (the product of ``1 - p_j``); the reference multiplies the same factors.
     Reference: Chapelle, Metzler, Zhang & Grinspan, "Expected Reciprocal Rank for Graded Relevance",
     CIKM 2009.
     """
@@ -315,13 +429,14 @@ class ERR(Metric):
         if scale <= 0:
             return np.zeros(ctx.nq)
         positive = np.where(grades > 0, grades, 0.0)
-        p = (np.exp2(positive) - 1.0) / (2.0 ** scale)
+        p = exponential_gain(positive, scale)
         if self.cutoff is not None:
             p = np.where(ctx.position <= self.cutoff, p, 0.0)
-        # exclusive running product of (1 - p) within each query, via logs (p < 1 always)
-        log_stay = np.log1p(-p)
-        running = ctx.within_segment_cumsum(log_stay) - log_stay
-        terms = p * np.exp(running) / ctx.position
+        with np.errstate(divide="ignore", under="ignore"):  # log(0) at grade = max_grade: logaddexp takes -inf
+            near_one = np.logaddexp(np.log(-np.expm1(-(scale - positive) * _LN2)), -scale * _LN2)
+            log_stay = np.where(p <= 0.5, np.log1p(-np.minimum(p, 0.5)), near_one)
+            reach = np.exp(ctx.within_segment_cumsum(log_stay, exclusive=True))  # prod of (1 - p_j), j < i
+            terms = p * reach / ctx.position
         return ctx.per_query_sum(terms)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
@@ -331,9 +446,9 @@ class ERR(Metric):
         stay = 1.0
         total = 0.0
         for i, g in enumerate(q.grades[: self.cutoff], start=1):
-            p = (2.0 ** g - 1.0) / 2.0 ** scale if g is not None and not math.isnan(g) and g > 0 else 0.0
+            p, rest = _err_stop(g, scale)
             total += stay * p / i
-            stay *= 1.0 - p
+            stay *= rest
         return total
 
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
@@ -344,14 +459,24 @@ class ERR(Metric):
         for i, (doc, g) in enumerate(zip(q.doc_ids, q.grades, strict=True), start=1):
             if self.cutoff is not None and i > self.cutoff:
                 break
-            p = (2.0 ** g - 1.0) / 2.0 ** scale if scale > 0 and g is not None and not math.isnan(g) and g > 0 else 0.0
+            p, rest = _err_stop(g, scale) if scale > 0 else (0.0, 1.0)
             contrib = stay * p / i
             total += contrib
             steps.append(Step(i, doc, g, p, stay / i, contrib, total))
-            stay *= 1.0 - p
+            stay *= rest
         return Explanation(str(self), q.query_id, tuple(steps), (), total, 1.0, total,
                            f"sum of p_i * prod(1 - p_j, j < i) / i, p = (2^g - 1) / 2^{format(scale, 'g')}",
                            ("p(stop)", "reach/rank", "contribution"))
+
+
+def _err_stop(grade: float | None, scale: float) -> tuple[float, float]:
+    """ERR's ``(p, 1 - p)`` for one grade on a scale topped by ``scale`` (see ERR: 1 - p without cancellation)."""
+    if grade is None or math.isnan(grade) or grade <= 0:
+        return 0.0, 1.0
+    p = exponential_gain_value(float(grade), scale)
+    if p <= 0.5:
+        return p, 1.0 - p
+    return p, -math.expm1(-(scale - grade) * _LN2) + 2.0 ** -scale
 
 
 def _rbp_gains_array(ctx: Context, rel: Level | None, grades: np.ndarray | None = None,
@@ -440,15 +565,32 @@ class RBPResidual(Metric):
     p: float = param(0.9, kind="float", gt=0, le=1 - 1e-12, doc="persistence: probability of going on")
 
     def compute(self, ctx: Context) -> np.ndarray:
-        # unjudged positions = all n positions minus the judged ones (a sparse run only holds those)
+        # trec_eval's arithmetic, to the last bit: p^(i-1) as running products, summed over the unjudged ranks
+        # in rank order. A sparse run holds only judged positions, so the sum runs over every rank with the
+        # judged ones set to 0.0 (adding 0.0 changes no bit), a chunk of queries at a time.
+        jr = ctx.jr
+        n = ctx.lengths
         judged = ctx.judged
-        weights = self.p ** (ctx.position - 1).astype(np.float64)
-        judged_weight = ctx.per_query_sum(np.where(judged, weights, 0.0))
-        n = ctx.lengths.astype(np.float64)
         unjudged = n - ctx.per_query_sum(judged.astype(np.float64))
-        tail = self.p ** n
-        all_weight = (1.0 - tail) / (1.0 - self.p)
-        return np.where(unjudged > 0, tail + (1.0 - self.p) * (all_weight - judged_weight), 0.0)
+        powers = ctx.powers(self.p, int(n.max(initial=0)))
+        total = np.zeros(ctx.nq)
+        todo = np.flatnonzero(unjudged > 0)
+        judged_at = jr.rank[judged] - 1          # 0-based ranks of the judged positions ...
+        judged_query = ctx.segment[judged]       # ... and their queries
+        for chunk in np.array_split(todo, max(1, int(n[todo].sum()) // (1 << 21) + 1)):
+            if not len(chunk):
+                continue
+            lengths = n[chunk]
+            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+            rank0 = np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
+            weights = powers[rank0]
+            where = np.full(ctx.nq, -1)
+            where[chunk] = np.arange(len(chunk))
+            mine = where[judged_query] >= 0
+            weights[starts[where[judged_query[mine]]] + judged_at[mine]] = 0.0
+            total[chunk] = np.bincount(np.repeat(np.arange(len(chunk)), lengths), weights=weights,
+                                       minlength=len(chunk))
+        return np.where(unjudged > 0, powers[n] + (1.0 - self.p) * total, 0.0)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         unj = [i for i, g in enumerate(q.grades) if g is None or math.isnan(g) or g < 0]
@@ -463,20 +605,21 @@ class RBPResidual(Metric):
 # the map says otherwise; the ideal walks levels from the highest gain down while the gain is positive.
 
 
-def _levels(judged: list[float], gain: Any) -> list[tuple[float, int]]:
-    """(gain, count) of each judged grade level with positive gain, highest gain first."""
+def _levels(judged: list[float], gain: Any, shift: float = 0.0) -> list[tuple[float, int]]:
+    """(gain, count) of each judged grade level with positive gain, highest gain first (exponential gains
+    divided by 2^shift)."""
     counts: dict[float, int] = {}
     for g in judged:
         counts[g] = counts.get(g, 0) + 1
     if isinstance(gain, GainMap):
         for grade in gain.as_dict():
             counts.setdefault(grade, 0)
-    out = [(gain_value(level, gain), n) for level, n in counts.items()]
+    out = [(gain_value(level, gain, shift=shift), n) for level, n in counts.items()]
     return sorted((x for x in out if x[0] > 0 and x[1] > 0), key=lambda t: -t[0])
 
 
-def _ideal_sequence(judged: list[float], gain: Any) -> list[float]:
-    return [gv for gv, n in _levels(judged, gain) for _ in range(n)]
+def _ideal_sequence(judged: list[float], gain: Any, shift: float = 0.0) -> list[float]:
+    return [gv for gv, n in _levels(judged, gain, shift) for _ in range(n)]
 
 
 @register
@@ -487,6 +630,12 @@ class G(Metric):
     For rank i (1-based) let ``S_i`` be the sum of the run's gains up to i and ``C_i`` the sum over
     positions j <= i of max(ideal gain at j, 1). Then ``G = (sum_{i: gain_i != 0} gain_i / log2(2 + C_i -
     S_i)) / (sum of all ideal gains)``. Undefined when there is no positive gain.
+
+    ``C_i - S_i`` is a difference of two sums of gains, and the 2 added to it only counts when it is held to
+    the unit: float64 holds every integer sum below 2^53, so a query whose ideal gains add up to 2^52 or more
+    (exponential gain from grade 52 on) is an error (MetricError) rather than a value that rounding has
+    decided (trec_eval computes the same doubles). G is not a ratio (the 2 and the 1 do not scale), so
+    its gains are never shifted as nDCG's are.
     Reference: trec_eval ``m_G.c``. trec_eval name: ``G``.
     """
 
@@ -496,8 +645,12 @@ class G(Metric):
     gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
 
     def compute(self, ctx: Context) -> np.ndarray:
-        gains = _ranked_gains(ctx, self.gain, None)
-        ideal, offsets = ctx.ideal_gains(_gain_key(self.gain, None), lambda g: gain_array(g, self.gain))
+        with np.errstate(over="ignore", invalid="ignore"):
+            gains = _ranked_gains(ctx, self.gain, None)
+            ideal, offsets = _ideal_gains(ctx, self.gain, None)
+            ideal_total = np.bincount(np.repeat(np.arange(ctx.nq), np.diff(offsets)), weights=ideal,
+                                      minlength=ctx.nq)
+        self._require_exact(ctx.jr.query_ids, ideal_total)
         ilen = np.diff(offsets)
         # cost up to rank i: sum over ideal positions j <= i of max(ideal_j, 1), plus 1 per position past it
         icost = segmented_cumsum(np.maximum(ideal, 1.0), offsets)
@@ -509,11 +662,11 @@ class G(Metric):
         got = ctx.within_segment_cumsum(gains)
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(gains != 0, gains / np.log2(2.0 + cost - got), 0.0)
-        ideal_total = np.bincount(np.repeat(np.arange(ctx.nq), np.diff(offsets)), weights=ideal, minlength=ctx.nq)
         return ratio(ctx.per_query_sum(terms), ideal_total)
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         ideal = _ideal_sequence(list(q.judged), self.gain)
+        self._require_exact((q.query_id,), np.array([sum(ideal)]))
         if not ideal:
             return math.nan
         cost = got = total = 0.0
@@ -525,6 +678,14 @@ class G(Metric):
                 total += gv / math.log2(2 + cost - got)
         return total / sum(ideal)
 
+    def _require_exact(self, query_ids: Any, ideal_total: np.ndarray) -> None:
+        bad = np.flatnonzero(~(ideal_total < 2.0 ** 52))
+        if len(bad):
+            raise MetricError(
+                f"{self} of query {query_ids[int(bad[0])]!r} cannot be computed: its ideal gains add up to 2^52 or "
+                "more, where float64 no longer holds the cost-minus-gain differences that G takes the log of "
+                "to the unit; use gain=linear or a {grade: gain} map with smaller gains.")
+
 
 @register
 @dataclass(frozen=True, repr=False)
@@ -534,7 +695,8 @@ class NDCGRel(Metric):
     At each retrieved document with positive gain, take ``DCG@i / IDCG@i`` (the ideal stops growing after
     its last positive gain); add ``(P - P_ret) * DCG / IDCG`` over the whole ranking for the P - P_ret
     documents with positive gain that were not retrieved; divide by P, the number of documents with
-    positive gain. Undefined without positive gains.
+    positive gain. Undefined without positive gains. A mean of ratios: exponential gains are shifted as
+    nDCG's, so any grade scale gives its value.
     Reference: trec_eval ``m_ndcg_rel.c``. trec_eval name: ``ndcg_rel``.
     """
 
@@ -544,8 +706,8 @@ class NDCGRel(Metric):
     gain: Any = param("linear", kind="gain", choices=("linear", "exponential"), doc=_GAIN_DOC)
 
     def compute(self, ctx: Context) -> np.ndarray:
-        gains = _ranked_gains(ctx, self.gain, None)
-        ideal, offsets = ctx.ideal_gains(_gain_key(self.gain, None), lambda g: gain_array(g, self.gain))
+        gains = _ranked_gains(ctx, self.gain, None, "judged")
+        ideal, offsets = _ideal_gains(ctx, self.gain, None, "judged")
         ilen = np.diff(offsets)
         # ideal DCG up to each ranked position (constant after the ideal list ends)
         ipos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], ilen)
@@ -567,13 +729,14 @@ class NDCGRel(Metric):
         return out
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
-        ideal = _ideal_sequence(list(q.judged), self.gain)
+        shift = _ref_shift(self.gain, q.judged)
+        ideal = _ideal_sequence(list(q.judged), self.gain, shift)
         if not ideal:
             return math.nan
         dcg = total = 0.0
         found = 0
         for i, g in enumerate(q.grades, start=1):
-            gv = gain_value(g, self.gain)
+            gv = gain_value(g, self.gain, shift=shift)
             dcg += gv / math.log2(i + 1)
             if gv > 0:
                 total += dcg / _ref_dcg(ideal, i)
@@ -591,7 +754,10 @@ class Rndcg(Metric):
     documents with positive gain), the value is the mean of ``DCG@min(b, n) / IDCG@b`` over those
     boundaries, plus ``DCG@n / IDCG@P`` when the ranking holds more than P + 1 documents (n retrieved;
     trec_eval's loop consumes position P + 1 without counting it, and gainscope reproduces that).
-    Undefined when the query has no relevant document.
+    Undefined when the query has no relevant document; 0 when it has relevant documents but no positive
+    gain (``-l 0`` with only grade-0 judgments, or a map giving no gain), where trec_eval divides 0 by 0 and
+    prints ``-nan`` (as ``--format trec_eval`` does). A mean of ratios: exponential gains are shifted as
+    nDCG's, so any grade scale gives its value.
     Reference: trec_eval ``m_Rndcg.c``. trec_eval name: ``Rndcg``.
     """
 
@@ -604,10 +770,11 @@ class Rndcg(Metric):
     def compute(self, ctx: Context) -> np.ndarray:
         # a loop per query (not per document): boundaries are few, sums are read off cumulative arrays
         out = np.full(ctx.nq, np.nan)
-        gains = _ranked_gains(ctx, self.gain, None)
+        gains = _ranked_gains(ctx, self.gain, None, "judged")
         dcg_cum = ctx.within_segment_cumsum(_discounted(gains, ctx.position))
         r = ctx.num_rel(self.level(ctx.policies))
         jr = ctx.jr
+        shifts = _shifts(ctx, self.gain, "judged")
         for qi in np.flatnonzero(r > 0).tolist():
             judged = jr.judged_grades[jr.judged_slice(qi)].tolist()
             sl = jr.query_slice(qi)
@@ -616,19 +783,21 @@ class Rndcg(Metric):
             def dcg_at(k: int, ranks: np.ndarray = ranks, cum: np.ndarray = cum) -> float:
                 i = int(np.searchsorted(ranks, k, side="right"))
                 return float(cum[i - 1]) if i > 0 else 0.0
-            out[qi] = _rndcg(judged, self.gain, dcg_at, int(jr.num_ret[qi]))
+            out[qi] = _rndcg(judged, self.gain, dcg_at, int(jr.num_ret[qi]),
+                             float(shifts[qi]) if shifts is not None else 0.0)
         return out
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         level = self.level(policies)
         if not any(g >= level for g in q.judged):
             return math.nan
-        gains = [gain_value(g, self.gain) for g in q.grades]
-        return _rndcg(list(q.judged), self.gain, lambda k: _ref_dcg(gains, k), len(gains))
+        shift = _ref_shift(self.gain, q.judged)
+        gains = [gain_value(g, self.gain, shift=shift) for g in q.grades]
+        return _rndcg(list(q.judged), self.gain, lambda k: _ref_dcg(gains, k), len(gains), shift)
 
 
-def _rndcg(judged: list[float], gain: Any, dcg_at: Any, n: int) -> float:
-    levels = _levels(judged, gain)
+def _rndcg(judged: list[float], gain: Any, dcg_at: Any, n: int, shift: float = 0.0) -> float:
+    levels = _levels(judged, gain, shift)
     ideal = [gv for gv, c in levels for _ in range(c)]
     if not ideal:
         return 0.0

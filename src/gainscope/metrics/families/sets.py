@@ -231,7 +231,10 @@ class NumRel(_Count):
     """Number of judged relevant documents, retrieved or not.
 
     Formula: ``NumRel = R = |{judged d : grade_d >= rel}|``; summed over queries. A judged query without a
-    ranking keeps its R. Reference: trec_eval ``m_num_rel.c``. trec_eval name: ``num_rel``.
+    ranking keeps its R. Under ``-c`` trec_eval's summary line is not that sum but the number of positive
+    grades in the whole judgments, whatever ``-l``; ``--format trec_eval`` prints trec_eval's figure
+    (:func:`gainscope.metrics.trec_eval.trec_eval_overrides`), every other output the sum of R.
+    Reference: trec_eval ``m_num_rel.c``. trec_eval name: ``num_rel``.
     """
 
     name: ClassVar[str] = "NumRel"
