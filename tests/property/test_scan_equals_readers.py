@@ -21,7 +21,16 @@ from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.errors import GainscopeError
 from gainscope.io import read_run
-from gainscope.io.scan import judged_run_of, judged_run_of_run, native_available, scan_run, scan_trec_run
+from gainscope.io import scan
+from gainscope.io.scan import (
+    judged_run_of,
+    judged_run_of_run,
+    native_available,
+    query_pieces,
+    scan_run,
+    scan_trec_run,
+)
+from gainscope.io.text import TextFile
 from gainscope.testing import strategies as gst
 
 needs_native = pytest.mark.skipif(not native_available(), reason="the C scanner is not built")
@@ -371,3 +380,146 @@ def test_float32_scores_in_the_scanner_as_in_the_readers(tmp_path: Path) -> None
     assert order64.grades.tolist() == [2, 1, 0]  # c, a, b
     assert order32.scores.tolist() == [float("inf"), 1.0, 1.0]  # 1e39 is beyond float32: inf, as a C float
     assert order32.grades.tolist() == [2, 0, 1]  # c, then the tie by doc id descending: b, a
+
+
+# ------------------------------------------------------------------ compressed runs (gzip, zstd)
+# Compressed runs take the scanner's path, decompressed in blocks and cut into pieces at query boundaries, and give
+# exactly what their plain twin gives, and what the Python readers give for the compressed file itself -- warnings
+# and errors (damaged data) included.
+
+zstandard = pytest.importorskip("zstandard")
+
+
+def compress(data: bytes, kind: str, members: int) -> bytes:
+    """``data`` compressed as ``members`` gzip members or zstd frames one after another (cut anywhere, even
+    inside a line: the members join into one content)."""
+    cuts = sorted({0, len(data), *(len(data) * k // members for k in range(1, members))})
+    pieces = [data[a:b] for a, b in zip(cuts, cuts[1:], strict=False)] or [b""]
+    if kind == "gzip":
+        return b"".join(gzip.compress(p, mtime=0) for p in pieces)
+    return b"".join(zstandard.ZstdCompressor().compress(p) for p in pieces)
+
+
+@needs_native
+@settings(max_examples=80, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
+       seed=st.integers(0, 2**16), messy=st.booleans(), kind=st.sampled_from(("gzip", "zstd")),
+       members=st.integers(1, 3), chunk=st.sampled_from((64, 200, 1 << 20)))
+def test_compressed_run_equals_its_plain_twin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data,  # type: ignore[no-untyped-def]
+                                              policies: Policies, seed: int, messy: bool, kind: str, members: int,
+                                              chunk: int) -> None:
+    judgments, run = data
+    plain = tmp_path / f"run-{seed}.txt"
+    write_run(plain, run.frame, random.Random(seed), messy=messy)
+    packed = tmp_path / f"run-{seed}.txt.{'gz' if kind == 'gzip' else 'zst'}"
+    packed.write_bytes(compress(plain.read_bytes(), kind, members))
+    monkeypatch.setattr(scan, "CHUNK_BYTES", chunk)  # small pieces: queries cut by blocks, many pieces
+    prepared = PreparedJudgments.of(judgments, policies.negative_grades)
+    scanned = scan_trec_run(prepared, TextFile(packed), policies)
+    assert not isinstance(scanned, str), scanned  # the scanner takes it: no fallback
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, packed, policies)
+    (twin, twin_warnings), _ = both(prepared, plain, policies)
+    assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
+    assert_same(fast, slow)
+    assert_same(fast, twin)
+    assert fast_warnings == slow_warnings == [w.replace(plain.name, packed.name) for w in twin_warnings]
+
+
+@given(lines=st.lists(st.tuples(st.sampled_from(("q1", "q2", "q3", "#", "")), st.integers(0, 30)), max_size=40),
+       block=st.integers(1, 50), size=st.integers(1, 80))
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+def test_pieces_are_whole_queries_and_join_into_the_content(lines: list[tuple[str, int]], block: int,
+                                                            size: int) -> None:
+    """query_pieces: the pieces join into the content (BOM dropped), and no query's lines span two pieces
+    unless the query was already split in the content itself."""
+    text = "".join(f"{q} Q0 {'d' * n} 1 1 t\n" if q not in ("#", "") else " " * n + "\n" if q == "" else f"#{'c' * n}\n"
+                   for q, n in lines)  # data lines, blank lines, comments
+    data = b"\xef\xbb\xbf" + text.encode()
+    blocks = [data[i:i + block] for i in range(0, len(data), block)]
+    pieces = [bytes(p) for p in query_pieces(blocks, size)]
+    assert all(not isinstance(p, str) for p in pieces)
+    assert b"".join(pieces) == text.encode()
+    runs = [q for q, _ in lines if q not in ("#", "")]
+    split_in_content = {q for q in runs if len([g for g in _groups(runs) if g == q]) > 1}
+    seen: dict[str, int] = {}
+    for i, piece in enumerate(pieces):
+        for line in piece.decode().splitlines():
+            q = line.split(" ", 1)[0]
+            if q.startswith("#") or not q:
+                continue
+            if q in seen and seen[q] != i:
+                assert q in split_in_content, (q, pieces)
+            seen[q] = i
+
+
+def _groups(ids: list[str]) -> list[str]:
+    return [q for i, q in enumerate(ids) if i == 0 or ids[i - 1] != q]
+
+
+def _damaged() -> dict[str, bytes]:
+    body = ("\n".join(GOOD * 50) + "\n").encode()
+    good = gzip.compress(body, mtime=0)
+    bad_crc = good[:-8] + bytes([good[-8] ^ 1]) + good[-7:]
+    deflate = bytearray(good)
+    deflate[20] ^= 0xFF
+    frame = zstandard.ZstdCompressor(write_checksum=True).compress(body)
+    return {"truncated gzip": good[: len(good) // 2], "bad CRC": bad_crc, "corrupt deflate": bytes(deflate),
+            "bad length": good[:-4] + b"\0\0\0\0", "truncated zstd": frame[: len(frame) // 2],
+            "corrupt zstd": frame[:20] + bytes(b ^ 0x55 for b in frame[20:40]) + frame[40:]}
+
+
+@needs_native
+@pytest.mark.parametrize("case", list(_damaged()))
+def test_damaged_compressed_runs_give_the_readers_error(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(_damaged()[case])
+    prepared = _prepared(**PREPARED)
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, Policies())
+    assert isinstance(fast, tuple) and fast == slow, (fast, slow)  # (error type, message), the same
+    assert fast_warnings == slow_warnings
+    assert "run.txt.gz" in fast[1]
+
+
+@needs_native
+def test_a_gzip_run_through_a_file_object(tmp_path: Path) -> None:
+    prepared = _prepared(**PREPARED)
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(gzip.compress(("\n".join(GOOD) + "\n").encode()))
+    with open(path, "rb") as f:
+        fast = outcome(lambda: judged_run_of(prepared, f, Policies())[0])
+    (slow, _), _ = both(prepared, path, Policies())
+    assert isinstance(fast[0], JudgedRun)
+    assert_same(fast[0], slow)
+
+
+# ------------------------------------------------------------------ UTF-8 ids
+# Any Unicode id the readers take, the scanner takes with the readers' warnings (ids not in NFC); under
+# normalize_ids="NFC" an id NFC changes sends the file to the readers.
+
+_ID_TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zs", "Zl", "Zp"), blacklist_characters="#\ufeff"),
+                   min_size=1, max_size=4)
+
+
+@needs_native
+@settings(max_examples=150, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(queries=st.lists(_ID_TEXT, min_size=1, max_size=3, unique=True), docs=st.lists(_ID_TEXT, min_size=1, max_size=6,
+                                                                                       unique=True),
+       nfc=st.booleans())
+def test_unicode_ids_give_the_readers_warnings(tmp_path: Path, queries: list[str], docs: list[str],
+                                               nfc: bool) -> None:
+    from gainscope.io import read_judgments
+
+    lines = [f"{q} Q0 {d} {r + 1} {len(docs) - r} t" for q in queries for r, d in enumerate(docs)]
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    read = {"normalize_ids": "NFC"} if nfc else {}
+    judged = outcome(lambda: read_judgments(Judgments.from_dict({q: {d: i % 3 for i, d in enumerate(docs[:3])}
+                                                                 for q in queries}), **read))
+    assert not isinstance(judged[0], tuple), judged
+    prepared = PreparedJudgments.of(judged[0])
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, Policies(), format="trec", **read)
+    assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
+    assert_same(fast, slow)
+    assert fast_warnings == slow_warnings

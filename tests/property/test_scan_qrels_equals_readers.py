@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 import warnings
 from pathlib import Path
 
@@ -222,3 +223,23 @@ def test_the_frame_is_made_only_when_asked_for(tmp_path: Path) -> None:
     assert len(j) == 3 and j.query_ids() == ["q1", "q2"] and j.for_query("q2") == {"b": 1, "a": 0}
     assert j.to_dict() == {"q2": {"b": 1, "a": 0}, "q1": {"c": 2}}
     assert repr(j) == f"Judgments(3 judgments, 2 queries, source={str(path)!r})"
+
+
+_ID_TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zs", "Zl", "Zp"), blacklist_characters="#\ufeff"),
+                   min_size=1, max_size=4)
+
+
+@needs_native
+@SETTINGS
+@given(queries=st.lists(_ID_TEXT, min_size=1, max_size=3, unique=True),
+       docs=st.lists(_ID_TEXT, min_size=1, max_size=5, unique=True), nfc=st.booleans())
+def test_unicode_ids_are_read_with_the_readers_warnings(tmp_path: Path, queries: list[str], docs: list[str],
+                                                        nfc: bool) -> None:
+    """Any UTF-8 id: the C reader takes the file (unless NFC changes an id under normalize_ids="NFC") and gives the
+    readers' judgments and warnings (ids not in NFC)."""
+    path = tmp_path / "judgments.qrels"
+    path.write_text("".join(f"{q} 0 {d} {i % 3}\n" for q in queries for i, d in enumerate(docs)), encoding="utf-8")
+    changed = any(unicodedata.normalize("NFC", i) != i for i in queries + docs)
+    read = {"normalize_ids": "NFC"} if nfc else {}
+    took = same_outcome(path, format="trec", **read)
+    assert took == (not (nfc and changed))

@@ -33,7 +33,6 @@ a few pieces, never the whole content.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import itertools
 import logging
@@ -310,24 +309,25 @@ def _scan_pieces(src: TextFile, scan: Callable[[memoryview], dict[str, Any]]) ->
     would have met it)."""
     workers = max(1, min(os.cpu_count() or 1, 8))
     results: list[Future[dict[str, Any]]] = []
-    pending: collections.deque[Future[dict[str, Any]]] = collections.deque()
     with ThreadPoolExecutor(workers) as pool:
         try:
             for piece in query_pieces(src.blocks(CHUNK_BYTES), CHUNK_BYTES):
                 if isinstance(piece, str):
-                    return piece
-                while len(pending) > workers:  # a few pieces held, never the whole content
-                    if "fallback" in pending.popleft().result():
-                        return "a piece the scanner refused"
-                future = pool.submit(scan, piece)
-                results.append(future)
-                pending.append(future)
+                    return _cancelled(results, piece)
+                done = len(results) - workers - 1
+                if done >= 0 and "fallback" in results[done].result():  # a few pieces held, never the whole
+                    return _cancelled(results, _joined([results[done].result()]))  # the piece's reason
+                results.append(pool.submit(scan, piece))
         except FormatError as exc:
-            return f"damaged compressed data ({exc})"
-        finally:
-            for future in pending:
-                future.cancel()
+            return _cancelled(results, f"damaged compressed data ({exc})")
         return [f.result() for f in results]
+
+
+def _cancelled(futures: Sequence[Future[dict[str, Any]]], why: Any) -> str:
+    """``why`` (a reason), once the futures that have not started are cancelled."""
+    for future in futures:
+        future.cancel()
+    return str(why)
 
 
 def query_pieces(blocks: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[memoryview | str]:
@@ -342,7 +342,7 @@ def query_pieces(blocks: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[m
     for block in blocks:
         pending.append(block)
         held += len(block)
-        if held < size:
+        if held < size or (first and held < len(BOM)):  # a BOM cut by a block is whole before it is dropped
             continue
         data = b"".join(pending)
         if first:
