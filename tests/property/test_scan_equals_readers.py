@@ -523,3 +523,91 @@ def test_unicode_ids_give_the_readers_warnings(tmp_path: Path, queries: list[str
     assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
     assert_same(fast, slow)
     assert fast_warnings == slow_warnings
+
+
+# ------------------------------------------------------------------ DataFrames and Parquet
+# A polars or pandas DataFrame, or a Parquet file, is scanned before the readers' checks (the scanner does them):
+# what it takes gives the judged run of read_run + build_judged_run, and anything else goes to the readers, so
+# every error and warning is theirs.
+
+def _table_problem(frame: pl.DataFrame, problem: str) -> pl.DataFrame:
+    """``frame`` (query_id, doc_id, score, rank) with one thing the readers refuse or warn about."""
+    first = frame.head(1)
+    if problem == "duplicate":
+        return pl.concat([frame, first])
+    if problem in ("nan", "inf", "-inf"):
+        return frame.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(float(problem))
+                                  .otherwise(pl.col("score")).alias("score"))
+    if problem in ("", "d\x07", "d\u0085", None, "de\u0301"):
+        return frame.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(pl.lit(problem, pl.String))
+                                  .otherwise(pl.col("doc_id")).alias("doc_id"))
+    if problem == "rows apart":
+        return pl.concat([frame, first.with_columns(pl.lit("fresh-doc").alias("doc_id"))])
+    if problem == "float ranks":
+        return frame.with_columns(pl.col("rank").cast(pl.Float64))
+    if problem == "int ids":
+        return frame.with_columns(pl.col("query_id").str.len_bytes().cast(pl.Int64))
+    if problem == "string scores":
+        return frame.with_columns(pl.col("score").cast(pl.String))
+    if problem == "aliases":
+        return frame.rename({"query_id": "qid", "doc_id": "docno"})
+    return frame
+
+
+PROBLEMS = (None, "duplicate", "nan", "inf", "-inf", "", "d\x07", "d\u0085", "null id", "de\u0301", "rows apart",
+            "float ranks", "int ids", "string scores", "aliases")
+
+
+@needs_native
+@settings(max_examples=100, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
+       problem=st.sampled_from(PROBLEMS), kind=st.sampled_from(("polars", "pandas", "parquet")),
+       columns=st.sampled_from(("both", "score", "rank")), nfc=st.booleans())
+def test_tables_equal_the_readers(tmp_path: Path, data, policies: Policies, problem: str | None, kind: str,  # type: ignore[no-untyped-def]
+                                  columns: str, nfc: bool) -> None:
+    judgments, run = data
+    frame = run.frame
+    if columns != "both" or frame["score"].null_count() or frame["rank"].null_count():
+        keep = "rank" if columns == "rank" or frame["score"].null_count() else "score"
+        frame = frame.drop("score" if keep == "rank" else "rank")
+    needs = {"nan": "score", "inf": "score", "-inf": "score", "string scores": "score", "float ranks": "rank"}
+    if problem is not None and needs.get(problem, "doc_id") in frame.columns:
+        frame = _table_problem(frame, None if problem == "null id" else problem)
+    source: object = frame
+    if kind == "pandas":
+        source = frame.to_pandas()
+    elif kind == "parquet":
+        source = tmp_path / "run.parquet"
+        frame.write_parquet(source)
+    prepared = PreparedJudgments.of(judgments, policies.negative_grades)
+    read = {"normalize_ids": "NFC"} if nfc else {}
+    fast, fast_warnings = outcome(lambda: judged_run_of(prepared, source, policies, **read))
+    slow, slow_warnings = outcome(lambda: (build_judged_run(prepared, (r := read_run(source, **read)), policies,
+                                                            sparse=True), tuple(r.notes)))
+    assert fast_warnings == slow_warnings
+    if isinstance(slow, tuple) and isinstance(slow[0], JudgedRun):
+        assert isinstance(fast, tuple) and isinstance(fast[0], JudgedRun), fast
+        assert_same(fast[0], slow[0])
+        assert fast[1] == slow[1]  # the notes
+    else:
+        assert fast == slow  # the readers' error
+
+
+@needs_native
+def test_a_plain_dataframe_takes_the_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No readers' checks for a plain frame: the scanner does them (finish_run is never called)."""
+    from gainscope.io import frames
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("finish_run called")
+
+    monkeypatch.setattr(frames, "finish_run", never)
+    import gainscope.io as gio
+
+    monkeypatch.setattr(gio, "finish_run", never)
+    prepared = _prepared(**PREPARED)
+    frame = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d\u00e9", "d5"], "score": [3.0, 2.0, 1.0]})
+    for source in (frame, frame.to_pandas(), frame.lazy()):
+        jr, notes = judged_run_of(prepared, source, Policies())
+        assert list(jr.query_ids) == ["q1", "q2"] and notes == ()

@@ -15,6 +15,12 @@ The scanner is used when all of these hold, and the result is the same either wa
   ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``; ``extra_columns`` either way);
 * ``ties`` is ``"trec_eval"`` or ``"rank"`` (``"average"`` needs every position).
 
+DataFrames (polars, pandas) and Parquet files with the same options are scanned through the Arrow C stream
+interface, without copying their columns and before the readers' checks (:func:`scan_table`): the scanner does
+those checks itself (empty ids, control characters, ids not in NFC, duplicates, NaN and infinite scores), and a
+table that fails one, or whose columns are not plain (ids not strings, scores not numbers, ranks not integers,
+missing values), goes to the readers, which say what is wrong.
+
 Ids may hold any UTF-8 text: the scanner checks the bytes as Python's decoder does, and lists the ids holding a
 code point outside the ranges every string of which is in NFC; only those are checked in Python
 (:func:`~gainscope.io.text.id_form_warnings`), which gives the readers' warning about ids not in NFC. Whenever the
@@ -59,7 +65,7 @@ from gainscope.deferred import deferred_module
 from gainscope.errors import FileAccessError, FormatError, InputWarning
 from gainscope.io.compressed import MAGIC_BYTES, compression_of
 from gainscope.io.detect import check_format, detect_text_format
-from gainscope.io.frames import RunOptions
+from gainscope.io.frames import RunOptions, TokenTable, frame_table, is_dataframe
 from gainscope.io.text import BOM, MAX_LINE_BYTES, TextFile, canonical_encoding, id_form_warnings, is_stream
 
 if TYPE_CHECKING:
@@ -214,7 +220,8 @@ class Scanned(NamedTuple):
     warnings: tuple[str, ...]
 
 
-def _gathered(results: Sequence[dict[str, Any]], where: str, normalize_ids: str | None) -> Scanned | str:
+def _gathered(results: Sequence[dict[str, Any]], where: str, normalize_ids: str | None, tag: str | None = None
+              ) -> Scanned | str:
     """The scanned parts (or pieces) joined in order with the ids' warnings, or why the Python path must take over:
     a part's reason, run tags that differ, a query found in two parts (its lines are not together), or an id
     ``normalize_ids`` would change."""
@@ -226,7 +233,7 @@ def _gathered(results: Sequence[dict[str, Any]], where: str, normalize_ids: str 
     warns = id_form_warnings(checked_ids(results), normalize_ids, where)
     if warns is None:
         return f"ids that normalize_ids={normalize_ids!r} changes"
-    return Scanned(joined, results[0]["tag"], tuple(warns))
+    return Scanned(joined, results[0]["tag"] if tag is None else tag, tuple(warns))
 
 
 def _joined(results: Sequence[dict[str, Any]]) -> RankedPositions | str:
@@ -397,10 +404,18 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
     """Scan an in-memory run (its polars frame, exported zero-copy through the Arrow C stream interface):
     its ranked positions, or the reason it needs ``build_judged_run`` (for example a run whose queries'
     rows are not together)."""
+    scanned = _scan_columns(prepared, run.frame, run.has_scores, policies, checks=0)
+    return scanned if isinstance(scanned, str) else _joined(scanned)
+
+
+def _scan_columns(prepared: PreparedJudgments, frame: pl.DataFrame, has_scores: bool, policies: Policies, *,
+                  checks: int) -> list[dict[str, Any]] | str:
+    """The scanner's results over ``frame`` (``query_id``, ``doc_id`` strings, ``score`` and ``rank`` numbers,
+    missing ones null), cut into one part per core; ``checks``: 0 for a Run's frame (checked when it was made),
+    1 to check ids as the readers do, 2 scores being finite too (see ``scan_arrow``)."""
     if (why := _unsupported(policies)) is not None:
         return why
-    by_scores = run.has_scores and policies.ties != "rank"
-    frame = run.frame
+    by_scores = has_scores and policies.ties != "rank"
     score, rank = pl.col("score").cast(pl.Float64), pl.col("rank").cast(pl.Int64)
     rank_nulls = frame["rank"].null_count()
     if by_scores:
@@ -415,19 +430,45 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
         rank, score = rank.fill_null(0), score.fill_null(float("nan"))
     columns = frame.select(pl.col("query_id"), pl.col("doc_id"), score, rank)
     index, order, depth = _index(prepared), 0 if by_scores else 1, _depth(policies)
-
     f32 = policies.score_precision == "float32"
 
     def scan(piece: pl.DataFrame) -> dict[str, Any]:
-        return _scan.scan_arrow(piece.__arrow_c_stream__(), index, order, depth, policies.judged_only, f32)
+        return _scan.scan_arrow(piece.__arrow_c_stream__(), index, order, depth, policies.judged_only, f32, checks)
 
     results = _each(scan, _row_parts(columns))
-    positions = _joined(results)
-    if isinstance(positions, str):
-        return positions
     if rank_nulls:  # no rank column: nothing to compare the scores with
-        positions = dataclasses.replace(positions, rank_down=np.zeros_like(positions.rank_down))
-    return positions
+        for r in results:
+            if "rank_down" in r:
+                r["rank_down"] = bytes(len(r["rank_down"]))
+    return results
+
+
+def scan_table(prepared: PreparedJudgments, table: TokenTable, policies: Policies, *,
+               normalize_ids: str | None = None) -> Scanned | str:
+    """Scan a table a reader made of a DataFrame or a Parquet file, before the readers' checks (``finish_run``):
+    the scanner checks the ids as they do (no empty id, no control character; ``normalize_ids`` None or ``"NFC"``)
+    and refuses a duplicate, a NaN or infinite score, or rows of a query apart, so that what it takes is what
+    ``finish_run`` would have passed unchanged. Only plain columns are taken (string ids, numeric scores, integer
+    ranks, nothing missing); anything else is the reason the readers must read the table."""
+    frame = table.frame
+    if frame.height == 0 or "query_id" not in frame.columns or "doc_id" not in frame.columns:
+        return "an empty table"
+    schema = frame.schema
+    if schema["query_id"] != pl.String or schema["doc_id"] != pl.String:
+        return "ids that are not strings"
+    has_scores = "score" in frame.columns
+    if has_scores and (not schema["score"].is_numeric() or frame["score"].null_count()):
+        return "scores that are not numbers, or missing"
+    if "rank" in frame.columns and (not schema["rank"].is_integer() or frame["rank"].null_count()):
+        return "ranks that are not integers, or missing"
+    frame = frame.select(pl.col("query_id"), pl.col("doc_id"),
+                         pl.col("score") if has_scores else pl.lit(None, pl.Float64).alias("score"),
+                         pl.col("rank") if "rank" in frame.columns else pl.lit(None, pl.Int64).alias("rank"))
+    results = _scan_columns(prepared, frame, has_scores, policies, checks=2 if has_scores else 1)
+    if isinstance(results, str):
+        return results
+    where = f"{table.origin.path}: " if table.origin.path else ""
+    return _gathered(results, where, normalize_ids, tag="")
 
 
 PART_MIN_ROWS = 500_000  # in-memory runs are cut into parts of at least this many rows, one per core
@@ -470,9 +511,11 @@ def _plain(options: RunOptions, encoding: str) -> bool:
     return native_available() and options == plain and canonical_encoding(encoding) == "utf-8"
 
 
-def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str) -> str | TextFile | None:
-    """What the scanner reads of the file ``source``: its path (a plain file), its TextFile (a compressed one), or
-    None when the readers must read it (missing, not a regular file, unreadable: they say so; another format)."""
+def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
+                 ) -> str | TextFile | TokenTable | None:
+    """What the scanner reads of the file ``source``: its path (a plain TREC file), its TextFile (a compressed
+    one), its table (Parquet, read by polars), or None when the readers must read it (missing, not a regular file,
+    unreadable: they say so; another format)."""
     try:
         if not os.path.isfile(source):
             return None
@@ -481,7 +524,12 @@ def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str)
     except OSError:
         return None
     src = TextFile(source, encoding)
-    if (fmt or detect_text_format(src, "run")) != "trec":
+    fmt = fmt or detect_text_format(src, "run")
+    if fmt == "parquet" and not compressed:
+        from gainscope.io.tabular import load_tabular_table
+
+        return load_tabular_table(src, "run", fmt)  # its errors are the readers' (the same function reads it)
+    if fmt != "trec":
         return None
     return src if compressed else os.fspath(source)
 
@@ -507,6 +555,7 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     scanned: Scanned | str | None = None
     label = ""
     read = {"extra_columns": options.extra_columns, "normalize_ids": options.normalize_ids}
+    table: TokenTable | None = None  # a DataFrame's or a Parquet file's, scanned before the readers' checks
     if is_stream(source):  # standard input or a file object: read once, scanned in memory or read from memory
         src = TextFile(source, encoding)
         source, encoding, label = src, "utf-8", src.name
@@ -515,14 +564,24 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     elif isinstance(source, (str, os.PathLike)) and _plain(options, encoding) \
             and (target := _scan_target(source, fmt, encoding)) is not None:
         label = os.fspath(source)
-        scanned = scan_trec_run(prepared, target, policies, name=label, **read)
+        if isinstance(target, TokenTable):  # a Parquet file, read by polars
+            table = target
+        else:
+            scanned = scan_trec_run(prepared, target, policies, name=label, **read)
+    elif is_dataframe(source) and _plain(options, "utf-8"):  # a polars or pandas DataFrame
+        table, label = frame_table(source, "run"), "the DataFrame"
+    if table is not None:
+        scanned = scan_table(prepared, table, policies, normalize_ids=options.normalize_ids)
     if isinstance(scanned, str):
         log.info("%s: read by the Python readers (%s)", label, scanned)
     elif scanned is not None:
         for message in scanned.warnings:
             warnings.warn(message, InputWarning, stacklevel=3)
-        run_name = (name if name is not None else scanned.tag) or "run"  # as the readers name it
-        jr = judged_run_from_positions(prepared, scanned.positions, policies, run_name=run_name, run_source=label)
-        return jr, ()
+        # as the readers name it: name=, else the first line's tag, else the table's default name
+        default_name = table.default_name if table is not None else None
+        run_name = (name if name is not None else scanned.tag or default_name) or "run"
+        run_source = table.origin.path if table is not None else label
+        jr = judged_run_from_positions(prepared, scanned.positions, policies, run_name=run_name, run_source=run_source)
+        return jr, tuple(table.notes) if table is not None else ()
     run = read_run(source, format=format, name=name, encoding=encoding, **read_options)
     return judged_run_of_run(prepared, run, policies), tuple(run.notes)
