@@ -1401,51 +1401,73 @@ static int scan_batch(Scan *s, const struct ArrowSchema *schema, const struct Ar
 }
 
 /* scan_arrow(stream, index, order, depth, judged_only, f32=False, checks=0) -> dict: the same as scan_trec_run,
- * for an Arrow stream (PyCapsule "arrow_array_stream") of (query_id, doc_id, score float64, rank int64) batches.
+ * for an Arrow stream (PyCapsule "arrow_array_stream"; or a list of them, read in turn) of (query_id, doc_id,
+ * score float64, rank int64) batches.
  * Every batch stays alive until the end (a query may span batches); nothing is copied. checks: 0 for a Run (already
  * checked), 1 to check ids as the readers do, 2 to require finite scores too (a table with a score column). */
 static PyObject *scan_arrow(PyObject *self, PyObject *args) {
-    PyObject *capsule;
+    PyObject *given;
     JudgmentIndex *ix;
     int order, judged_only, f32 = 0, checks = 0;
     long long depth;
-    if (!PyArg_ParseTuple(args, "OO!iLp|pi", &capsule, &JudgmentIndexType, &ix, &order, &depth, &judged_only, &f32,
+    if (!PyArg_ParseTuple(args, "OO!iLp|pi", &given, &JudgmentIndexType, &ix, &order, &depth, &judged_only, &f32,
                           &checks))
         return NULL;
     if (!ix->ready || (order != ORDER_TREC && order != ORDER_RANK)) {
         PyErr_SetString(PyExc_ValueError, "an initialised JudgmentIndex and order 0 or 1 are needed");
         return NULL;
     }
-    struct ArrowArrayStream *stream = PyCapsule_GetPointer(capsule, "arrow_array_stream");
-    if (!stream) return NULL;
-    if (!stream->release) {
-        PyErr_SetString(PyExc_ValueError, "the Arrow stream was already consumed");
-        return NULL;
-    }
-    struct ArrowSchema schema = {0};
+    /* one stream, or a list of streams read one after another (slices of a table exported one by one: polars
+     * copies a table of several chunks into one batch when it exports it whole) */
+    PyObject *list = PyList_Check(given) ? given : NULL;
+    Py_ssize_t ns = list ? PyList_GET_SIZE(list) : 1;
+    struct ArrowSchema *schemas = calloc((size_t)(ns ? ns : 1), sizeof *schemas);
+    struct ArrowArrayStream **streams = calloc((size_t)(ns ? ns : 1), sizeof *streams);
     struct ArrowArray *batches = NULL;
+    size_t *batch_schema = NULL;
     size_t nb = 0, cap = 0;
+    Py_ssize_t got = 0; /* streams whose schema was read */
     PyObject *out = NULL;
-    if (stream->get_schema(stream, &schema)) {
-        PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream_error(stream));
+    if (!schemas || !streams) {
+        PyErr_NoMemory();
         goto done;
     }
-    for (;;) {
-        if (nb == cap) {
-            cap = cap ? 2 * cap : 16;
-            struct ArrowArray *grown = realloc(batches, cap * sizeof *batches);
-            if (!grown) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            batches = grown;
+    for (Py_ssize_t k = 0; k < ns; k++) {
+        PyObject *capsule = list ? PyList_GET_ITEM(list, k) : given;
+        struct ArrowArrayStream *stream = PyCapsule_GetPointer(capsule, "arrow_array_stream");
+        if (!stream) goto done;
+        if (!stream->release) {
+            PyErr_SetString(PyExc_ValueError, "the Arrow stream was already consumed");
+            goto done;
         }
-        if (stream->get_next(stream, &batches[nb])) {
+        streams[k] = stream;
+    }
+    for (Py_ssize_t k = 0; k < ns; k++) {
+        struct ArrowArrayStream *stream = streams[k];
+        if (stream->get_schema(stream, &schemas[k])) {
             PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream_error(stream));
             goto done;
         }
-        if (!batches[nb].release) break;
-        nb++;
+        got = k + 1;
+        for (;;) {
+            if (nb == cap) {
+                cap = cap ? 2 * cap : 16;
+                struct ArrowArray *grown = realloc(batches, cap * sizeof *batches);
+                size_t *grown_of = grown ? realloc(batch_schema, cap * sizeof *batch_schema) : NULL;
+                if (grown) batches = grown;
+                if (!grown || !grown_of) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                batch_schema = grown_of;
+            }
+            if (stream->get_next(stream, &batches[nb])) {
+                PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream_error(stream));
+                goto done;
+            }
+            if (!batches[nb].release) break;
+            batch_schema[nb++] = (size_t)k;
+        }
     }
     Scan s;
     int rc;
@@ -1453,7 +1475,7 @@ static PyObject *scan_arrow(PyObject *self, PyObject *args) {
     rc = scan_init(&s, ix, order, depth, judged_only);
     s.f32 = f32;
     s.table_checks = checks;
-    for (size_t b = 0; !rc && b < nb; b++) rc = scan_batch(&s, &schema, &batches[b]);
+    for (size_t b = 0; !rc && b < nb; b++) rc = scan_batch(&s, &schemas[batch_schema[b]], &batches[b]);
     if (!rc) rc = finish_scan(&s);
     Py_END_ALLOW_THREADS
     if (rc && s.nomem) out = PyErr_NoMemory();
@@ -1463,8 +1485,13 @@ static PyObject *scan_arrow(PyObject *self, PyObject *args) {
 done:
     for (size_t b = 0; b < nb; b++) batches[b].release(&batches[b]);
     free(batches);
-    if (schema.release) schema.release(&schema);
-    stream->release(stream);
+    free(batch_schema);
+    for (Py_ssize_t k = 0; k < got; k++)
+        if (schemas[k].release) schemas[k].release(&schemas[k]);
+    for (Py_ssize_t k = 0; streams && k < ns; k++)
+        if (streams[k] && streams[k]->release) streams[k]->release(streams[k]);
+    free(schemas);
+    free(streams);
     return out;
 }
 

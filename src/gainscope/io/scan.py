@@ -433,7 +433,8 @@ def _scan_columns(prepared: PreparedJudgments, frame: pl.DataFrame, has_scores: 
     f32 = policies.score_precision == "float32"
 
     def scan(piece: pl.DataFrame) -> dict[str, Any]:
-        return _scan.scan_arrow(piece.__arrow_c_stream__(), index, order, depth, policies.judged_only, f32, checks)
+        streams = [s.__arrow_c_stream__() for s in _chunks(piece)]
+        return _scan.scan_arrow(streams, index, order, depth, policies.judged_only, f32, checks)
 
     results = _each(scan, _row_parts(columns))
     if rank_nulls:  # no rank column: nothing to compare the scores with
@@ -489,6 +490,16 @@ def _row_parts(frame: pl.DataFrame) -> list[pl.DataFrame]:
             cuts.append(at - 1 + int(changes[0]))
     cuts.append(frame.height)
     return [frame.slice(a, b - a) for a, b in itertools.pairwise(cuts)]
+
+
+def _chunks(frame: pl.DataFrame) -> list[pl.DataFrame]:
+    """``frame`` sliced where its first column's chunks end: each slice is exported without a copy (polars copies a
+    frame of several chunks into one batch when it exports it whole: hundreds of MB for a large frame)."""
+    lengths = frame.get_column(frame.columns[0]).chunk_lengths() if frame.width else []
+    if len(lengths) <= 1:
+        return [frame]
+    starts = itertools.accumulate(lengths, initial=0)
+    return [frame.slice(a, n) for a, n in zip(starts, lengths, strict=False) if n]
 
 
 def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> JudgedRun:
