@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from processes import Usage, compile_gainscope, gainscope_command, gainscope_env  # noqa: E402
+from processes import Usage, compile_gainscope, gainscope_command, gainscope_env
 
 METRICS = "nDCG@10 AP RR P@10 R@100"
 WIDE = ("W10k", "W50k", "W200k")

@@ -4,6 +4,7 @@ the same warnings, or hands the file over to them (and then the user sees exactl
 from __future__ import annotations
 
 import gzip
+import itertools
 import os
 import random
 import warnings
@@ -20,8 +21,7 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.errors import GainscopeError
-from gainscope.io import read_run
-from gainscope.io import scan
+from gainscope.io import read_run, scan
 from gainscope.io.scan import (
     judged_run_of,
     judged_run_of_run,
@@ -394,7 +394,7 @@ def compress(data: bytes, kind: str, members: int) -> bytes:
     """``data`` compressed as ``members`` gzip members or zstd frames one after another (cut anywhere, even
     inside a line: the members join into one content)."""
     cuts = sorted({0, len(data), *(len(data) * k // members for k in range(1, members))})
-    pieces = [data[a:b] for a, b in zip(cuts, cuts[1:], strict=False)] or [b""]
+    pieces = [data[a:b] for a, b in itertools.pairwise(cuts)] or [b""]
     if kind == "gzip":
         return b"".join(gzip.compress(p, mtime=0) for p in pieces)
     return b"".join(zstandard.ZstdCompressor().compress(p) for p in pieces)

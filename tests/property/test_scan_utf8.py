@@ -5,6 +5,7 @@ an id not in NFC, so each entry is checked."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from pathlib import Path
@@ -33,7 +34,7 @@ def _second_of_a_composition() -> set[int]:
 def test_every_code_point_of_the_table_keeps_any_string_in_nfc() -> None:
     table = _table()
     assert table and all(a <= b for a, b in table)
-    assert all(b < c for (_, b), (c, _) in zip(table, table[1:], strict=False))  # sorted, apart: binary search
+    assert all(b < c for (_, b), (c, _) in itertools.pairwise(table))  # sorted, apart: binary search
     seconds = _second_of_a_composition()
     for a, b in table:
         for cp in range(a, b + 1):

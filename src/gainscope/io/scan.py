@@ -39,7 +39,6 @@ a few pieces, never the whole content.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import logging
 import os
@@ -565,7 +564,7 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     prepared = prepared.under(policies.negative_grades)
     scanned: Scanned | str | None = None
     label = ""
-    read = {"extra_columns": options.extra_columns, "normalize_ids": options.normalize_ids}
+    read: dict[str, Any] = {"extra_columns": options.extra_columns, "normalize_ids": options.normalize_ids}
     table: TokenTable | None = None  # a DataFrame's or a Parquet file's, scanned before the readers' checks
     if is_stream(source):  # standard input or a file object: read once, scanned in memory or read from memory
         src = TextFile(source, encoding)
