@@ -21,7 +21,7 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.errors import GainscopeError
-from gainscope.io import read_run, scan
+from gainscope.io import compressed, read_run, scan
 from gainscope.io.scan import (
     judged_run_of,
     judged_run_of_run,
@@ -405,16 +405,18 @@ def compress(data: bytes, kind: str, members: int) -> bytes:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
        seed=st.integers(0, 2**16), messy=st.booleans(), kind=st.sampled_from(("gzip", "zstd")),
-       members=st.integers(1, 3), chunk=st.sampled_from((64, 200, 1 << 20)))
+       members=st.integers(1, 3), chunk=st.sampled_from((64, 200, 1 << 20)), zlib_only=st.booleans())
 def test_compressed_run_equals_its_plain_twin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data,  # type: ignore[no-untyped-def]
                                               policies: Policies, seed: int, messy: bool, kind: str, members: int,
-                                              chunk: int) -> None:
+                                              chunk: int, zlib_only: bool) -> None:
     judgments, run = data
     plain = tmp_path / f"run-{seed}.txt"
     write_run(plain, run.frame, random.Random(seed), messy=messy)
     packed = tmp_path / f"run-{seed}.txt.{'gz' if kind == 'gzip' else 'zst'}"
     packed.write_bytes(compress(plain.read_bytes(), kind, members))
     monkeypatch.setattr(scan, "CHUNK_BYTES", chunk)  # small pieces: queries cut by blocks, many pieces
+    if zlib_only:  # ISA-L is an optional extra: zlib alone must give the same
+        monkeypatch.setattr(compressed, "_isal", None)
     prepared = PreparedJudgments.of(judgments, policies.negative_grades)
     scanned = scan_trec_run(prepared, TextFile(packed), policies)
     assert not isinstance(scanned, str), scanned  # the scanner takes it: no fallback
@@ -469,9 +471,30 @@ def _damaged() -> dict[str, bytes]:
             "corrupt zstd": frame[:20] + bytes(b ^ 0x55 for b in frame[20:40]) + frame[40:]}
 
 
+@pytest.mark.parametrize("zlib_only", [False, True])
+@pytest.mark.parametrize("size", [1, 4096, 1 << 22])
+def test_gzip_is_inflated_as_pythons_gzip_inflates_it(monkeypatch: pytest.MonkeyPatch, size: int,
+                                                      zlib_only: bool) -> None:
+    """Members, zero padding and output cut into blocks of ``size``: the content of gzip.decompress, with zlib as
+    with ISA-L. (Regression: with zlib alone, a stream whose end came in a call cut at ``size`` had its trailer
+    read twice, and a sound file was called corrupt.)"""
+    import io
+
+    if zlib_only:
+        monkeypatch.setattr(compressed, "_isal", None)
+    body = b"".join(f"q{i} Q0 d{j} {j + 1} {100 - j} t\n".encode() for i in range(300) for j in range(50))
+    for blob in (gzip.compress(body), gzip.compress(body[:1000]) + gzip.compress(body[1000:]),
+                 gzip.compress(body) + b"\0\0" + gzip.compress(b"")):
+        assert b"".join(compressed.decompressed(io.BytesIO(blob), "gzip", size)) == gzip.decompress(blob) == body
+
+
 @needs_native
+@pytest.mark.parametrize("zlib_only", [False, True])
 @pytest.mark.parametrize("case", list(_damaged()))
-def test_damaged_compressed_runs_give_the_readers_error(tmp_path: Path, case: str) -> None:
+def test_damaged_compressed_runs_give_the_readers_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str,
+                                                        zlib_only: bool) -> None:
+    if zlib_only:
+        monkeypatch.setattr(compressed, "_isal", None)
     path = tmp_path / "run.txt.gz"
     path.write_bytes(_damaged()[case])
     prepared = _prepared(**PREPARED)

@@ -184,7 +184,9 @@ def _inflate(src: _Input, inflate: Any, size: int) -> Iterator[bytes]:
         data = inflate.unconsumed_tail
         if out:
             yield out
-    src.unread(inflate.unused_data + data)
+    # everything after the stream's end is in unused_data (zlib leaves a stale unconsumed_tail beside it when the
+    # end came in a call whose output was cut at ``size``: putting both back read the trailer twice)
+    src.unread(inflate.unused_data)
 
 
 def _zstd(raw: BinaryIO, size: int) -> Iterator[bytes]:
