@@ -2,7 +2,8 @@
 """Set up a virtual environment and run the project's jobs, with nothing but Python 3.11+ installed.
 
     python3 dev.py demo     # set up .venv, evaluate the bundled example runs, explain one value, compare two runs,
-                            # then index the bundled recipes, search them with two configurations, compare them
+                            # then index the bundled recipes, search them with two configurations, compare them,
+                            # and add them to a dashboard workspace (it prints how to open the dashboard)
     python3 dev.py test     # set up .venv with the test extras, run the whole test suite
     python3 dev.py bench    # set up .venv with the benchmark peers, run the benchmark (bench/README.md)
 
@@ -11,7 +12,8 @@ setup.py or the C scanner's source changes. ``demo`` ends by printing how to run
 installed in .venv, which is not on your PATH).
 
 Some tests need programs that PyPI does not provide (SYSTEM_NEEDS below; the README lists them): a headless
-Chromium for the HTML report's browser tests (tests/render/browser.py). When one is missing, ``test`` says what
+Chromium for the browser tests of the HTML report and the dashboard (tests/render/browser.py), and PostgreSQL for the
+dashboard's workspace in PostgreSQL (tests/server/postgres.py starts a server). When one is missing, ``test`` says what
 it needs and why, then installs the Debian package with apt-get if it runs as root where apt-get exists (as CI
 does) and GAINSCOPE_NO_APT is not 1; otherwise it says which tests will be skipped.
 """
@@ -56,10 +58,17 @@ def _browser_found() -> bool:
     return bool(os.environ.get("GAINSCOPE_CHROMIUM")) or any(shutil.which(name) for name in BROWSERS)
 
 
+def _postgres_found() -> bool:
+    """Debian's PostgreSQL programs (/usr/lib/postgresql/VERSION/bin), or initdb on PATH (tests/server/postgres.py)."""
+    return bool(list(Path("/usr/lib/postgresql").glob("*/bin/initdb"))) or bool(shutil.which("initdb"))
+
+
 #: what ``test`` installs with apt-get when missing (as root); the README's table lists the same
 SYSTEM_NEEDS = (
-    SystemNeed("a headless Chromium", "the HTML report's browser tests (tests/render)", _browser_found,
-               ("chromium",)),
+    SystemNeed("a headless Chromium", "the HTML report's and the dashboard's browser tests (tests/render, "
+               "tests/server)", _browser_found, ("chromium",)),
+    SystemNeed("PostgreSQL (initdb, pg_ctl)", "the dashboard's PostgreSQL workspace tests (tests/server)",
+               _postgres_found, ("postgresql",)),
 )
 
 
@@ -139,7 +148,7 @@ def how_to_run() -> str:
 
 
 def demo() -> None:
-    ensure_env("")
+    ensure_env("serve")
     gs = BIN / "gainscope"
     _run(gs, "evaluate", "examples/qrels.txt", "examples/bm25.run", "examples/hybrid.run",
          "-m", "nDCG@10 nDCG(gain=exponential)@10 AP RR P@5 R@10 Judged@10")
@@ -147,6 +156,7 @@ def demo() -> None:
     _run(gs, "compare", "examples/qrels.txt", "examples/bm25.run", "examples/hybrid.run", "-m", "nDCG@10 AP RR P@5")
     _run(gs, "evaluate", "examples/dataset.json", "examples/agent_run.jsonl", "-m", "nDCG@5 RR AP P@5", "-q")
     search_demo(gs)
+    dashboard_demo(gs)
     print(how_to_run(), flush=True)
 
 
@@ -161,6 +171,20 @@ def search_demo(gs: Path) -> None:
     _run(gs, "compare", f"{ex}/qrels.txt", f"{ex}/plain.run", f"{ex}/boosted.run", "--name", "plain",
          "--name", "boosted", "-m", "nDCG@10 RR P@5")
     _run(gs, "experiment", f"{ex}/experiment.toml", "--format", "markdown")
+
+
+def dashboard_demo(gs: Path) -> None:
+    """The recipes as a dashboard case: run against the embedded engine, added to a fresh workspace; then how to open
+    the dashboard (the demo starts no server: it would not end)."""
+    ex = "examples/search"
+    shutil.rmtree(ROOT / ex / "workspace", ignore_errors=True)  # a fresh workspace each time (it is generated)
+    _run(gs, "case", "run", f"{ex}/recipes_case.json", "--top", "10", "-o", f"{ex}/recipes_run.json")
+    _run(gs, "case", "add", f"{ex}/workspace", f"{ex}/recipes_run.json")
+    here = Path.cwd().resolve() == ROOT
+    shown = gs.relative_to(ROOT) if here else gs
+    print(f"\nOpen the dashboard on the recipes (a case of 12 queries rated by hand, over the embedded engine):\n"
+          f"    {shown} serve {ex if here else ROOT / ex}/workspace\n"
+          "and open the URL it prints (rate with the keyboard, tune the knobs and rerun; Ctrl-C stops it).", flush=True)
 
 
 def test(args: list[str]) -> None:

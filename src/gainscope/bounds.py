@@ -30,7 +30,7 @@ and it does *not* hold for
   raise;
 * Bpref, GMBpref, infAP, binG: today's value skips unjudged documents rather than counting them not relevant,
   and R grows;
-* RBPResid, G, utility and Quepid's scorers (avgRating100, editDistanceFromBest, QuepidV1, blogNDCG): not
+* RBPResid, G, utility and Quepid's scorers (avgRating, avgRating100, editDistanceFromBest, QuepidV1, blogNDCG): not
   analysed, so not claimed;
 * Judged and Unj measure coverage itself; the completion judges everything, so they are reported as they are.
 
@@ -100,6 +100,7 @@ _NOT_BOUNDED = {
     "RBPResid": "the residual is what unjudged documents could add: judging them all changes its meaning",
     "G": "not analysed: no claim",
     "utility": "depends on the signs of its weights: no claim",
+    "avgRating": "a Quepid scorer over rated documents only: no claim",
     "avgRating100": "a Quepid scorer over rated documents only: no claim",
     "editDistanceFromBest": "a Quepid scorer: no claim",
     "QuepidV1": "a Quepid scorer: no claim",

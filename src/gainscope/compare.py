@@ -269,6 +269,17 @@ def compare(judgments: Any, runs: Sequence[Any], metrics: MetricsArg = ("nDCG@10
     names (which must be unique). ``baseline`` is a run name (default: the first run). ``settings`` set the
     tests, correction and bootstrap; ``policies`` / ``profile`` / ``**policy_kwargs`` the evaluation
     conventions, as for :func:`~gainscope.evaluate`.
+
+    The new run finds q2's relevant document at rank 1 instead of 2: RR 1 instead of 1/2 there, the same on q1,
+    so the mean paired difference is (0 + 1/2) / 2 = 0.25, with one win and one tie:
+
+    >>> import gainscope
+    >>> qrels = gainscope.Judgments.from_dict({"q1": {"d1": 1}, "q2": {"d4": 1}})
+    >>> base = gainscope.Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0}, "q2": {"d5": 2.0, "d4": 1.0}}, name="base")
+    >>> new = gainscope.Run.from_dict({"q1": {"d1": 3.0}, "q2": {"d4": 2.0}}, name="new")
+    >>> table = gainscope.compare(qrels, [base, new], ["RR"])
+    >>> table.baseline, table.row("RR", "new").delta, table.row("RR", "new").wins_ties_losses
+    ('base', 0.25, (1, 1, 0))
     """
     if len(runs) < 2:
         raise InputError(f"a comparison needs at least two runs; got {len(runs)}")

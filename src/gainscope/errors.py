@@ -6,7 +6,12 @@
     ├── InputError (ValueError)                bad judgments / runs / files
     │   ├── FormatError                        .path, .line, .text: a line or record that cannot be read
     │   ├── InconsistentInputError             duplicates, conflicting grades, no query overlap, empty input
-    │   └── UnknownFormatError                 the format cannot be detected or is not supported
+    │   ├── UnknownFormatError                 the format cannot be detected or is not supported (input files,
+    │   │                                      output formats of the renderers)
+    │   ├── NotFoundError                      a named thing that does not exist (a dashboard case, query, job)
+    │   ├── ScorerError                        .scorer, .query, .line: a case scorer (JavaScript or Python) failed
+    │   ├── SpanError                          .line: an OpenTelemetry span that is not a step of an agent trace
+    │   └── UnresolvedTimeError                .expression: a relative time ("last year") and no reference date
     ├── MetricError (ValueError)
     │   ├── UnknownMetricError                 a name that no registered metric has
     │   ├── MetricSyntaxError                  .text, .position: a metric string that does not parse
@@ -16,6 +21,7 @@
     │                                          not a regular file, unreadable, changed while read, disk full)
     ├── JudgeError                             an LLM judge could not label
     │   ├── JudgeRequestError                  .status, .attempts: a request failed after every retry
+    │   │   └── FatalRequestError              .reason: the judge's client stopped (refused, or not answering)
     │   ├── JudgeAnswerError                   .raw: an answer that is not a grade on the judge's scale
     │   ├── BudgetExceededError                the call or cost budget is spent
     │   └── TemporalGradeError                 .failures: documents a temporal metric needed were not graded
@@ -25,6 +31,7 @@
     │   └── EngineStoppedError                 the run stopped: the engine refuses every request or is down
     ├── EngineConfigError (InputError)         an engine declaration, template or knob that cannot be used
     ├── StoreError (OSError)                   .path: a store (an SQLite file) cannot be opened, read or written
+    ├── RenderError (ValueError)               a renderer given what it cannot draw (an HTML table, figure, SVG)
     └── MissingDependencyError (ImportError)   an optional package is needed; names the extra to install
 
     GainscopeWarning (UserWarning)
@@ -60,6 +67,7 @@ import contextlib
 import re
 import warnings
 from collections.abc import Iterable, Iterator
+from typing import ClassVar
 
 __all__ = [
     "BudgetExceededError",
@@ -68,6 +76,7 @@ __all__ = [
     "EngineRequestError",
     "EngineResponseError",
     "EngineStoppedError",
+    "FatalRequestError",
     "FileAccessError",
     "FormatError",
     "GainscopeError",
@@ -82,13 +91,18 @@ __all__ = [
     "MetricError",
     "MetricSyntaxError",
     "MissingDependencyError",
+    "NotFoundError",
     "PolicyError",
     "QueryCoverageWarning",
+    "RenderError",
+    "ScorerError",
+    "SpanError",
     "StoreError",
     "TemporalGradeError",
     "UndefinedMetricWarning",
     "UnknownFormatError",
     "UnknownMetricError",
+    "UnresolvedTimeError",
     "about",
     "format_ids",
     "loose_match",
@@ -126,12 +140,67 @@ class FormatError(InputError):
         super().__init__(where + message)
 
 
+class ScorerError(InputError):
+    """A case scorer (JavaScript or Python) failed: a syntax error, an exception, a time or memory limit, or no
+    score at all. The script is input, like a judgments file (exit code 3); it says where: ``scorer`` (the
+    script's name), ``query`` (the query being scored), ``line``/``column`` (1-based, in the user's script) and
+    ``source_line`` (that line of the script, quoted in the message).
+
+    ``str(exc)`` reads ``scorer.js:12: TypeError: ... (query 'star wars')`` followed by the quoted line.
+    """
+
+    def __init__(self, message: str, *, scorer: str | None = None, query: str | None = None,
+                 line: int | None = None, column: int | None = None, source_line: str | None = None) -> None:
+        self.scorer = scorer
+        self.query = query
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        where = ""
+        if scorer is not None:
+            where = f"{scorer}:{line}: " if line is not None else f"{scorer}: "
+        text = where + message
+        if query is not None:
+            text += f" (query {query!r})"
+        if source_line is not None:
+            text += f"\n    {source_line.rstrip()}"
+            if column is not None and column >= 1:
+                text += "\n    " + " " * (column - 1) + "^"
+        super().__init__(text)
+
+
+class UnresolvedTimeError(InputError):
+    """A relative time expression (``expression``, at ``start:end`` in the text) and no reference date to resolve
+    it against (:mod:`gainscope.temporal.extraction`). Callers with other ways to give a reference (the command
+    line) reword it from these fields."""
+
+    def __init__(self, expression: str, start: int, end: int) -> None:
+        self.expression, self.start, self.end = expression, start, end
+        super().__init__(f"{expression!r} (characters {start}-{end}) is a relative time expression and there is no "
+                         "reference date to resolve it against; give reference_date= (the wall clock is never "
+                         "used), or unresolved='report' to list it without years")
+
+
 class InconsistentInputError(InputError):
     """Input that reads fine but contradicts itself or the other input (duplicates, no overlap)."""
 
 
 class UnknownFormatError(InputError):
     """A file whose format cannot be detected, or a format name that is not supported."""
+
+
+class NotFoundError(InputError):
+    """A thing named by its id that does not exist: a dashboard case, query, scorer, snapshot or job (the
+    dashboard's API answers 404)."""
+
+
+class SpanError(InputError):
+    """An OpenTelemetry span that cannot be read as a step of an agent trace; ``line`` is the line of the span in
+    its file (the reader adds the file's path)."""
+
+    def __init__(self, message: str, line: int) -> None:
+        self.line = line
+        super().__init__(message)
 
 
 class MetricError(GainscopeError, ValueError):
@@ -180,6 +249,24 @@ class JudgeRequestError(JudgeError):
         self.status = status
         self.attempts = attempts
         super().__init__(message)
+
+
+class FatalRequestError(JudgeRequestError):
+    """The judge's client has stopped: the server refused a request in a way that will not change, or stopped
+    answering (see :mod:`gainscope.judges.client`). Every later call raises it too, without sending anything.
+
+    ``reason``: ``"refused"`` (fix the API key, the model name, the base URL or the parameters, then run again) or
+    ``"not_answering"`` (the server at the base URL gives no answer). ``status``: the HTTP status of the refusal
+    (None when there was none). ``attempts``: the HTTP requests this call sent (0 for a call made after the stop).
+    ``fatal`` is always True: stop the run instead of going on with the next pair.
+    """
+
+    fatal: ClassVar[bool] = True
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1,
+                 reason: str = "refused") -> None:
+        super().__init__(message, status=status, attempts=attempts)
+        self.reason = reason
 
 
 class JudgeAnswerError(JudgeError):
@@ -253,6 +340,11 @@ class StoreError(GainscopeError, OSError):
     def __init__(self, message: str, *, path: str) -> None:
         self.path = path
         super().__init__(message)
+
+
+class RenderError(GainscopeError, ValueError):
+    """A renderer was given what it cannot draw: an HTML table whose rows do not fit its header, SVG or PNG that
+    is not one, a section left open (:mod:`gainscope.render.html`). A fault of the calling code, not of the data."""
 
 
 class MissingDependencyError(GainscopeError, ImportError):

@@ -1,5 +1,14 @@
 """Evaluate runs against judgments: resolve metric names, build the judged run once, run every kernel.
 
+The one pipeline: read (:func:`_as_judgments`, the readers) -> prepare the judgments once
+(:class:`~gainscope.core.judged_run.PreparedJudgments`) -> the judged run of each run (:func:`_judged`: the C
+scanner when it applies) -> the kernels (:func:`compute`) -> :class:`~gainscope.results.Results`.
+:func:`evaluate_prepared` is that path after the metrics and policies are settled; :func:`evaluate`,
+:func:`evaluate_runs` (and so ``compare``, ``agreement``, the judges' decision tools) and the commands that
+evaluate files (``evaluate``, ``compare``, ``gate``, ``report``, ``plot``: ``gainscope.cli.common.evaluate_files``)
+go through it. The adapters (cases, temporal) build their judged run from rankings
+(:func:`~gainscope.core.rankings.judged_run_of_rankings`) and join the path at :func:`compute`.
+
 >>> import gainscope
 >>> qrels = gainscope.Judgments.from_dict({"q1": {"d1": 2, "d2": 0, "d3": 1}})
 >>> run = gainscope.Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}})
@@ -12,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +37,8 @@ from gainscope.metrics.profiles import Profile, ProfileUse, get_profile, profile
 from gainscope.metrics.resolve import MetricsArg, resolve_metrics, resolve_metrics_noting
 from gainscope.results import Results
 
-__all__ = ["MetricsArg", "compute", "evaluate", "evaluate_runs", "ranked_query", "resolve_metrics", "run_label"]
+__all__ = ["MetricsArg", "compute", "evaluate", "evaluate_prepared", "evaluate_runs", "ranked_query", "resolve_metrics",
+           "run_label"]
 
 
 def _setup(metrics: MetricsArg, policies: Policies | None, profile: str | Profile | None,
@@ -58,7 +68,7 @@ def compute(jr: JudgedRun, metrics: Sequence[Metric], *, notes: Iterable[str] = 
     extra_notes: list[str] = []
     for j, m in enumerate(metrics):
         v = np.asarray(m.compute(ctx), dtype=np.float64)
-        if m.missing_scores_zero and not m.judgment_property:
+        if m.missing_scores_zero and not m.judgment_property and policies.missing_queries == "zero":
             v = np.where(jr.missing, 0.0, v)  # a judged query without a ranking scores 0 (trec_eval -c)
         undefined[:, j] = np.isnan(v)
         values[:, j] = v
@@ -104,14 +114,36 @@ def _read_inputs(judgments: Any, run: Any) -> tuple[Judgments, Run]:
     return _as_judgments(judgments), run if isinstance(run, Run) else read_run(run)
 
 
-def _judged(prepared: PreparedJudgments, run: Run | Any, policies: Policies) -> tuple[JudgedRun, tuple[str, ...]]:
-    """The sparse judged run of ``run`` (a Run, or anything :func:`~gainscope.io.read_run` reads; TREC run
-    files go through the C scanner when it applies) and the run's notes."""
+def _judged(prepared: PreparedJudgments, run: Run | Any, policies: Policies, *, name: str | None = None,
+            **read_options: Any) -> tuple[JudgedRun, tuple[str, ...]]:
+    """The sparse judged run of ``run`` (a Run, or anything :func:`~gainscope.io.read_run` reads, with its reading
+    options and ``name``; TREC run files go through the C scanner when it applies) and the run's notes."""
     from gainscope.io.scan import judged_run_of, judged_run_of_run
 
     if isinstance(run, Run):
         return judged_run_of_run(prepared, run, policies), tuple(run.notes)
-    return judged_run_of(prepared, run, policies)
+    return judged_run_of(prepared, run, policies, name=name, **read_options)
+
+
+def evaluate_prepared(judgments: Judgments, runs: Sequence[Run | Any], metrics: Sequence[Metric],
+                      policies: Policies, *, profile: ProfileUse | None = None, names: Sequence[str] = (),
+                      each: Callable[[JudgedRun, Results], None] | None = None,
+                      **read_options: Any) -> list[Results]:
+    """The pipeline after reading the judgments and settling the metrics: the judgments prepared once, then for
+    each run its judged run and every kernel. ``names`` (none, or one per run given as a source) name the runs,
+    ``read_options`` are :func:`~gainscope.io.read_run`'s for runs given as sources; ``each(judged_run, results)``
+    is called for every run (the trec_eval text needs the judged run). With several runs each warning names its
+    run (:func:`run_label`)."""
+    prepared = PreparedJudgments.of(judgments, policies.negative_grades)  # once, whatever the number of runs
+    out = []
+    for i, run in enumerate(runs):
+        with about(run_label(run, i)) if len(runs) > 1 else contextlib.nullcontext():
+            jr, run_notes = _judged(prepared, run, policies, name=names[i] if names else None, **read_options)
+            results = compute(jr, metrics, notes=tuple(judgments.notes) + run_notes, profile=profile)
+        if each is not None:
+            each(jr, results)
+        out.append(results)
+    return out
 
 
 def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
@@ -142,11 +174,29 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
     -------
     Results
         Per-query values, aggregates and the conventions used.
+
+    Examples
+    --------
+    q1 ranks d1 (grade 2), d2 (0), d3 (1): AP = (1/1 + 2/3) / 2 = 0.8333; q2 ranks the unjudged d5, then d4:
+    AP = (1/2) / 1 = 0.5. A result is looked up under any spelling of its metric (trec_eval's ``map`` is AP):
+
+    >>> import gainscope
+    >>> qrels = gainscope.Judgments.from_dict({"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d4": 1}})
+    >>> run = gainscope.Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d5": 2.0, "d4": 1.0}})
+    >>> results = gainscope.evaluate(qrels, run, ["ndcg_cut.10", "map"])
+    >>> results.metric_names
+    ['nDCG@10', 'AP']
+    >>> round(results["map"], 4), results.per_query("AP")
+    (0.6667, {'q1': 0.8333333333333333, 'q2': 0.5})
+
+    Under Quepid's conventions P@10 divides by the documents returned (q1: 2/3, q2: 1/2):
+
+    >>> quepid = gainscope.evaluate(qrels, run, ["P@10"], profile="quepid")
+    >>> quepid.metric_names, round(quepid["P@10"], 4)
+    (['P(denominator=retrieved)@10'], 0.5833)
     """
     pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
-    j = _as_judgments(judgments)
-    jr, run_notes = _judged(PreparedJudgments.of(j, pol.negative_grades), run, pol)
-    return compute(jr, mets, notes=tuple(j.notes) + run_notes, profile=use)
+    return evaluate_prepared(_as_judgments(judgments), [run], mets, pol, profile=use)[0]
 
 
 def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics: MetricsArg, *,
@@ -155,15 +205,7 @@ def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics
     """Evaluate several runs against the same judgments (read and prepared once); arguments as
     :func:`evaluate`. Each warning names the run it is about (its path, or its name)."""
     pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
-    j = _as_judgments(judgments)
-    prepared = PreparedJudgments.of(j, pol.negative_grades)  # once, whatever the number of runs
-    run_list = list(runs)
-    out = []
-    for i, run in enumerate(run_list):
-        with about(run_label(run, i)) if len(run_list) > 1 else contextlib.nullcontext():
-            jr, run_notes = _judged(prepared, run, pol)
-            out.append(compute(jr, mets, notes=tuple(j.notes) + run_notes, profile=use))
-    return out
+    return evaluate_prepared(_as_judgments(judgments), list(runs), mets, pol, profile=use)
 
 
 def run_label(run: Any, index: int) -> str:

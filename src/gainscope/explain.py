@@ -53,7 +53,7 @@ def explain(judgments: Judgments | Any, run: Run | Any, query_id: str, metric: s
         explanation = replace(explanation, notes=(*explanation.notes,
                                                   f"profile {use.name}: {'; '.join(use.profile.settings())}"
                                                   + given))
-    if jr.missing[index] and m.missing_scores_zero and not m.judgment_property:
+    if jr.missing[index] and m.missing_scores_zero and not m.judgment_property and pol.missing_queries == "zero":
         explanation = Explanation(explanation.metric, explanation.query_id, (), explanation.ideal, 0.0,
                                   explanation.denominator, 0.0, explanation.formula, explanation.columns,
                                   (*explanation.notes, "the run has no ranking for this query: it scores 0"))

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gainscope.compare import CompareSettings, Comparison, compare_results
-from gainscope.errors import FormatError, PolicyError
+from gainscope.errors import FormatError, PolicyError, option
 from gainscope.metrics.base import Metric
 from gainscope.results import Results
 
@@ -244,7 +244,8 @@ def gate(run: Results, rules: Sequence[Rule], assertions: Sequence[QueryAssertio
         raise PolicyError(f"{', '.join(missing)} not evaluated; evaluate the run with every metric the gate needs")
     needing = [r.text for r in rules if r.needs_baseline]
     if needing and baseline is None:
-        raise PolicyError(f"the rule {needing[0]!r} compares with a baseline; give one (--baseline RUN)")
+        raise PolicyError(f"the rule {needing[0]!r} compares with a baseline; give one "
+                          f"({option('baseline', ..., cli='--baseline-run FILE')})")
     comparison = None
     if baseline is not None:
         if baseline.run_name == run.run_name:

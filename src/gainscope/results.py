@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,8 +51,6 @@ class Results:
     policies: Policies
     coverage: Coverage
     notes: tuple[str, ...] = ()
-    #: string-valued per-query extras (trec_eval's relstring), by name then query id
-    extras: dict[str, dict[str, str]] = field(default_factory=dict)
     #: the convention profile the metrics and policies came from, and what was given over it
     profile: ProfileUse | None = None
     #: the names the columns are shown under when an adapter names them (one per metric, unique): the temporal
@@ -104,6 +102,19 @@ class Results:
                 for j, (name, m) in enumerate(zip(self.metric_names, self.metrics, strict=True))}
 
     def __getitem__(self, metric: str | Metric) -> float:
+        """The aggregate of ``metric``: its name as shown, or any spelling that names one evaluated metric.
+
+        >>> import gainscope
+        >>> qrels = gainscope.Judgments.from_dict({"q1": {"d1": 1}, "q2": {"d2": 1}})
+        >>> run = gainscope.Run.from_dict({"q1": {"d1": 2.0}, "q2": {"d3": 2.0, "d2": 1.0}})
+        >>> results = gainscope.evaluate(qrels, run, ["nDCG@10", "RR"])
+        >>> results["RR"], results["recip_rank"]  # RR: (1 + 1/2) / 2
+        (0.75, 0.75)
+        >>> results["AP"]
+        Traceback (most recent call last):
+        ...
+        gainscope.errors.MetricError: 'AP' is not among the evaluated metrics: nDCG@10, RR
+        """
         j = self._column(metric)
         return aggregate_values(self.values[:, j], self.metrics[j].aggregate)
 
@@ -118,7 +129,14 @@ class Results:
                 "coverage": self.coverage.as_dict(), "notes": list(self.notes)}
 
     def select(self, metrics: Sequence[str | Metric]) -> Results:
-        """The same results restricted to ``metrics`` (any accepted spelling), in that order."""
+        """The same results restricted to ``metrics`` (any accepted spelling), in that order.
+
+        >>> import gainscope
+        >>> qrels = gainscope.Judgments.from_dict({"q1": {"d1": 1}})
+        >>> results = gainscope.evaluate(qrels, gainscope.Run.from_dict({"q1": {"d1": 1.0}}), ["nDCG@10", "AP", "RR"])
+        >>> results.select(["recip_rank", "map"]).metric_names
+        ['RR', 'AP']
+        """
         from dataclasses import replace
 
         cols = [self._column(m) for m in metrics]
@@ -170,12 +188,6 @@ class Results:
             raise MissingDependencyError("to_pandas needs pandas; install it with: pip install pandas") from None
         frame = self.to_polars(wide=wide)
         return pd.DataFrame({c: frame[c].to_list() for c in frame.columns})
-
-    def summary_frame(self) -> Any:
-        """Aggregates as a one-row polars frame (``run`` + one column per metric)."""
-        import polars as pl
-
-        return pl.DataFrame({"run": [self.run_name], **{k: [v] for k, v in self.aggregates.items()}})
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v:.4f}" for k, v in list(self.aggregates.items())[:4])

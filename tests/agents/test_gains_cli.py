@@ -321,7 +321,7 @@ def test_dedup_explain(traces: Path) -> None:
 
 
 def test_plot_and_convert(traces: Path, tmp_path: Path) -> None:
-    code, out, _ = run("plot", str(traces), "-o", str(tmp_path / "figs"))
+    code, out, _ = run("plot", str(traces), "--output-dir", str(tmp_path / "figs"))
     assert code == 0
     names = sorted(Path(p).name for p in out.split())
     assert names == ["agent-cumulative-good-gain.png", "agent-cumulative-good-gain.svg", "agent-sre.png",
@@ -356,7 +356,7 @@ def test_gain_key_of_tool_outputs(tmp_path: Path) -> None:
     assert code == 3 and out == ""
     assert err == (f"error: {chat}: none of the 2 search results has a gain under the key 'label' (--field "
                    "gain=label; gain='label' of ResultMapping in Python), so every gain would be undefined; give the "
-                   "key that holds the results' gains, or take gains from --judgments or --judge\n")
+                   "key that holds the results' gains, or take gains from --judgments or --model\n")
 
 
 def test_cli_errors(traces: Path, tmp_path: Path) -> None:
@@ -366,7 +366,7 @@ def test_cli_errors(traces: Path, tmp_path: Path) -> None:
     assert code == 3 and f"{bad}:1: turns[0].iterations[0].searches[0].results[0]: a result needs" in err
     code, _, err = run("evaluate", str(traces), str(traces))
     assert code == 3 and "conversation 'c1' is in" in err
-    code, _, err = run("evaluate", str(traces), "--judgments", "q", "--judge", "m")
+    code, _, err = run("evaluate", str(traces), "--judgments", "q", "--model", "m")
     assert code == 2 and "not both" in err
     code, _, err = run("evaluate", str(traces), "--field", "doi=x")
     assert code == 2 and "expected FIELD=KEY" in err
@@ -413,7 +413,7 @@ def test_judge_end_to_end_with_store(traces: Path, tmp_path: Path, fake_server: 
 
     server.behaviour = behaviour
     store = tmp_path / "store.sqlite"
-    args = ("evaluate", str(traces), "-q", "-f", "json", "--judge", "fake-1", "--base-url", server.url,
+    args = ("evaluate", str(traces), "-q", "-f", "json", "--model", "fake-1", "--base-url", server.url,
             "--store", str(store), "--max-attempts", "1")
     code, out, err = run(*args)
     assert code == 0, err

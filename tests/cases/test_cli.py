@@ -61,7 +61,7 @@ def test_score_json_with_another_scorer_and_zero_for_unscored() -> None:
 
 
 def test_compare_shows_changes_and_documents_crossing_the_top_k() -> None:
-    code, out, _ = invoke("compare", BEFORE, AFTER, "-k", "3")
+    code, out, _ = invoke("compare", BEFORE, AFTER, "--top", "3")
     assert code == 0
     assert "│ star wars     │ 0.5929 │ 1.0000 │ +0.4071 │ 3 │ sw5, sw6      │ sw1, spaceballs │" in out
     assert "│ the godfather │ 0.0000 │ 0.9341 │ +0.9341 │ 3 │ gf1, gf3, gf2 │" in out
@@ -87,7 +87,14 @@ def test_javascript_scorer_from_a_file_with_logs(tmp_path: Path) -> None:
 
 def test_errors_and_exit_codes(tmp_path: Path) -> None:
     code, _, err = invoke("score", BEFORE, "--scorer", "nDGC@10")
-    assert code == 2 and "unknown scorer 'nDGC'; did you mean nDCG" in err
+    # the error of evaluate -m: one grammar
+    assert code == 2 and err == ("error: unknown metric 'nDGC'. Did you mean 'nDCG'? Run `gainscope metrics` to list "
+                                 "every metric.\n")
+    lower = tmp_path / "lower.json"  # a case file in the old case-insensitive grammar: evaluate's error, located
+    lower.write_text('{"scorer": "ap@10", "queries": [{"query": "q", "ratings": {"d": 1}, "results": ["d"]}]}')
+    code, _, err = invoke("score", str(lower))
+    assert code == 3 and err == (f"error: {lower}: the case's scorer 'ap@10': unknown metric 'ap'. Did you mean 'AP'? "
+                                 "Run `gainscope metrics` to list every metric.\n")
     bad = tmp_path / "bad.json"
     bad.write_text('{"queries": [\n  {"query": "q", "ratings": {"d": "3"}, "results": ["d"]}\n]}\n')
     code, _, err = invoke("score", str(bad), "--scorer", "AP@10")
@@ -147,14 +154,16 @@ def test_import_run_matches_query_ids_as_the_trec_exporter_writes_them(tmp_path:
     assert code == 0 and again == results and "match no case query" not in err
 
 
-def test_scorer_js_warns_that_quepid_uses_its_legacy_edit_distance() -> None:
-    code, out, err = invoke("scorer-js", "default@10")
+def test_scorer_js_warns_that_quepid_uses_its_own_edit_distance() -> None:
+    code, out, err = invoke("scorer-js", "default(distance=levenshtein)@10")
     assert code == 0 and "editDistanceFromBest(k)" in out
     assert err == ("warning: in Quepid, editDistanceFromBest() is Quepid's shipped edit distance, so this script "
-                   "gives default(edit_distance=quepid-legacy)@10's numbers there, not default@10's (true "
-                   "Levenshtein); so it does in gainscope unless run with --edit-distance levenshtein\n")
-    assert invoke("scorer-js", "default(edit_distance=quepid-legacy)@10")[2] == ""
+                   "gives default@10's numbers there, not default(distance=levenshtein)@10's (true Levenshtein); so "
+                   "it does in gainscope unless run with --edit-distance levenshtein\n")
+    assert invoke("scorer-js", "default@10")[2] == ""  # Quepid's distance: the script's numbers are the metric's
     assert invoke("scorer-js", "nDCG@10")[2] == ""
+    code, _, err = invoke("scorer-js", "R@10")
+    assert code == 2 and "R@10 is not one of Quepid's built-in scorers, which have a JavaScript form: CG@k" in err
 
 
 def test_a_javascript_scorer_gets_quepids_edit_distance_unless_levenshtein_is_asked_for(tmp_path: Path) -> None:
@@ -177,5 +186,17 @@ def test_a_javascript_scorer_gets_quepids_edit_distance_unless_levenshtein_is_as
     assert code == 0 and data["score"] == 18  # 20 - 2
     assert ("editDistanceFromBest: levenshtein: the true Levenshtein distance, asked for (Quepid computes its "
             "shipped distance)" in data["conventions"])
-    # the built-in keeps its name's variant: default@10 is Levenshtein, default(edit_distance=quepid-legacy)@10 not
-    assert json.loads(invoke("score", str(case), "--scorer", "default@10", "--format", "json")[1])["score"] == 18
+    # the built-in is the metric QuepidV1, whose distance is Quepid's unless its name or --edit-distance says
+    # levenshtein (issue 14): default@10 gives Quepid's 19 too
+    def builtin(*args: str) -> float:
+        return json.loads(invoke("score", str(case), "--format", "json", *args)[1])["score"]
+
+    assert builtin("--scorer", "default@10") == 19
+    assert builtin("--scorer", "default@10", "--edit-distance", "quepid-legacy") == 19  # the older spelling
+    assert builtin("--scorer", "default(distance=levenshtein)@10") == 18
+    assert builtin("--scorer", "default@10", "--edit-distance", "levenshtein") == 18
+    assert builtin("--scorer", "editDistanceFromBest@10") == 1
+    code, _, err = invoke("score", str(case), "--scorer", "default(distance=quepid)@10", "--edit-distance",
+                          "levenshtein")
+    assert code == 2 and ("'default(distance=quepid)@10' names distance=quepid but --edit-distance levenshtein was "
+                          "given; give one of them") in err

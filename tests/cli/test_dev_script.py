@@ -32,7 +32,11 @@ def test_demo_ends_by_saying_how_to_run_gainscope(dev: ModuleType, monkeypatch, 
     monkeypatch.chdir(ROOT)
     dev.demo()
     assert len(ran) >= 4 and all(cmd[0] == str(dev.BIN / "gainscope") for cmd in ran)
+    assert ran[-1][1:3] == ("case", "add")  # the recipes into a dashboard workspace; no server is started
     assert capsys.readouterr().out == (
+        "\nOpen the dashboard on the recipes (a case of 12 queries rated by hand, over the embedded engine):\n"
+        "    .venv/bin/gainscope serve examples/search/workspace\n"
+        "and open the URL it prints (rate with the keyboard, tune the knobs and rerun; Ctrl-C stops it).\n"
         f"\ngainscope is installed in {ROOT / '.venv'}, which is not on your PATH. Run it as\n"
         "    .venv/bin/gainscope --help\n"
         "or put .venv on the PATH of this shell and run gainscope by name:\n"
@@ -56,6 +60,8 @@ def no_browser(dev: ModuleType, monkeypatch) -> list[tuple[str, ...]]:
     monkeypatch.delenv("GAINSCOPE_NO_APT", raising=False)
     monkeypatch.setattr(dev.shutil, "which", lambda name: "/usr/bin/apt-get" if name == "apt-get" else None)
     monkeypatch.setattr(os, "geteuid", lambda: 0)
+    # the browser alone is missing (whether PostgreSQL is installed here or not)
+    monkeypatch.setattr(dev, "SYSTEM_NEEDS", tuple(n for n in dev.SYSTEM_NEEDS if n.debian == ("chromium",)))
 
     def apt_get(*args: str) -> bool:
         calls.append(args)
@@ -69,13 +75,14 @@ def no_browser(dev: ModuleType, monkeypatch) -> list[tuple[str, ...]]:
 def test_test_says_what_it_installs_and_why_before_apt_get(dev: ModuleType, no_browser, capsys) -> None:
     dev.ensure_system()
     assert capsys.readouterr().out == (
-        "dev.py test: the HTML report's browser tests (tests/render) need a headless Chromium, which is not "
-        "installed; installing Debian's chromium with apt-get, as root (GAINSCOPE_NO_APT=1 skips this, and those "
-        "tests)\n"
+        "dev.py test: the HTML report's and the dashboard's browser tests (tests/render, tests/server) need a "
+        "headless Chromium, which is not installed; installing Debian's chromium with apt-get, as root "
+        "(GAINSCOPE_NO_APT=1 skips this, and those tests)\n"
         "+ apt-get update -qq\n"
         "+ apt-get install -y -qq chromium\n"
         # the fake apt-get installed nothing, so the browser is still missing: said, not hidden
-        "note: installing chromium failed: the HTML report's browser tests (tests/render) will be skipped\n")
+        "note: installing chromium failed: the HTML report's and the dashboard's browser tests (tests/render, "
+        "tests/server) will be skipped\n")
     assert no_browser == [("update", "-qq"), ("install", "-y", "-qq", "chromium")]
 
 
@@ -90,7 +97,22 @@ def test_test_installs_nothing_when_told_not_to_or_not_root(dev: ModuleType, no_
     assert no_browser == []
     assert capsys.readouterr().out == (
         f"note: a headless Chromium is not installed ({reason}, so dev.py does not install Debian's chromium): the "
-        "HTML report's browser tests (tests/render) will be skipped\n")
+        "HTML report's and the dashboard's browser tests (tests/render, tests/server) will be skipped\n")
+
+
+def test_postgres_is_installed_for_the_dashboard_tests_when_missing(dev: ModuleType, monkeypatch, capsys) -> None:
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.delenv("GAINSCOPE_NO_APT", raising=False)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(dev.shutil, "which", lambda name: "/usr/bin/apt-get" if name == "apt-get" else None)
+    monkeypatch.setattr(dev, "_apt_get", lambda *args: calls.append(args) or True)
+    [need] = [n for n in dev.SYSTEM_NEEDS if n.debian == ("postgresql",)]
+    monkeypatch.setattr(dev, "SYSTEM_NEEDS", (dev.SystemNeed(need.program, need.tests, lambda: False, need.debian),))
+    dev.ensure_system()
+    assert calls == [("update", "-qq"), ("install", "-y", "-qq", "postgresql")]
+    assert capsys.readouterr().out.startswith(
+        "dev.py test: the dashboard's PostgreSQL workspace tests (tests/server) need PostgreSQL (initdb, pg_ctl), "
+        "which is not installed; installing Debian's postgresql with apt-get")
 
 
 def test_readme_lists_what_dev_py_installs(dev: ModuleType) -> None:

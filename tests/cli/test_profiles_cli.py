@@ -25,7 +25,8 @@ def test_evaluate_with_a_profile_prints_it_and_what_it_set(cli_runner) -> None:
                  "P(denominator=retrieved)@5"):
         assert f"│ {name}" in out
     assert "profile           quepid: Quepid's built-in scorers" in out
-    assert "profile sets      ties=rank; relevance_level=positive; judged_grades=truncated; nDCG: gain=" in out
+    assert ("profile sets      ties=rank; relevance_level=positive; judged_grades=truncated; missing_queries=empty; "
+            "nDCG: gain=") in out
     assert "relevance level   grade > 0 is relevant for binary metrics (-l positive)" in out
     assert "given over it" not in out
 
@@ -127,7 +128,7 @@ def test_report_and_plot_accept_a_profile(cli_runner, tmp_path: Path) -> None:
     assert "nDCG(gain=exponential, ideal_depth=all)@10" in html and "quepid: Quepid&#x27;s built-in" in html
     pytest.importorskip("matplotlib")
     code, out, err = cli_runner("plot", QRELS, BM25, HYBRID, "--kind", "cutoff", "--family", "nDCG", "--cutoffs",
-                                "1,5", "--format", "svg", "-o", str(tmp_path / "figs"), "--profile", "quepid")
+                                "1,5", "--image-format", "svg", "--output-dir", str(tmp_path / "figs"), "--profile", "quepid")
     assert code == 0 and out.strip().endswith(".svg")
     assert "note: profile: quepid: Quepid's built-in scorers" in err
     svg = Path(out.strip()).read_text(encoding="utf-8")

@@ -161,20 +161,20 @@ def files(tmp_path: Path) -> dict[str, str]:
 
 
 def test_cli_exit_codes(cli_runner, files) -> None:
-    code, out, _ = cli_runner("gate", files["qrels"], files["new"], "--baseline", files["base"],
+    code, out, _ = cli_runner("gate", files["qrels"], files["new"], "--baseline-run", files["base"],
                               "--fail-if", "delta(RR) < -0.2", "--resamples", "200")
     assert code == 0 and out.startswith("gate passed: the 1 check holds for new against base")
-    code, out, _ = cli_runner("gate", files["qrels"], files["new"], "--baseline", files["base"],
+    code, out, _ = cli_runner("gate", files["qrels"], files["new"], "--baseline-run", files["base"],
                               "--fail-if", "delta(RR) < -0.1", "--fail-on-significant-loss", "-m", "nDCG@10",
                               "--resamples", "200")
     assert code == 1
     assert "FAIL  delta(RR) < -0.1" in out and "FAIL  significant_loss(RR)" in out
     assert "significant_loss(nDCG@10)" in out
-    code, _, err = cli_runner("gate", files["qrels"], files["new"], "--baseline", files["base"],
+    code, _, err = cli_runner("gate", files["qrels"], files["new"], "--baseline-run", files["base"],
                               "--fail-if", "nDCG@10 < -0.01")
     assert code == 2 and "write 'delta(nDCG@10) < -0.01'" in err
     code, _, err = cli_runner("gate", files["qrels"], files["new"], "--fail-if", "delta(RR) < 0")
-    assert code == 2 and "give one (--baseline RUN)" in err
+    assert code == 2 and "give one (--baseline-run FILE)" in err
     code, _, err = cli_runner("gate", files["qrels"], files["new"])
     assert code == 2 and "nothing to check" in err
 
@@ -196,7 +196,7 @@ def test_cli_assertions_and_junit(cli_runner, files) -> None:
 
 
 def test_cli_gate_on_the_bundled_examples(cli_runner) -> None:
-    code, out, _ = cli_runner("gate", str(EXAMPLES / "qrels.txt"), str(EXAMPLES / "hybrid.run"), "--baseline",
+    code, out, _ = cli_runner("gate", str(EXAMPLES / "qrels.txt"), str(EXAMPLES / "hybrid.run"), "--baseline-run",
                               str(EXAMPLES / "bm25.run"), "--fail-if", "delta(nDCG@10) < -0.01", "--fail-if",
                               "nDCG@10 < 0.5", "--resamples", "200")
     assert code == 0, out

@@ -45,7 +45,7 @@ def data(tmp_path: Path) -> dict[str, Path]:
 
 def judge_args(data: dict[str, Path], server: FakeChatServer, *extra: str, model: str = "fake-1") -> list[str]:
     return ["judge", "--queries", str(data["queries"]), "--corpus", str(data["corpus"]), "--run", str(data["a"]),
-            "--run", str(data["b"]), "--depth", "2", "--base-url", server.url, "--model", model,
+            "--run", str(data["b"]), "--pool-depth", "2", "--base-url", server.url, "--model", model,
             "--store", str(data["store"]), "--output", str(data["qrels"]), "--jsonl", str(data["jsonl"]),
             "--max-attempts", "4", *extra]
 
@@ -129,7 +129,7 @@ def test_server_down_exits_4(cli_runner, data) -> None:
     with FakeChatServer() as server:
         url = server.url
     code, out, _ = cli_runner("judge", "--queries", str(data["queries"]), "--corpus", str(data["corpus"]),
-                              "--run", str(data["a"]), "--depth", "1", "--base-url", url, "--model", "m",
+                              "--run", str(data["a"]), "--pool-depth", "1", "--base-url", url, "--model", "m",
                               "--store", str(data["store"]), "--max-attempts", "2", "--answer-attempts", "1")
     assert code == 4
     assert "4 failed" in out and "request failed" in out

@@ -269,7 +269,7 @@ def test_pool_cli_writes_pairs_that_judge_reads(cli_runner, files) -> None:
 
 
 def test_pool_cli_to_standard_output_without_judgments(cli_runner, files) -> None:
-    code, stdout, _ = cli_runner("pool", files["a"], files["b"], "--budget", "3", "--depth", "1")
+    code, stdout, _ = cli_runner("pool", files["a"], files["b"], "--budget", "3", "--pool-depth", "1")
     assert code == 0
     assert stdout.splitlines()[1:] == ["q1 a1", "q2 b1", "q3 c1"]  # one per query before a second
 

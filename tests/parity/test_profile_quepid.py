@@ -1,15 +1,17 @@
-"""The quepid profile against the case scorers (``gainscope.cases.scorers``), query by query, for every Quepid
-built-in: a hand-made case is exported as TREC qrels and run (``case export``), read back, evaluated with
-``profile="quepid"`` and compared with the scorer of each query.
+"""The quepid profile against Quepid's built-in scorers written in JavaScript (``gainscope case scorer-js``, run
+in the V8 sandbox with gainscope's implementation of Quepid's scorer API: an implementation independent of
+gainscope's metrics), query by query, for every Quepid built-in: a hand-made case is exported as TREC qrels and
+run (``case export``), read back, evaluated with ``profile="quepid"`` and compared with the script of each query.
 
 The case has decimal ratings (kept by the ranked documents, truncated in the judged pool as Quepid's
 ``bestDocs``), unrated returned documents, rated documents that were not returned, a zero-result query (rated,
-nothing returned: "missing" from the run) and an unrated query (results, no rating: absent from the qrels).
+nothing returned: "missing" from the run, an empty list under the profile) and an unrated query (results, no
+rating: absent from the qrels).
 
-How values compare: a number from the scorer equals gainscope's value (after ``undefined="zero"``); a scorer's
-None (Quepid's null, or a division by zero) is undefined in gainscope. The unrated query is not evaluated by
-gainscope (a query without judgments is not in the judged pool); the case view gives Quepid's number there.
-The end-to-end equality ``evaluate --profile quepid`` == ``case score`` is the cases port's test.
+How values compare: a number from the script equals gainscope's value (after ``undefined="zero"``); a script's
+null, NaN or infinity is undefined in gainscope. The unrated query is not evaluated by ``evaluate`` (a query
+without judgments is not in the judged pool); ``case score`` gives Quepid's number there. The end-to-end
+equality of the two commands is tests/cases/test_evaluate_parity.py.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from gainscope import evaluate
-from gainscope.cases import scorers
+from gainscope.cases.builtin_js import builtin_source
 from gainscope.cases.model import Case, CaseQuery
 from gainscope.cases.scale import RatingScale
 from gainscope.cases.trec import trec_ids, write_trec_qrels, write_trec_run
@@ -30,6 +32,9 @@ from gainscope.errors import GainscopeWarning
 from gainscope.io import read_judgments, read_run
 
 pytestmark = pytest.mark.parity
+pytest.importorskip("py_mini_racer")
+
+from gainscope.cases.javascript import JavaScriptRuntime  # noqa: E402
 
 GRADED = Case((
     # rated and returned, decimals and an unrated document (u2) in the ranking, a rated document not returned
@@ -58,20 +63,27 @@ LEGACY = Case((
     CaseQuery("unrated", {}, ("w1",)),
 ), RatingScale.parse("1-10"))
 
-# (scorer function of the case scorers, its arguments after k, the name under the quepid profile)
-GRADED_PAIRS = [
-    (scorers.cg, (), "CG"), (scorers.dcg, (), "DCG"), (scorers.ndcg, (), "nDCG"),
-    (scorers.ndcg_cut, (), "NDCG_CUT"), (scorers.precision, (), "P"), (scorers.ap, (), "AP"),
-    (scorers.reciprocal_rank, (), "RR"), (scorers.err, (), "ERR"),
-]
-LEGACY_PAIRS = [
-    (scorers.avg_rating100, (), "avgRating100"),
-    (scorers.edit_distance_from_best, ("quepid-legacy",), "editDistanceFromBest"),
-    (scorers.edit_distance_from_best, ("levenshtein",), "editDistanceFromBest(distance=levenshtein)"),
-    (scorers.default_score, ("quepid-legacy",), "default"),
-    (scorers.default_score, ("levenshtein",), "v1(distance=levenshtein)"),
-    (scorers.blog_ndcg, (), "blogNDCG"),
-]
+# (the name under the quepid profile, the JavaScript runtime's edit distance)
+GRADED_NAMES = [("CG", None), ("DCG", None), ("nDCG", None), ("NDCG_CUT", None), ("P", None), ("AP", None),
+                ("RR", None), ("ERR", None)]
+LEGACY_NAMES = [("avgRating100", None), ("editDistanceFromBest", "quepid-legacy"),
+                ("editDistanceFromBest(distance=levenshtein)", "levenshtein"), ("default", "quepid-legacy"),
+                ("v1(distance=levenshtein)", "levenshtein"), ("blogNDCG", None)]
+SCRIPT = {"v1(distance=levenshtein)": "default", "editDistanceFromBest(distance=levenshtein)": "editDistanceFromBest"}
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    with JavaScriptRuntime() as rt:
+        yield rt
+
+
+def _script(runtime: JavaScriptRuntime, name: str, distance: str | None, k: int, view: QueryView) -> float | None:
+    """What Quepid's script of ``name@k`` gives on ``view``: a number, or None for null, NaN and infinities."""
+    source = builtin_source(f"{SCRIPT.get(name, name)}@{k}")
+    result = runtime.run(source, view, name=f"{name}@{k}.js", edit_distance=distance or "quepid-legacy")
+    assert not result.failed, result.reason
+    return result.value
 
 
 def _evaluate_export(case: Case, names: list[str], tmp_path: Path):
@@ -87,11 +99,11 @@ def _evaluate_export(case: Case, names: list[str], tmp_path: Path):
                         max_grade=case.scale.max)
 
 
-@pytest.mark.parametrize(("case", "pairs"), [(GRADED, GRADED_PAIRS), (LEGACY, LEGACY_PAIRS)],
+@pytest.mark.parametrize(("case", "pairs"), [(GRADED, GRADED_NAMES), (LEGACY, LEGACY_NAMES)],
                          ids=["graded", "legacy"])
 @pytest.mark.parametrize("k", [10, 3, 1])
-def test_quepid_profile_equals_the_case_scorers_query_by_query(case, pairs, k, tmp_path):
-    names = [f"{name}@{k}" for _, _, name in pairs]
+def test_quepid_profile_equals_quepids_scripts_query_by_query(case, pairs, k, runtime, tmp_path):
+    names = [f"{name}@{k}" for name, _ in pairs]
     res = _evaluate_export(case, names, tmp_path)
     assert res.profile is not None and res.profile.name == "quepid"
     ids = trec_ids(case)
@@ -104,10 +116,10 @@ def test_quepid_profile_equals_the_case_scorers_query_by_query(case, pairs, k, t
             continue
         view = QueryView.of(q, case.scale)
         i = res.query_ids.index(qid)
-        for (fn, args, _), name, column in zip(pairs, names, range(len(names)), strict=True):
-            expected = fn(view, k, *args)
+        for (name, distance), column in zip(pairs, range(len(names)), strict=True):
+            expected = _script(runtime, name, distance, k, view)
             got = float(res.values[i, column])
-            where = f"{name} on {q.query!r}: case scorer {expected}, gainscope {got}"
+            where = f"{name}@{k} on {q.query!r}: Quepid's script {expected}, gainscope {got}"
             if expected is None:
                 assert res.undefined[i, column], where
             else:

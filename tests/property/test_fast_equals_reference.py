@@ -164,7 +164,7 @@ def test_every_policy_combination_default_metrics(data):
         "P@3", "R@3", "Success@2", "RelP@3", "Judged@3", "Unj@3", "IPrec@0.5", "nDCG@3",
         "nDCG(gain=exponential, ideal=retrieved)@4", "AP@4", "RR@2", "ERR@3", "DCG@2", "Rprec(mult=2)",
         "CG@2", "P(denominator=retrieved)@3", "AP(denominator=retrieved)@3", "nDCG(ideal_depth=all)@2",
-        "nDCG(ideal_depth=retrieved)@3", "avgRating100@3", "editDistanceFromBest@3",
+        "nDCG(ideal_depth=retrieved)@3", "avgRating@3", "avgRating100@3", "editDistanceFromBest@3",
         "editDistanceFromBest(distance=levenshtein)@4", "QuepidV1@3", "blogNDCG@3", "P(rel=positive)@2")]
     for ties, missing, depth, judged_only, level, negatives, judged_grades in _COMBOS:
         try:

@@ -36,7 +36,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-__all__ = ["BROWSER_NAMES", "Browser", "BrowserError", "find_chromium"]
+__all__ = ["BROWSER_NAMES", "Browser", "BrowserError", "chromium_or_skip", "find_chromium"]
 
 # runs in the child: argv is (fd for commands, fd for events, browser, browser arguments...)
 TRAMPOLINE = (
@@ -74,6 +74,21 @@ def find_chromium() -> str | None:
         if path:
             return path
     return None
+
+
+def chromium_or_skip() -> str:
+    """The browser binary for a test: skips the test when none is installed, or fails it when
+    GAINSCOPE_REQUIRE_BROWSER=1 (as CI sets)."""
+    import pytest
+
+    executable = find_chromium()
+    if executable is None:
+        reason = (f"no browser for the browser tests: none of {', '.join(BROWSER_NAMES)} is on PATH and "
+                  "GAINSCOPE_CHROMIUM is not set (python3 dev.py test installs Debian's chromium as root)")
+        if os.environ.get("GAINSCOPE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"GAINSCOPE_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    return executable
 
 
 def _high_fd(fd: int) -> int:
@@ -284,9 +299,76 @@ class Browser:
         self.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r", **key})
         self.send("Input.dispatchKeyEvent", {"type": "keyUp", **key})
 
-    def screenshot(self, path: str | Path | None = None) -> bytes:
-        """A PNG of the viewport; also written to ``path`` when given."""
-        data = base64.b64decode(self.send("Page.captureScreenshot", {"format": "png"})["data"])
+    def press(self, key: str) -> None:
+        """Press and release one key on the focused page, as a keyboard would (``"j"``, ``"3"``, ``"ArrowDown"``,
+        ``"Enter"``): real key events, so the page's keydown handlers see them."""
+        named = {"ArrowDown": 40, "ArrowUp": 38, "ArrowLeft": 37, "ArrowRight": 39, "Enter": 13, "Escape": 27,
+                 "Tab": 9, "Backspace": 8}
+        if key in named:
+            code = named[key]
+            params = {"key": key, "code": key, "windowsVirtualKeyCode": code, "nativeVirtualKeyCode": code}
+            text = "\r" if key == "Enter" else ""
+        elif len(key) == 1:
+            code = ord(key.upper())
+            params = {"key": key, "code": (f"Digit{key}" if key.isdigit() else f"Key{key.upper()}"),
+                      "windowsVirtualKeyCode": code, "nativeVirtualKeyCode": code}
+            text = key
+        else:
+            raise BrowserError(f"press() does not know the key {key!r}")
+        self.send("Input.dispatchKeyEvent", {"type": "keyDown", **({"text": text} if text else {}), **params})
+        self.send("Input.dispatchKeyEvent", {"type": "keyUp", **params})
+
+    def type_into(self, selector: str, text: str) -> None:
+        """Focus the element, clear it and type ``text`` (``Input.insertText``: as an input method would)."""
+        self.evaluate(f"(() => {{ const e = {self._element(selector)}; e.focus(); e.value = ''; }})()")
+        self.send("Input.insertText", {"text": text})
+
+    def set_files(self, selector: str, paths: list[Path]) -> None:
+        """Choose files in a file input (``DOM.setFileInputFiles``), as the file picker would."""
+        found = self.send("Runtime.evaluate", {"expression": self._element(selector)})
+        object_id = found["result"].get("objectId")
+        if object_id is None:
+            raise BrowserError(f"no element matches {selector}")
+        self.send("DOM.setFileInputFiles", {"files": [str(p) for p in paths], "objectId": object_id})
+        self.evaluate(f"{self._element(selector)}.dispatchEvent(new Event('change', {{bubbles: true}}))")
+
+    def wait_for(self, expression: str, timeout: float | None = None) -> Any:
+        """Wait, in the page, until the JavaScript ``expression`` is truthy, and return its value (the page polls it
+        every 20 ms; a BrowserError after ``timeout`` seconds, default the driver's)."""
+        limit = int(1000 * (timeout or self.timeout))
+        script = ("new Promise((resolve, reject) => { const end = Date.now() + " + str(limit) + "; "
+                  "const poll = () => { let value; try { value = (" + expression + "); } "
+                  "catch (e) { value = undefined; } "
+                  "if (value) resolve(value); else if (Date.now() > end) reject(new Error('timed out waiting for: ' + "
+                  + json.dumps(expression) + ")); else setTimeout(poll, 20); }; poll(); })")
+        return self.evaluate(script)
+
+    def wait_for_load(self) -> None:
+        """Wait for the next load event (after a click that navigates)."""
+        self._wait_event("Page.loadEventFired")
+
+    def download(self, selector: str, folder: Path) -> Path:
+        """Click a download link and wait until the browser has written the file into ``folder``; its path."""
+        self.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(folder),
+                                                  "eventsEnabled": True}, page=False)
+        self.click(selector)
+        begun = self._wait_event("Browser.downloadWillBegin")
+        while True:
+            progress = self._wait_event("Browser.downloadProgress")
+            if progress.get("guid") == begun.get("guid") and progress.get("state") in ("completed", "canceled"):
+                break
+        if progress["state"] != "completed":
+            raise BrowserError(f"the download of {begun.get('url')} was canceled")
+        return folder / begun["suggestedFilename"]
+
+    def screenshot(self, path: str | Path | None = None, *, full_page: bool = False) -> bytes:
+        """A PNG of the viewport (the whole page with ``full_page``); also written to ``path`` when given."""
+        params: dict[str, Any] = {"format": "png"}
+        if full_page:
+            size = self.send("Page.getLayoutMetrics")["cssContentSize"]
+            params.update(captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": max(size["width"], self.width),
+                                                             "height": min(size["height"], 6000), "scale": 1})
+        data = base64.b64decode(self.send("Page.captureScreenshot", params)["data"])
         if path is not None:
             Path(path).write_bytes(data)
         return data

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from gainscope._version import __version__
+from gainscope.errors import RenderError
 from gainscope.render.html import SCRIPT, STYLE, HtmlPage, content_security_policy, sanitize_id
 
 from .browser import Browser
@@ -239,7 +240,7 @@ def test_details_collects_the_blocks_added_inside_it() -> None:
     assert re.search(r"<p>before</p>\n<details><summary>Per query \(2 queries\)</summary>\n<div class=\"table-wrap\">"
                      r".*</table></div>\n</details>\n<p>after</p>", out, re.DOTALL)
     with page.details("open", open=True):
-        with pytest.raises(RuntimeError, match="unfinished details"):
+        with pytest.raises(RenderError, match="unfinished details"):
             page.render()
     assert "<details open><summary>open</summary>" in page.render()
 

@@ -324,8 +324,8 @@ def _plot(*args: str) -> tuple[int, str, str]:
 
 
 def test_cli_writes_every_kind(tmp_path: Path) -> None:
-    code, out, err = _plot(BM25, HYBRID, "-m", "nDCG@10 AP", "-m", "P(rel=2)@5", "--format", "png",
-                           "--cutoffs", "1,5,10", "-o", str(tmp_path / "plots"))
+    code, out, err = _plot(BM25, HYBRID, "-m", "nDCG@10 AP", "-m", "P(rel=2)@5", "--image-format", "png",
+                           "--cutoffs", "1,5,10", "--output-dir", str(tmp_path / "plots"))
     assert code == 0, err
     stems = ["cutoff-nDCG", "delta-nDCG@10", "delta-AP", "delta-P_rel_2_@5", "distribution-nDCG@10",
              "distribution-AP", "distribution-P_rel_2_@5", "pr", "radar", "sensitivity"]
@@ -336,8 +336,8 @@ def test_cli_writes_every_kind(tmp_path: Path) -> None:
 
 
 def test_cli_kinds_formats_and_baseline(tmp_path: Path) -> None:
-    code, out, _ = _plot(BM25, HYBRID, "--kind", "delta", "--kind", "cutoff", "--format", "svg",
-                         "-m", "RR", "--baseline", "hybrid", "-o", str(tmp_path))
+    code, out, _ = _plot(BM25, HYBRID, "--kind", "delta", "--kind", "cutoff", "--image-format", "svg",
+                         "-m", "RR", "--baseline", "hybrid", "--output-dir", str(tmp_path))
     assert code == 0
     assert out.splitlines() == [str(tmp_path / "cutoff-nDCG.svg"), str(tmp_path / "delta-RR.svg")]
     # text is drawn as paths; matplotlib keeps each text in a comment before them
@@ -362,7 +362,7 @@ def test_cli_all_skips_what_cannot_be_drawn(tmp_path: Path) -> None:
     (["--family", "Bpref"], "'Bpref' is not a metric family with a cutoff: Bpref takes no @ value"),
 ])
 def test_cli_usage_errors_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
-    code, out, err = _plot(BM25, HYBRID, *args, "-o", str(tmp_path))
+    code, out, err = _plot(BM25, HYBRID, *args, "--output-dir", str(tmp_path))
     assert code == 2
     assert message in err
     assert out == "" and not any(tmp_path.iterdir())

@@ -109,7 +109,7 @@ def test_compare_any_number_of_snapshots_with_tests(films_index: Path, tmp_path:
                               "--name", name, "-o", tmp_path / f"{name}.json")
         assert code == 0, err
     code, out, err = invoke("case", "compare", case, tmp_path / "plain.json", "--snapshot", f"{store}:boosted",
-                            "--resamples", "100", "-k", "3")
+                            "--resamples", "100", "--top", "3")
     assert code == 0, err
     assert out.startswith("snapshots: A = films (baseline), B = films, C = boosted\n")
     # star wars: A ranks [d4] (ratings d1 3, d4 1): DCG 1; ideal [3, 1] -> 7 + 1/log2(3) = 7.6309; nDCG 0.1310

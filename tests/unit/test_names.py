@@ -122,6 +122,17 @@ def test_unknown_names_suggest_close_ones(text, suggestion):
     assert str(err.value).endswith("Run `gainscope metrics` to list every metric.")
 
 
+@pytest.mark.parametrize(("text", "profile", "suggestion"), [
+    ("cg@10", None, "'CG'"),                # differs only in case: that name alone (not difflib's 'ndcg')
+    ("ap@10", None, "'AP'"),
+    ("ndcg_cut@10", "quepid", "'NDCG_CUT'"),  # a profile's own names are suggested under it
+    ("Default@10", "quepid", "'default'"),
+])
+def test_a_name_that_differs_only_in_case_gets_that_name(text, profile, suggestion):
+    with pytest.raises(UnknownMetricError) as err:
+        resolve_metrics(text, profile=profile)
+    assert str(err.value) == (f"unknown metric {text.split('@')[0]!r}. Did you mean {suggestion}? Run `gainscope "
+                              "metrics` to list every metric.")
 @pytest.mark.parametrize(("text", "suggestion"), [
     ("NDCG10", "nDCG@10"),      # an alias with the cutoff glued on: the canonical name and @
     ("ndcg10", "nDCG@10"),

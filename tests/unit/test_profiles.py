@@ -47,6 +47,18 @@ def test_the_trec_eval_profile_changes_nothing():
     assert profiled.profile is not None and profiled.profile.name == "trec_eval" and plain.profile is None
 
 
+def test_the_quepid_profile_scores_a_query_without_results_as_an_empty_list():
+    # Quepid runs its scorer on a zero-result query. q2 has a relevant rating: AP = 0 / 1 = 0; q3 only a 0
+    # rating: AP = 0 / 0, undefined (NaN in Quepid), where trec_eval's -c would give 0; avgRating100 null on both
+    qrels = Judgments.from_dict({"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 0}})
+    with pytest.warns(gainscope.errors.QueryCoverageWarning, match="scored as empty rankings"):
+        res = evaluate(qrels, Run.from_dict({"q1": ["a"]}), ["AP@10", "avgRating100@10"], profile="quepid",
+                       max_grade=3, undefined="skip")
+    assert res.policies.missing_queries == "empty"
+    assert res.values[:, 0].tolist()[:2] == [1.0, 0.0] and math.isnan(res.values[2, 0])
+    assert res.undefined[:, 1].tolist() == [False, True, True]
+
+
 def test_unknown_profile_is_a_policy_error_with_a_suggestion():
     with pytest.raises(PolicyError) as err:
         get_profile("qeupid")

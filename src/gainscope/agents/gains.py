@@ -33,9 +33,8 @@ Failed and missing judge grades are always undefined.
 from __future__ import annotations
 
 import asyncio
-import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -213,18 +212,3 @@ async def judge_grades(dedup: Deduplication, judge: Any, query: Query, *, worker
         return Grade(float(label.grade), "ok", "judge", doc_id=doc_id)
 
     return list(await asyncio.gather(*(one(u) for u in dedup.unique)))
-
-
-def grade_summary(grades: Sequence[Grade]) -> dict[str, int]:
-    """How many grades of each status."""
-    out = {"ok": 0, "unjudged": 0, "failed": 0, "missing": 0}
-    for g in grades:
-        out[g.status] += 1
-    return out
-
-
-def is_good(gain: float | None, threshold: float) -> bool | None:
-    """Whether a gain is good (>= threshold); None when it is undefined."""
-    if gain is None or math.isnan(gain):
-        return None
-    return gain >= threshold

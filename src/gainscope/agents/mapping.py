@@ -16,7 +16,7 @@ Agent logs carry a search tool's output as whatever JSON the tool returned. A :c
 * which key of a result holds its gain (``gain``, a dotted path such as ``gain`` or ``meta.label``): an
   integer 0-4 (``3``, ``3.0`` or ``"3"``; null is no gain). Without it gains in tool outputs are not read --
   search tools return results, not relevance labels -- so gains for chat, Responses and OTel traces come from
-  judgments (``--judgments``) or a judge (``--judge``) unless the gain key is given (``--field gain=KEY``). A
+  judgments (``--judgments``) or a judge (``--model``) unless the gain key is given (``--field gain=KEY``). A
   gain key that no result of a file has is refused (:func:`check_matched`).
 
 A result given as a plain string is a URL when it starts with ``http://`` or ``https://``, else content.
@@ -271,4 +271,4 @@ def check_matched(conversations: Sequence[Conversation], called: Collection[str]
         raise InputError(f"{path}: none of the {len(results)} search results has a gain under the key "
                          f"{mapping.gain!r} (--field gain={mapping.gain}; gain={mapping.gain!r} of ResultMapping in "
                          "Python), so every gain would be undefined; give the key that holds the results' gains, or "
-                         "take gains from --judgments or --judge")
+                         "take gains from --judgments or --model")

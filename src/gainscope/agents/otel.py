@@ -61,6 +61,7 @@ from typing import Any
 from gainscope.agents.mapping import ResultMapping, check_matched, parse_payload
 from gainscope.agents.trace import Conversation, Iteration, Search, Turn, read_utf8, returned_nothing
 from gainscope.errors import FormatError, InputError
+from gainscope.errors import SpanError as _SpanError
 
 __all__ = ["Span", "conversations_from_spans", "read_otel_spans", "spans_from_json"]
 
@@ -186,12 +187,6 @@ def read_otel_spans(path: str | Path, *, mapping: ResultMapping | None = None) -
     tools = {str(s.attributes.get("gen_ai.tool.name")) for s in spans if s.operation == "execute_tool"}
     check_matched(out, tools, mapping, p)
     return out
-
-
-class _SpanError(InputError):
-    def __init__(self, message: str, line: int) -> None:
-        self.line = line
-        super().__init__(message)
 
 
 # ---------------------------------------------------------------------------------------------- structure

@@ -1,8 +1,11 @@
 """Quepid-style cases and scorers: score queries the way Quepid does, outside the browser.
 
 * :mod:`~gainscope.cases.scorers`: Quepid's built-in scorers (CG, DCG, nDCG, NDCG_CUT, P, AP, RR, ERR,
-  avgRating100, editDistanceFromBest, the default scorer, the 2018 blog's NDCG), every one with ``k``;
-* :mod:`~gainscope.cases.scoring`: per-query scores and the case score, with every convention reported;
+  avgRating100, editDistanceFromBest, the default scorer, the 2018 blog's NDCG) as gainscope's metrics under
+  the ``quepid`` profile, every one ``@k``; :mod:`~gainscope.cases.evaluation`: a case through the one
+  pipeline (its results in order, its ratings as the judged pool);
+* :mod:`~gainscope.cases.scoring`: per-query scores and the case score, a view with Quepid's rules over the
+  metric's Results (or a custom scorer's values), with every convention reported;
 * :mod:`~gainscope.cases.custom`: Python scorers, and :func:`resolve_scorer` for names, ``.js`` files and
   ``module:function``;
 * :mod:`~gainscope.cases.javascript`: Quepid JavaScript scorers run unchanged in a V8 sandbox (a worker process
@@ -27,7 +30,6 @@ from __future__ import annotations
 
 from gainscope.cases.compare import CaseComparison, compare_cases
 from gainscope.cases.custom import PythonScorer, python_scorer, resolve_scorer
-from gainscope.cases.edit_distance import edit_distance, levenshtein, quepid_legacy_distance
 from gainscope.cases.errors import ScorerError
 from gainscope.cases.files import case_from_dict, read_case, write_case
 from gainscope.cases.javascript import JavaScriptScorer
@@ -40,6 +42,7 @@ from gainscope.cases.scorers import BUILTINS, BuiltinScorer, Scorer, ScorerResul
 from gainscope.cases.scoring import CaseScore, QueryScore, score_case
 from gainscope.cases.trec import write_trec_qrels, write_trec_run
 from gainscope.cases.view import QueryView
+from gainscope.metrics.edit_distance import edit_distance, levenshtein, quepid_legacy_distance
 
 __all__ = [
     "BUILTINS",

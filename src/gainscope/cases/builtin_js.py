@@ -1,9 +1,11 @@
 """The built-in scorers written as Quepid JavaScript scorers, with ``k`` filled in.
 
-Each script uses only Quepid's scorer API and computes the same number as its Python twin in
-:mod:`gainscope.cases.scorers` (a property test runs both on random rating lists). They can be pasted into
-Quepid as custom scorers (``gainscope case scorer-js nDCG@5`` prints one), and they run in gainscope's
-sandbox through :func:`builtin_javascript`.
+Each script uses only Quepid's scorer API and computes the same number as the built-in scorer, gainscope's
+metric under the quepid profile (:mod:`gainscope.cases.scorers`; a property test runs both on random rating
+lists). They are text for Quepid, not gainscope's arithmetic: they can be pasted into Quepid as custom scorers
+(``gainscope case scorer-js nDCG@5`` prints one), and they run in gainscope's sandbox through
+:func:`builtin_javascript`. (So the JavaScript below holds Quepid's formulas; gainscope's own live in
+:mod:`gainscope.metrics`.)
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from gainscope.cases.javascript import JavaScriptScorer
 from gainscope.cases.scorers import BuiltinScorer, builtin_scorer
+from gainscope.errors import InvalidParameterError
 
 __all__ = ["SOURCES", "builtin_javascript", "builtin_source"]
 
@@ -118,8 +121,12 @@ setScore(dcg(actual) / dcg(ideal) * 100);
 
 
 def builtin_source(scorer: BuiltinScorer | str) -> str:
-    """The JavaScript of a built-in scorer at its ``k``."""
+    """The JavaScript of one of Quepid's built-in scorers at its ``k`` (InvalidParameterError for any other
+    metric: Quepid has no script for it)."""
     s = builtin_scorer(scorer) if isinstance(scorer, str) else scorer
+    if s.definition is None:
+        raise InvalidParameterError(f"{s.name} is not one of Quepid's built-in scorers, which have a JavaScript "
+                                    f"form: {', '.join(f'{name}@k' for name in SOURCES)}")
     return SOURCES[s.definition.name].replace("{k}", str(s.k))
 
 
@@ -127,4 +134,4 @@ def builtin_javascript(scorer: BuiltinScorer | str, **options: Any) -> JavaScrip
     """A built-in scorer as a :class:`JavaScriptScorer` (same numbers, computed in V8)."""
     s = builtin_scorer(scorer) if isinstance(scorer, str) else scorer
     return JavaScriptScorer(builtin_source(s), name=f"{s.name} (JavaScript)", scale=s.default_scale,
-                            edit_distance=s.edit_distance, **options)
+                            edit_distance=s.edit_distance or "quepid-legacy", **options)

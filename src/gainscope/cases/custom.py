@@ -18,7 +18,7 @@ It is unit-testable like any function, needs no sandbox (it is your code, run as
 same post-processing as every scorer (negative scores become 0). An exception inside it becomes a
 :class:`~gainscope.cases.errors.ScorerError` naming the query; the original is chained.
 
-:func:`resolve_scorer` turns what a user typed into a scorer: a built-in name (``nDCG@10``), a JavaScript
+:func:`resolve_scorer` turns what a user typed into a scorer: a built-in name (``nDCG@10``: a metric), a JavaScript
 file (``my_scorer.js``, run sandboxed, see :mod:`gainscope.cases.javascript`) or ``module:function`` (a Python
 scorer; imported, so only from the command line or Python, never from a case file).
 """
@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from gainscope.cases.errors import ScorerError
+from gainscope.cases.evaluation import runtime_distance
 from gainscope.cases.scale import RatingScale
-from gainscope.cases.scorers import BuiltinScorer, Scorer, ScorerResult, builtin_scorer
+from gainscope.cases.scorers import Scorer, ScorerResult, builtin_scorer
 from gainscope.cases.view import QueryView
-from gainscope.errors import InputError
+from gainscope.errors import InputError, MetricError
 from gainscope.plugins import load_object
 
 __all__ = ["PythonScorer", "python_scorer", "resolve_scorer"]
@@ -106,17 +107,20 @@ def _from_module(spec: str) -> Scorer:
 
 
 def _distance(edit_distance: str | None) -> dict[str, Any]:
-    """``edit_distance=`` for a JavaScript scorer when one was asked for (else the scorer's default: Quepid's)."""
-    return {} if edit_distance is None else {"edit_distance": edit_distance}
+    """``edit_distance=`` for a JavaScript scorer when one was asked for (else the scorer's default: Quepid's), in
+    the runtime's spelling (``quepid`` is ``quepid-legacy`` there)."""
+    return {} if edit_distance is None else {"edit_distance": runtime_distance(edit_distance)}
 
 
 def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: bool = True,
                    edit_distance: str | None = None, **js_options: Any) -> Scorer:
     """A scorer from a built-in name, a ``.js`` path (relative to ``base``'s folder), ``module:function``
     (only when ``allow_python``), ``{"code": "...", "name": ...}`` (inline JavaScript, as a case file may
-    hold) or a scorer object. ``edit_distance`` is the variant behind ``editDistanceFromBest`` (None: each
-    scorer's default, Quepid's own distance for JavaScript scorers, ``levenshtein`` for the built-ins, whose
-    name shows the variant); ``js_options`` go to :class:`~gainscope.cases.javascript.JavaScriptScorer`."""
+    hold) or a scorer object. A built-in name is any metric name in gainscope's grammar, resolved under the
+    quepid profile (see :mod:`~gainscope.cases.scorers`). ``edit_distance`` is the distance behind
+    ``editDistanceFromBest`` (``quepid``, also spelled ``quepid-legacy``, or ``levenshtein``; None: Quepid's
+    own, for the built-ins and JavaScript scorers alike); ``js_options`` go to
+    :class:`~gainscope.cases.javascript.JavaScriptScorer`."""
     if hasattr(spec, "score_all") and hasattr(spec, "name"):
         return spec
     if callable(spec):
@@ -145,5 +149,9 @@ def resolve_scorer(spec: Any, *, base: str | Path | None = None, allow_python: b
             raise InputError(f"scorer {text!r}: a case file may name built-in or JavaScript scorers only; give "
                              f"Python scorers (module:function) on the command line or in Python")
         return _from_module(text)
-    scorer: BuiltinScorer = builtin_scorer(text, edit_distance=edit_distance)
-    return scorer
+    if base is None:
+        return builtin_scorer(text, edit_distance=edit_distance)
+    try:
+        return builtin_scorer(text, edit_distance=edit_distance)
+    except MetricError as exc:  # a case file's scorer: the file is the input to fix
+        raise InputError(f"{base}: the case's scorer {text!r}: {exc}") from exc

@@ -41,7 +41,7 @@ score was set keeps the score (Quepid shows it too) and is reported in the query
 
 ``editDistanceFromBest`` is Quepid's shipped distance (``edit_distance="quepid-legacy"``, the default: a
 scorer run here gives Quepid's number); ``edit_distance="levenshtein"`` (``--edit-distance levenshtein``)
-makes it the true Levenshtein distance. See :mod:`gainscope.cases.edit_distance`.
+makes it the true Levenshtein distance. See :mod:`gainscope.metrics.edit_distance`.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gainscope.cases.edit_distance import EDIT_DISTANCES
 from gainscope.cases.errors import ScorerError
 from gainscope.cases.js_process import KILL_SLACK, SETUP_TIMEOUT, Reply, WorkerProcess, acquire, release
 from gainscope.cases.quepid_api_js import CHECK_FUNCTION, CHECKED_MARKER, HARNESS
@@ -62,6 +61,7 @@ from gainscope.cases.scale import RatingScale
 from gainscope.cases.scorers import ScorerResult
 from gainscope.cases.view import QueryView
 from gainscope.errors import InputError, InvalidParameterError
+from gainscope.metrics.edit_distance import EDIT_DISTANCES
 
 __all__ = ["DEFAULT_EDIT_DISTANCE", "DEFAULT_MEMORY_LIMIT", "DEFAULT_TIME_LIMIT", "JavaScriptRuntime",
            "JavaScriptScorer"]

@@ -112,7 +112,8 @@ class Case:
                    results: Mapping[str, Sequence[str]] | None = None, *, scale: Any = None, scorer: Any = None,
                    name: str | None = None, source: str | None = None, notes: Sequence[str] = ()) -> Case:
         """A case from ``{query: {doc: rating}}`` and ``{query: [doc ids in rank order]}``: queries in the
-        order they first appear in ``ratings``, then those only in ``results``."""
+        order they first appear in ``ratings``, then those only in ``results`` (the dashboard imports TREC qrels
+        this way)."""
         results = results or {}
         order = list(ratings) + [q for q in results if q not in ratings]
         queries = tuple(CaseQuery(q, dict(ratings.get(q, {})), tuple(results.get(q, ()))) for q in order)

@@ -42,7 +42,7 @@ The API (positions are 0-based; ``count`` defaults to ``DEFAULT_NUM_DOCS``, 10):
                                  ``parseInt`` ratings of the first ``count`` documents (``null`` when unrated)
                                  and the first ``count`` best ratings padded with ``null`` to as many; the
                                  distance is Quepid's shipped ``editDistance`` unless the scorer was given
-                                 ``edit_distance="levenshtein"`` (see :mod:`gainscope.cases.edit_distance`)
+                                 ``edit_distance="levenshtein"`` (see :mod:`gainscope.metrics.edit_distance`)
 ``topRatings(count)``            ``getBestRatings(count, bestDocs)``: ``bestDocs.slice(0, count)``'s ratings
 ``eachDocWithRating(f)``         ``f(bestDoc)`` for every rated document
 ``eachDocWithRatingEqualTo(r, f)``  ``f(bestDoc)`` for those with ``rating === r``

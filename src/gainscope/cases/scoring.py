@@ -1,6 +1,12 @@
 """Scoring a case: one score per query, and the case score as Quepid computes it in the browser.
 
-With ``unscored="quepid"`` (the default) every query is scored as Quepid's browser scores it
+This module is a view. A built-in scorer's numbers are made by the one pipeline: each query's results in order
+with its ratings as the judged pool, its metric evaluated under the quepid profile by the core's kernels
+(:mod:`gainscope.cases.evaluation`), and the
+:class:`~gainscope.results.Results` are kept in :attr:`CaseScore.results`; a custom scorer (JavaScript, a
+Python callable) gives one value per query instead. Either is read by the same rules, Quepid's:
+
+with ``unscored="quepid"`` (the default) every query is scored as Quepid's browser scores it
 (``ScorerFactory.score`` and ``queriesSvc.scoreOthers``/``scoreAll``, o19s/quepid):
 
 1. the scorer runs on **every** query, including those with zero results or no ratings (so
@@ -31,17 +37,20 @@ listed in :attr:`CaseScore.conventions`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from gainscope.cases.model import Case
 from gainscope.cases.overlap import check_rated_results
 from gainscope.cases.scale import RatingScale
-from gainscope.cases.scorers import Scorer, ScorerResult
+from gainscope.cases.scorers import BuiltinScorer, Scorer, ScorerResult
 from gainscope.cases.view import QueryView
 from gainscope.errors import PolicyError, format_ids
 
-__all__ = ["STATUSES", "UNSCORED", "CaseScore", "QueryScore", "score_case"]
+if TYPE_CHECKING:
+    from gainscope.results import Results
+
+__all__ = ["STATUSES", "UNSCORED", "CaseScore", "QueryScore", "case_scale", "score_case"]
 
 STATUSES = ("scored", "zsr", "unrated", "undefined", "failed")
 UNSCORED = ("quepid", "skip", "zero")
@@ -81,6 +90,9 @@ class CaseScore:
     case_name: str | None = None
     unscored: str = "quepid"
     undefined: str = "zero"
+    #: a built-in scorer's evaluation: the metric's Results over the scored queries (ids = query texts,
+    #: undefined values NaN) that the query scores above are read from; None for a custom scorer
+    results: Results | None = field(default=None, compare=False, repr=False)
 
     def query(self, text: str) -> QueryScore:
         """The score of the query with this text (KeyError when absent)."""
@@ -131,24 +143,18 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
     _choice("unscored", unscored, UNSCORED)
     _choice("undefined", undefined, ("zero", "skip"))
     check_rated_results(case, allow_unrated=allow_unrated)
-    if scale is not None:
-        used_scale, scale_origin = RatingScale.parse(scale), "given"
-        case = case.with_scale(used_scale)
-    elif case.scale is not None:
-        used_scale, scale_origin = case.scale, "from the case"
-    elif callable(fit := getattr(scorer, "scale_for_ratings", None)):  # built-ins: see scale_for_ratings
-        used_scale, scale_origin = fit(r for q in case.queries for r in q.ratings.values())
-        case = case.with_scale(used_scale)
-    elif scorer.default_scale is not None:
-        used_scale, scale_origin = scorer.default_scale, "the scorer's default"
-        case = case.with_scale(used_scale)
-    else:
-        raise PolicyError(f"no rating scale: the case names none and scorer {scorer.name} has no default; "
-                          f"add \"scale\": [0, 1, 2, 3] (or similar) to the case")
+    used_scale, scale_origin = case_scale(case, scorer, scale)
+    case = case.with_scale(used_scale)
     quepid = unscored == "quepid"
     to_score = [q for q in case.queries if quepid or (q.results and q.ratings)]
-    results = dict(zip((q.query for q in to_score),
-                       scorer.score_all([QueryView.of(q, used_scale) for q in to_score]), strict=True))
+    views = [QueryView.of(q, used_scale) for q in to_score]
+    evaluated: Results | None = None
+    if isinstance(scorer, BuiltinScorer) and views:  # the one pipeline; the view below reads its Results
+        evaluated = scorer.evaluate(views, case.source)
+        scored = scorer.results_of(evaluated, views)
+    else:  # a custom scorer: one value per query, read the same way
+        scored = scorer.score_all(views)
+    results = dict(zip((q.query for q in to_score), scored, strict=True))
 
     scores: list[QueryScore] = []
     labelled: dict[str, list[str]] = {"zsr": [], "unrated": []}
@@ -212,7 +218,25 @@ def score_case(case: Case, scorer: Scorer, *, scale: RatingScale | Any = None, u
     conventions.append("negative scores become 0, as Quepid"
                        + (f": {format_ids(clamped)}" if clamped else " (none here)") + "; no upper clamp")
     return CaseScore(scorer.name, used_scale, tuple(scores), mean, tuple(conventions), case.name, unscored,
-                     undefined)
+                     undefined, evaluated)
+
+
+def case_scale(case: Case, scorer: Scorer, scale: RatingScale | Any = None) -> tuple[RatingScale, str]:
+    """The rating scale ``case`` is scored on by ``scorer``, and where it comes from: ``scale`` when given, else
+    the case's, else the scorer's (see :func:`score_case`). The case's ratings are checked against it when the
+    case is put on it (:meth:`Case.with_scale`)."""
+    if scale is not None:
+        return RatingScale.parse(scale), "given"
+    if case.scale is not None:
+        return case.scale, "from the case"
+    fit = getattr(scorer, "scale_for_ratings", None)
+    if callable(fit):  # built-ins: see BuiltinScorer.scale_for_ratings
+        used: tuple[RatingScale, str] = fit(r for q in case.queries for r in q.ratings.values())
+        return used
+    if scorer.default_scale is not None:
+        return scorer.default_scale, "the scorer's default"
+    raise PolicyError(f"no rating scale: the case names none and scorer {scorer.name} has no default; "
+                      f"add \"scale\": [0, 1, 2, 3] (or similar) to the case")
 
 
 _UNSCORED_RULES = {

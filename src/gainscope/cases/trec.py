@@ -14,19 +14,28 @@ to the case's queries by the same ids, so a run written by :func:`write_trec_run
 those ids, reads back; a run query id also matches a query's exact ``id`` or text. Run query ids that match no
 query, and queries the run has no results for, are returned for the caller to report; a run none of whose query
 ids matches is an error.
+
+:func:`evaluate_command` is the ``gainscope evaluate`` command line that gives, query by query, the numbers of
+``gainscope case score`` on the two files (``case export`` prints it).
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from gainscope.cases.model import Case, CaseQuery
 from gainscope.cases.overlap import no_query_in_common
-from gainscope.errors import InconsistentInputError
+from gainscope.cases.scale import RatingScale
+from gainscope.errors import InconsistentInputError, format_ids
 
-__all__ = ["RunMatch", "trec_ids", "with_run_results", "write_trec_qrels", "write_trec_run"]
+if TYPE_CHECKING:
+    from gainscope.cases.scorers import BuiltinScorer
+
+__all__ = ["RunMatch", "evaluate_command", "trec_ids", "with_run_results", "write_trec_qrels", "write_trec_run"]
 
 _SPACE = re.compile(r"\s")
 
@@ -72,6 +81,37 @@ def write_trec_run(case: Case, tag: str = "case") -> str:
         for rank, doc in enumerate(q.results, start=1):
             lines.append(f"{ids[q.query]} Q0 {_doc(doc, q.query)} {rank} {n - rank + 1} {tag}")
     return "".join(line + "\n" for line in lines)
+
+
+def evaluate_command(case: Case, scorer: BuiltinScorer, qrels: str, run: str, *,
+                     scale: RatingScale | Any = None) -> tuple[str, list[str]]:
+    """The ``gainscope evaluate`` command line that gives, for every query of ``qrels`` and ``run`` (the case as
+    :func:`write_trec_qrels` and :func:`write_trec_run` write it), the number ``case score`` gives it with the
+    built-in ``scorer`` (on ``scale``, else the case's or the scorer's), and notes on what it leaves to
+    ``case score``. What TREC files cannot carry is in options: the scorer's name under ``--profile quepid``,
+    ``--max-grade`` (the top of the scale) for a metric that divides by it, ``--float-grades`` for decimal
+    ratings; ``-q`` prints the queries."""
+    from gainscope.cases.scoring import case_scale
+
+    used, _ = case_scale(case, scorer, scale)
+    parts = ["gainscope", "evaluate", qrels, run, "-m", scorer.name, "--profile", "quepid", "-q"]
+    if scorer.metric.uses_max_grade and used.max > 0:
+        parts += ["--max-grade", _num(used.max)]
+    if any(not float(r).is_integer() for q in case.queries for r in q.ratings.values()):
+        parts.append("--float-grades")
+    notes = []
+    unrated = [q.query for q in case.queries if not q.ratings]
+    if unrated:
+        notes.append(f"evaluate leaves out the {len(unrated)} quer{'y' if len(unrated) == 1 else 'ies'} without "
+                     f"ratings (not in the qrels), which case score scores as Quepid does: {format_ids(unrated)}")
+    renamed = [q.query for q in case.queries if _trec_id(q) != q.query]
+    if renamed:
+        notes.append(f"query ids in the TREC files: the query's id, else its text with spaces as _ "
+                     f"({', '.join(f'{q!r} is {_trec_id(case.query(q))}' for q in renamed[:3])}"
+                     f"{', ...' if len(renamed) > 3 else ''})")
+    notes.append("case score's mean follows Quepid's rules (a null score is zsr or -- and left out, negative scores "
+                 "become 0, --unscored, --undefined); evaluate's is the mean of every query's value")
+    return shlex.join(parts), notes
 
 
 @dataclass(frozen=True)

@@ -22,25 +22,36 @@ Quepid (JavaScript)         :class:`QueryView`
                             of results)
 ``numReturned()``           ``num_returned``: the number of returned documents
 ``topRatings(n)``           ``top_ratings(n)``: the first ``n`` ratings of ``best``
-``avgRating(n=10)``         ``avg_rating(n)``
-``avgRating100(n=10)``      ``avg_rating100(n)``
-``editDistanceFromBest``    ``edit_distance_from_best(n, variant)``
+``avgRating(n=10)``         ``avg_rating(n)``: the metric ``avgRating@n``
+``avgRating100(n=10)``      ``avg_rating100(n)``: the metric ``avgRating100@n``
+``editDistanceFromBest``    ``edit_distance_from_best(n, variant)``: ``editDistanceFromBest(distance=variant)@n``
 ``qOption(key)``            ``q_option(key)``: the query's option, None when absent
 ``max``                     ``scale_max``: the last value of the rating scale
 ==========================  ==================================================================================
+
+The numbers (``avg_rating``, ``avg_rating100``, ``edit_distance_from_best``, and every built-in scorer through
+:meth:`QueryView.evaluate`) are gainscope's metrics on this query, computed by the one pipeline under Quepid's
+conventions (:mod:`gainscope.cases.evaluation`); the view builds the query's judged run once.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from gainscope.cases.edit_distance import edit_distance
 from gainscope.cases.model import CaseQuery
 from gainscope.cases.scale import RatingScale
+from gainscope.metrics.base import Metric
+from gainscope.metrics.families.ratings import AvgRating, AvgRating100, EditDistanceFromBest
+
+if TYPE_CHECKING:
+    from gainscope.core.judged_run import JudgedRun
+    from gainscope.metrics.profiles import ProfileUse
+    from gainscope.results import Results
 
 __all__ = ["DEFAULT_COUNT", "QueryView"]
 
@@ -129,43 +140,41 @@ class QueryView:
         return self.options.get(key)
 
     def avg_rating(self, count: int = DEFAULT_COUNT) -> float | None:
-        """Mean rating of the *rated* documents among the first ``count`` returned, None when none is rated.
-
-        ``avgRating = sum(trunc(r_i)) / #rated`` over rated ``i < min(count, numReturned)``. Ratings are
-        truncated to integers first, as Quepid's ``parseInt`` does (no effect on integer ratings).
-        """
-        rated = [math.trunc(r) for r in self.ratings[:count] if r is not None]
-        return sum(rated) / len(rated) if rated else None
+        """Mean rating of the *rated* documents among the first ``count`` returned, None when none is rated:
+        the metric ``avgRating@count`` (ratings truncated to integers first, as Quepid's ``parseInt``)."""
+        return self._value(AvgRating(cutoff=count))
 
     def avg_rating100(self, count: int = DEFAULT_COUNT) -> float | None:
-        """``floor(avgRating * (100 / max))``: the mean rating on a 0-100 scale, rounded down (in Quepid's order
-        of operations: ``4.6 * (100 / 10)`` is 46, ``4.6 * 100 / 10`` is 45.99999999999999).
+        """``floor(avgRating * (100 / max))``, the mean rating on a 0-100 scale rounded down: the metric
+        ``avgRating100@count`` with ``max`` the top of the scale. None when no document is rated, and also when
+        the mean is 0: Quepid tests ``!avg``, so an average of exactly 0 counts as "no average"."""
+        return self._value(AvgRating100(cutoff=count))
 
-        None when no document is rated, and also when the mean is 0: Quepid tests ``!avg``, so an average of
-        exactly 0 counts as "no average" (the default scorer then sets no score).
-        """
-        avg = self.avg_rating(count)
-        if not avg:
-            return None
-        return float(math.floor(avg * (100 / self.scale_max)))  # Quepid's order: avg * multiplier
+    def edit_distance_from_best(self, count: int = DEFAULT_COUNT, variant: str = "quepid") -> int:
+        """The edit distance between the returned ratings and the best ratings: the metric
+        ``editDistanceFromBest(distance=variant)@count`` (``variant``: ``quepid``, Quepid's shipped distance,
+        also spelled ``quepid-legacy``; or ``levenshtein``)."""
+        from gainscope.cases.evaluation import distance_of
 
-    def distance_lists(self, count: int = DEFAULT_COUNT) -> tuple[list[float | None], list[float | None]]:
-        """The two lists ``editDistanceFromBest`` compares, built as Quepid builds them (for both variants of
-        the distance):
+        value = self._value(EditDistanceFromBest(cutoff=count, distance=distance_of(variant)))
+        assert value is not None  # a distance is always defined
+        return int(value)
 
-        * results: the ratings of the first ``min(count, numReturned)`` documents truncated to integers
-          (Quepid's ``parseInt``), None for unrated ones;
-        * best: the first ``min(count, len(best))`` best ratings (integers already, see ``best``), padded
-          with None up to the length of the results list when shorter (never cut to it: with 3 results and 7
-          rated documents the best list keeps 7 entries, as in Quepid).
-        """
-        results: list[float | None] = [None if r is None else math.trunc(r) for r in self.ratings[:count]]
-        best: list[float | None] = [r for _, r in self.best[:count]]
-        best += [None] * (len(results) - len(best))
-        return results, best
+    # ------------------------------------------------------------------------------------ the pipeline
+    @cached_property
+    def _judged(self) -> tuple[JudgedRun, ProfileUse]:
+        from gainscope.cases.evaluation import judged_views
 
-    def edit_distance_from_best(self, count: int = DEFAULT_COUNT, variant: str = "levenshtein") -> int:
-        """The edit distance between the returned ratings and the best ratings (see :meth:`distance_lists`
-        and :mod:`gainscope.cases.edit_distance` for the two variants)."""
-        a, b = self.distance_lists(count)
-        return edit_distance(a, b, variant)
+        return judged_views([self], self.scale)
+
+    def evaluate(self, metrics: Sequence[Metric]) -> Results:
+        """``metrics`` on this query through the one pipeline, under Quepid's conventions (see
+        :mod:`gainscope.cases.evaluation`); the judged run is built once per view. Undefined values are NaN."""
+        from gainscope.cases.evaluation import evaluate_judged
+
+        jr, use = self._judged
+        return evaluate_judged(jr, metrics, use)
+
+    def _value(self, metric: Metric) -> float | None:
+        value = float(self.evaluate([metric]).values[0, 0])
+        return None if math.isnan(value) else value

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("gainscope.cli.explain", "explain_cmd"),
     "fuse": ("gainscope.cli.fuse", "fuse_cmd"),
     "gate": ("gainscope.cli.gate", "gate_cmd"),
+    "help": ("gainscope.cli.help", "help_cmd"),
     "index": ("gainscope.cli.index", "index_cmd"),
     "judge": ("gainscope.cli.judge", "judge_cmd"),
     "metrics": ("gainscope.cli.metrics", "metrics_cmd"),
@@ -32,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pool": ("gainscope.cli.pool", "pool_cmd"),
     "report": ("gainscope.cli.report", "report_cmd"),
     "search": ("gainscope.cli.search", "search_cmd"),
+    "serve": ("gainscope.cli.serve", "serve_cmd"),
     "serve-engine": ("gainscope.cli.serve_engine", "serve_engine_cmd"),
     "store": ("gainscope.cli.judge", "store_group"),
     "temporal": ("gainscope.cli.temporal", "temporal_group"),
@@ -61,7 +63,7 @@ def cli() -> None:
     """gainscope: ranked-retrieval evaluation with declared definitions.
 
     Numbers reproduce trec_eval by default; every convention that changes a number is an option and is
-    printed with the results.
+    printed with the results. gainscope help lists the help topics (inputs, vocabulary).
     """
 
 

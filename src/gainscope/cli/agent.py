@@ -3,7 +3,7 @@
 Gains come from the trace (default; in chat, Responses and OTel logs only with ``--field gain=KEY``), from
 ``--judgments QRELS`` (keyed by the conversation's query id and the result's id, domain_id or URL as
 ``--judgments-key`` says), or from an LLM judge
-(``--judge MODEL``, the built-in ``graded`` 0-4 prompt, labels cached in a judgment store and reused across
+(``--model MODEL``, the built-in ``graded`` 0-4 prompt, labels cached in a judgment store and reused across
 runs). Exit codes as every command: 2 usage, 3 invalid input, 4 a judge that could not be used.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import emit, guarded, with_options
+from gainscope.cli.spelling import Respelled
 
 __all__ = ["agent_group"]
 
@@ -40,7 +41,7 @@ def trace_options(fn: Any) -> Any:
                           "--field id=metadata.doc_id (repeatable; fields: id, domain_id, url, title, snippet, "
                           "content, gain). Gains in tool outputs are read only with --field gain=KEY (an "
                           "integer 0-4); without it, chat, Responses and OTel traces need --judgments or "
-                          "--judge for gains."),
+                          "--model for gains."),
     ]
     return with_options(fn, options)
 
@@ -74,7 +75,7 @@ def gain_options(fn: Any) -> Any:
                           "or url (normalised on both sides). The fields are separate key spaces: with id, a "
                           "result's domain_id is never looked up. With id or domain_id, a result that has no such "
                           "field is looked up by its URL."),
-        click.option("--judge", "judge_model", default=None, metavar="MODEL",
+        click.option("--model", "judge_model", cls=Respelled, old=("--judge",), default=None, metavar="MODEL",
                      help="Grade unique results with this LLM (the graded 0-4 prompt) on an OpenAI-compatible "
                           "server."),
         click.option("--base-url", default=lambda: os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
@@ -158,28 +159,6 @@ def _dedup_settings(kwargs: dict[str, Any]) -> Any:
                          url_policy=UrlPolicy(keep_www=kwargs.pop("keep_www"), keep_scheme=kwargs.pop("keep_scheme")))
 
 
-class _StoredJudge:
-    """A judge whose labels are looked up in, and recorded to, a judgment store (the Judge protocol)."""
-
-    def __init__(self, judge: Any, store: Any) -> None:
-        self.judge = judge
-        self.spec = judge.spec
-        self.store = store
-        self.cached = self.asked = 0
-        store.register_judge(judge.spec.hash, judge.spec.canonical())
-
-    async def grade(self, query: Any, document: Any) -> Any:
-        key = self.judge.key(query, document)
-        stored = self.store.get(key)
-        if stored is not None and stored.status == "ok":
-            self.cached += 1
-            return stored
-        self.asked += 1
-        label = await self.judge.grade(query, document)
-        self.store.record(label)
-        return label
-
-
 def _gain_map(text: str | None) -> dict[float, float] | None:
     """``"0:0,1:1,2:10"`` -> ``{0.0: 0.0, 1.0: 1.0, 2.0: 10.0}``."""
     if text is None:
@@ -203,7 +182,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any], traces: tuple[str,
 
     judgments, model = kwargs.pop("judgments"), kwargs.pop("judge_model")
     if judgments is not None and model is not None:
-        raise click.UsageError("give gains from --judgments or from --judge, not both")
+        raise click.UsageError("give gains from --judgments or from --model, not both")
     settings = AgentSettings(good_gain=kwargs.pop("good_gain"), dedup=_dedup_settings(kwargs),
                              judgments_key=kwargs.pop("judgments_key"),
                              missing=kwargs.pop("unjudged"), sdcg_b=kwargs.pop("sdcg_b"),
@@ -223,6 +202,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any], traces: tuple[str,
     from gainscope.judges.prompts import builtin_prompt
     from gainscope.judges.spec import JudgeSpec
     from gainscope.judges.store import JudgmentStore
+    from gainscope.judges.stored import StoredJudge
 
     spec = JudgeSpec(model=model, prompt=builtin_prompt("graded"))
     client_settings = ClientSettings(base_url=judge_kwargs["base_url"], api_key=judge_kwargs["api_key"],
@@ -232,7 +212,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any], traces: tuple[str,
 
     async def run(store: Any) -> tuple[Any, Any]:
         async with ChatClient(client_settings) as client:
-            judge = _StoredJudge(LLMJudge(spec, client), store)
+            judge = StoredJudge(LLMJudge(spec, client), store)
             report = await evaluate_agents_async(conversations, judge=judge, settings=settings,
                                                  workers=judge_kwargs["concurrency"])
             return report, judge
@@ -240,7 +220,7 @@ def _report(conversations: list[Any], kwargs: dict[str, Any], traces: tuple[str,
     with JudgmentStore(judge_kwargs["store_path"]) as store:
         report, judge = asyncio.run(run(store))
     failed = sum(1 for c in report.conversations for g in c.grades if g.status == "failed")
-    click.echo(f"judge {spec.describe()}: {judge.asked} asked, {judge.cached} from the store "
+    click.echo(f"judge {spec.describe()}: {judge.asked} asked, {judge.stored} from the store "
                f"{judge_kwargs['store_path']}, {failed} failed (undefined, never 0)", err=True)
     return report
 
@@ -274,7 +254,7 @@ def evaluate_cmd(traces: tuple[str, ...], per_conversation: bool, fmt: str, outp
 
     IterationsForAllGoodResults is the first iteration by which all good results were retrieved: with
     --judgments, every result judged good (grade >= --good-gain) for the query; otherwise every good result
-    found in the trace (with gains from the trace or from --judge). It is capped at 100: when the judged good
+    found in the trace (with gains from the trace or from --model). It is capped at 100: when the judged good
     results are never all retrieved it is 100 and all_good_found is false. It is undefined when there is no
     good result to find, and without --judgments also when some result's gain is undefined (it might be good).
     Its aggregate is over the conversations that retrieved every good result by the cap; capped ones (never all
@@ -315,8 +295,8 @@ def dedup_cmd(traces: tuple[str, ...], show: bool, **kwargs: Any) -> None:
 
 @agent_group.command("plot")
 @click.argument("traces", nargs=-1, required=True)
-@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder to write the figures into (created if needed).")
+@click.option("--output-dir", cls=Respelled, old=("-o",), type=click.Path(file_okay=False, path_type=Path),
+              required=True, help="Folder to write the figures into (created if needed).")
 @trace_options
 @dedup_options
 @gain_options

@@ -12,6 +12,7 @@ import click
 
 from gainscope.cli.common import guarded, with_options
 from gainscope.cli.compare import settings_from, statistics_options
+from gainscope.cli.spelling import Respelled
 
 __all__ = ["case_group"]
 
@@ -22,9 +23,10 @@ def scorer_options(fn: Any) -> Any:
     """How a case is scored: the scorer, the scale, the case-score conventions and the JavaScript sandbox."""
     options = [
         click.option("--scorer", "scorer_spec", default=None,
-                     help="A built-in (nDCG@10, NDCG_CUT@10, AP@10, P@10, RR@10, ERR@10, CG@10, DCG@10, "
-                          "avgRating100@10, editDistanceFromBest@10, default@10, blogNDCG@10), a Quepid "
-                          "JavaScript file (FILE.js) or a Python scorer (module:function). Default: the case's."),
+                     help="A built-in: Quepid's nDCG@10, NDCG_CUT@10, AP@10, P@10, RR@10, ERR@10, CG@10, DCG@10, "
+                          "avgRating100@10, editDistanceFromBest@10, default@10 (v1@10), blogNDCG@10, or any metric "
+                          "name as in evaluate -m, under the quepid profile; a Quepid JavaScript file (FILE.js) or a "
+                          "Python scorer (module:function). Default: the case's."),
         click.option("--scale", default=None,
                      help="Rating scale: binary, graded, LO-HI (1-10) or a comma list (0,1,2,3). Default: the "
                           "case's, else the scorer's."),
@@ -36,11 +38,11 @@ def scorer_options(fn: Any) -> Any:
         click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                      help="Queries whose scorer gave no number (NaN, undefined, null on a query with results "
                           "and ratings): 0 in the case score as in Quepid, or left out."),
-        click.option("--edit-distance", type=click.Choice(["quepid-legacy", "levenshtein"]), default=None,
-                     help="editDistanceFromBest: quepid-legacy (Quepid's shipped distance) or levenshtein (the true "
-                          "Levenshtein distance). Default: quepid-legacy for JavaScript scorers, so that they give "
-                          "Quepid's numbers; levenshtein for the built-ins, whose names show the variant "
-                          "(default(edit_distance=quepid-legacy)@10)."),
+        click.option("--edit-distance", type=click.Choice(["quepid", "levenshtein", "quepid-legacy"]), default=None,
+                     help="editDistanceFromBest, in the built-ins and JavaScript scorers alike: quepid (Quepid's "
+                          "shipped distance, the default, so that scores are Quepid's) or levenshtein (the true "
+                          "Levenshtein distance; for a built-in the same as naming "
+                          "default(distance=levenshtein)@10). quepid-legacy is the older spelling of quepid."),
         click.option("--allow-unrated", is_flag=True,
                      help="Score even when no returned document of any query is rated (for a scorer that reads no "
                           "ratings); otherwise that is an error, never a table of zeros."),
@@ -97,8 +99,8 @@ def score_cmd(case_file: str, scorer_spec: str | None, fmt: str, show_logs: bool
     """Score every query of CASE and the case (the mean over queries as Quepid's browser computes it, or by
     the rule --unscored names), with the conventions used."""
     from gainscope.cases.files import read_case
-    from gainscope.cases.render import render_case_score
     from gainscope.cases.scoring import score_case
+    from gainscope.render.cases import render_case_score
 
     case = read_case(case_file)
     result = score_case(case, _scorer(scorer_spec, case, kwargs), **_score_options(kwargs))
@@ -114,8 +116,9 @@ def score_cmd(case_file: str, scorer_spec: str | None, fmt: str, show_logs: bool
               help="Score every snapshot with this case's ratings (as Quepid scores old snapshots with today's "
                    "ratings). Default: each case file its own, store snapshots the first case's.")
 @scorer_options
-@click.option("-k", "--depth", "k", type=click.IntRange(min=1), default=None,
-              help="Top k for documents moving in or out (default: the scorer's k, else 10).")
+@click.option("--top", "k", cls=Respelled, old=("-k", "--depth"), type=click.IntRange(min=1), default=None,
+              help="The first N results of each query, for documents moving in or out (default: the scorer's k, "
+                   "else 10).")
 @click.option("-f", "--format", "fmt", type=_FORMATS, default="table", show_default=True, help="Output format.")
 @statistics_options
 @guarded
@@ -128,8 +131,8 @@ def compare_cmd(cases: tuple[str, ...], snapshots: tuple[str, ...], ratings_file
     Without --scorer each case file uses its own."""
     from gainscope.cases.compare import compare_cases
     from gainscope.cases.files import read_case
-    from gainscope.cases.render import render_comparison, render_snapshots
     from gainscope.cases.snapshots import compare_snapshots
+    from gainscope.render.cases import render_comparison, render_snapshots
 
     settings = settings_from(kwargs)
     if len(cases) + len(snapshots) < 2:
@@ -268,9 +271,20 @@ def import_cmd(quepid_snapshot: str | None, quepid_ratings: str | None, rre: str
 @click.option("--tag", default="case", show_default=True, help="Run tag of the TREC run.")
 @click.option("--quepid-ratings", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Quepid ratings CSV (importable into Quepid).")
+@click.option("--scorer", "scorer_spec", default=None,
+              help="The built-in scorer of the evaluate command line printed with --qrels and --run (default: the "
+                   "case's).")
+@click.option("--scale", default=None,
+              help="The rating scale the case is scored on, for that command line (default: the case's, else the "
+                   "scorer's).")
+@click.option("--edit-distance", type=click.Choice(["quepid", "levenshtein", "quepid-legacy"]), default=None,
+              help="As in case score, for that command line.")
 @guarded
-def export_cmd(case_file: str, qrels: Path | None, run_out: Path | None, tag: str, quepid_ratings: Path | None) -> None:
-    """Write CASE as TREC qrels and run (for gainscope evaluate) and/or as Quepid's ratings CSV."""
+def export_cmd(case_file: str, qrels: Path | None, run_out: Path | None, tag: str, quepid_ratings: Path | None,
+               scorer_spec: str | None, scale: str | None, edit_distance: str | None) -> None:
+    """Write CASE as TREC qrels and run (for gainscope evaluate) and/or as Quepid's ratings CSV. With --qrels and
+    --run, print the gainscope evaluate command line that gives, query by query, the numbers case score gives
+    with the case's built-in scorer (or --scorer)."""
     from gainscope.cases.files import read_case
     from gainscope.cases.quepid_csv import write_quepid_ratings
     from gainscope.cases.trec import write_trec_qrels, write_trec_run
@@ -284,30 +298,62 @@ def export_cmd(case_file: str, qrels: Path | None, run_out: Path | None, tag: st
         run_out.write_text(write_trec_run(case, tag), encoding="utf-8")
     if quepid_ratings is not None:
         quepid_ratings.write_text(write_quepid_ratings(case), encoding="utf-8")
+    if qrels is not None and run_out is not None:
+        _print_evaluate_command(case, qrels, run_out, scorer_spec, _scale(scale), edit_distance)
+
+
+def _print_evaluate_command(case: Any, qrels: Path, run: Path, scorer_spec: str | None, scale: Any,
+                            edit_distance: str | None) -> None:
+    """The evaluate command line that reproduces ``case score``'s per-query numbers on the exported files (on
+    standard output), and what it leaves to case score (on standard error)."""
+    from gainscope.cases.custom import resolve_scorer
+    from gainscope.cases.scorers import BuiltinScorer
+    from gainscope.cases.trec import evaluate_command
+
+    spec = scorer_spec if scorer_spec is not None else case.scorer
+    if spec is None:
+        click.echo("note: the case names no scorer: give --scorer NAME to get the gainscope evaluate command line "
+                   "that gives case score's numbers", err=True)
+        return
+    from_case = scorer_spec is None
+    scorer = resolve_scorer(spec, base=case.source if from_case else None, allow_python=not from_case,
+                            edit_distance=edit_distance)
+    if not isinstance(scorer, BuiltinScorer):
+        click.echo(f"note: {scorer.name} is not a built-in scorer (a metric), so gainscope evaluate cannot compute "
+                   "it", err=True)
+        return
+    command, notes = evaluate_command(case, scorer, str(qrels), str(run), scale=scale)
+    click.echo(command)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
 
 
 @case_group.command("scorer-js")
 @click.argument("name")
 @guarded
 def scorer_js_cmd(name: str) -> None:
-    """Print a built-in scorer (e.g. NDCG_CUT@5) as Quepid JavaScript, to paste into Quepid."""
+    """Print one of Quepid's built-in scorers (e.g. NDCG_CUT@5) as Quepid JavaScript, to paste into Quepid."""
     from gainscope.cases.builtin_js import builtin_source
-    from gainscope.cases.scorers import builtin_scorer
+    from gainscope.cases.scorers import BuiltinScorer, builtin_scorer
 
     scorer = builtin_scorer(name)
     click.echo(builtin_source(scorer), nl=False)
-    if scorer.definition.takes_edit_distance and scorer.edit_distance != "quepid-legacy":
-        legacy = builtin_scorer(name, edit_distance="quepid-legacy")
+    definition = scorer.definition
+    if definition is not None and definition.takes_edit_distance and scorer.edit_distance != "quepid-legacy":
+        quepid = BuiltinScorer(definition, scorer.k, "quepid")
         click.echo(f"warning: in Quepid, editDistanceFromBest() is Quepid's shipped edit distance, so this script "
-                   f"gives {legacy.name}'s numbers there, not {scorer.name}'s (true Levenshtein); so it does in "
+                   f"gives {quepid.name}'s numbers there, not {scorer.name}'s (true Levenshtein); so it does in "
                    f"gainscope unless run with --edit-distance levenshtein", err=True)
 
 
 def _register_live() -> None:
-    """``case run`` lives in :mod:`gainscope.cli.case_live` (the live half: engines and snapshots)."""
+    """``case run`` lives in :mod:`gainscope.cli.case_live` (the live half: engines and snapshots), ``case add``
+    (a case into a dashboard workspace) in :mod:`gainscope.cli.serve`."""
     from gainscope.cli.case_live import run_cmd
+    from gainscope.cli.serve import case_add_cmd
 
     case_group.add_command(run_cmd)
+    case_group.add_command(case_add_cmd)
 
 
 _register_live()

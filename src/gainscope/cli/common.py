@@ -94,6 +94,20 @@ def _flush(caught: list[warnings.WarningMessage]) -> None:
             click.echo(f"warning: {text}", err=True)
 
 
+#: the sentence a command's help ends with when it takes the shared reading or convention options
+SEE_INPUTS = "Reading options and conventions, explained once for every command: gainscope help inputs."
+
+
+def see_inputs(fn: F) -> F:
+    """``fn``, whose docstring (the command's help) ends with :data:`SEE_INPUTS` (once)."""
+    import inspect
+
+    doc = inspect.cleandoc(fn.__doc__ or "")
+    if SEE_INPUTS not in doc:
+        fn.__doc__ = f"{doc}\n\n{SEE_INPUTS}"
+    return fn
+
+
 def with_options(fn: F, options: Sequence[Callable[[Any], Any]]) -> F:
     """``fn`` decorated with click ``options``, which ``--help`` then lists in the order given."""
     for opt in reversed(options):
@@ -206,7 +220,7 @@ def policy_options(fn: F) -> F:
                      help="The top of the grading scale for ERR and avgRating100 (default: the largest judged "
                           "grade)."),
     ]
-    return with_options(fn, options)
+    return with_options(see_inputs(fn), options)
 
 
 _POLICY_OPTIONS = ("relevance_level", "depth", "judged_only", "ties", "negative_grades", "undefined",
@@ -298,7 +312,7 @@ def reader_options(fn: F) -> F:
         click.option("--extra-columns", type=click.Choice(["error", "ignore"]), default="error", show_default=True,
                      help="Columns after the run tag of a TREC run: an error, or ignored as trec_eval does."),
     ]
-    return with_options(fn, options)
+    return with_options(see_inputs(fn), options)
 
 
 def nan_score_of(value: str) -> str | float:
@@ -347,9 +361,7 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
     (or the ``conventions`` already popped): judgments read and prepared once, each run through the C scanner
     when it applies. ``metrics`` are names or metric objects (names are resolved under the profile). ``names``
     (one per run, or none) override the runs' names. Returns one :class:`~gainscope.results.Results` per run."""
-    from gainscope.core.judged_run import PreparedJudgments
-    from gainscope.evaluation import compute
-    from gainscope.io.scan import judged_run_of
+    from gainscope.evaluation import evaluate_prepared
 
     check_names(names, runs)
     conventions = conventions if conventions is not None else conventions_from(kwargs)
@@ -359,13 +371,7 @@ def evaluate_files(judgments: str, runs: tuple[str, ...], metrics: list[Any], kw
         m.check_policies(policies)
     one_stdin(judgments, *runs)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
-    prepared = PreparedJudgments.of(judg, policies.negative_grades)
-    out = []
-    for i, run in enumerate(runs):
-        with about_run(runs, i):
-            jr, run_notes = judged_run_of(prepared, run, policies, name=names[i] if names else None, **run_options)
-            out.append(compute(jr, metrics, notes=tuple(judg.notes) + run_notes, profile=conventions.use))
-    return out
+    return evaluate_prepared(judg, runs, metrics, policies, profile=conventions.use, names=names, **run_options)
 
 
 def about_run(runs: Sequence[str], index: int) -> AbstractContextManager[None]:

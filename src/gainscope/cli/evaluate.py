@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
-    about_run,
     bounds_of_files,
     check_names,
     conventions_from,
@@ -65,8 +64,7 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     Conventions default to trec_eval's (ties by doc id descending, missing queries score 0 as with -c,
     linear gain, ideal from all judgments) and are printed with the results; --profile sets another tool's.
     """
-    from gainscope.core.judged_run import PreparedJudgments
-    from gainscope.evaluation import compute
+    from gainscope.evaluation import evaluate_prepared
     from gainscope.metrics.trec_eval import (
         TrecItem,
         is_trec_name,
@@ -101,24 +99,19 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     if bounds:
         emit(_with_bounds(judgments, runs, mets, kwargs, conventions, fmt, per_query, run_names), output)
         return
-    from gainscope.io.scan import judged_run_of
-
     one_stdin(judgments, *runs)
     check_names(run_names, runs)
     judg, run_options = read_judgments_and_run_options(judgments, kwargs)
-    prepared = PreparedJudgments.of(judg, policies.negative_grades)  # once for all runs
-    all_results = []
     chunks = []
-    for i, run in enumerate(runs):
-        with about_run(runs, i):
-            name = run_names[i] if run_names else None
-            jr, run_notes = judged_run_of(prepared, run, policies, name=name, **run_options)
-            res = compute(jr, mets, notes=tuple(judg.notes) + run_notes, profile=conventions.use)
-        all_results.append(res)
+
+    def trec_eval_parts(jr: Any, res: Any) -> None:  # what trec_eval's text takes from each judged run
         if fmt == "trec_eval":
             rel_item = next((it for it in items if it.family == "relstring"), None)
             rs = relstrings(jr, rel_item.param) if rel_item is not None and per_query else None
             chunks.append((res, rs, trec_eval_overrides(items, jr, complete=complete)))
+
+    all_results = evaluate_prepared(judg, runs, mets, policies, profile=conventions.use, names=run_names,
+                                    each=trec_eval_parts, **run_options)
     if fmt == "trec_eval":
         # several runs: a fourth column with the run's name (its path when two runs share a name)
         labels: list[str | None] = [None] * len(runs)

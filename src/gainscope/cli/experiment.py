@@ -67,9 +67,9 @@ def experiment_cmd(experiment_file: str | None, engine_spec: str | None, assignm
     the best configuration."""
     import asyncio
 
+    from gainscope.render.experiment import render_experiment, render_experiment_html
     from gainscope.search.experiment import grid, judgments_from, plan_from, read_experiment, run_experiment
     from gainscope.search.queries import read_search_queries
-    from gainscope.search.render import render_experiment, render_experiment_html
     from gainscope.search.store import SnapshotStore
 
     ctx = click.get_current_context()

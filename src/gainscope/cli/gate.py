@@ -1,4 +1,4 @@
-"""``gainscope gate JUDGMENTS RUN --baseline BASELINE_RUN --fail-if RULE ...``: exit 1 with a report of what
+"""``gainscope gate JUDGMENTS RUN --baseline-run BASELINE_RUN --fail-if RULE ...``: exit 1 with a report of what
 failed when a rule fires or a per-query assertion does not hold, 0 when all holds (see :mod:`gainscope.gate`)."""
 
 from __future__ import annotations
@@ -19,14 +19,25 @@ from gainscope.cli.common import (
     split_metrics,
 )
 from gainscope.cli.compare import settings_from, statistics_options
+from gainscope.cli.spelling import Respelled
 
 EXIT_GATE_FAILED = 1
+
+
+def _baseline_file(value: str) -> str | None:
+    """The old ``gate --baseline FILE``: still taken when FILE is a file; otherwise it reads as a run's name,
+    which ``--baseline`` means in every other command, and gate has none to choose from."""
+    if value == "-" or Path(value).is_file():
+        return None
+    return (f"--baseline names a run in gainscope commands; gate compares with a baseline run FILE: give "
+            f"--baseline-run FILE (no file {value!r})")
 
 
 @click.command("gate")
 @click.argument("judgments")
 @click.argument("run")
-@click.option("--baseline", "baseline_run", default=None,
+@click.option("--baseline-run", "baseline_run", cls=Respelled, old=("--baseline",), accept_old=_baseline_file,
+              default=None, metavar="FILE",
               help="The baseline run file that delta and significance rules compare with.")
 @click.option("--fail-if", "rules", multiple=True,
               help="Fail when this holds: 'nDCG@10 < 0.35', 'delta(nDCG@10) < -0.01', 'reldelta(AP) < -2%', "
@@ -67,7 +78,7 @@ def gate_cmd(judgments: str, run: str, baseline_run: str | None, rules: tuple[st
     names = list(dict.fromkeys([*metrics_of(parsed, checks), *extra]))
     if fail_on_significant_loss:
         if baseline_run is None:
-            raise click.UsageError("--fail-on-significant-loss compares with a baseline; add --baseline RUN")
+            raise click.UsageError("--fail-on-significant-loss compares with a baseline; add --baseline-run FILE")
         known = {r.text for r in parsed}
         parsed += [parse_rule(f"significant_loss({m})", resolve=resolve_metrics) for m in names
                    if f"significant_loss({m})" not in known]  # canonical names: they need no profile

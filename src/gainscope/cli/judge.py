@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import EXIT_IO, emit, guarded
+from gainscope.cli.spelling import Respelled
 
 __all__ = ["judge_cmd", "store_group"]
 
@@ -60,10 +61,12 @@ def _bar(p: Any) -> str:
 @click.command("judge")
 @click.option("--queries", required=True, help="Query texts: JSONL, TSV or a BEIR folder.")
 @click.option("--corpus", required=True, help="Document texts: JSONL, TSV or a BEIR folder.")
-@click.option("--run", "runs", multiple=True, help="Pool the top --depth documents of this run (repeatable).")
+@click.option("--run", "runs", multiple=True,
+              help="Pool the top --pool-depth documents of this run (repeatable).")
 @click.option("--pairs", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Judge these pairs instead: 'query_id doc_id' per line (a qrels or run file works too).")
-@click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True, help="Pool depth per run.")
+@click.option("--pool-depth", "depth", cls=Respelled, old=("--depth",), type=click.IntRange(min=1), default=10,
+              show_default=True, help="Pool depth per run: its first N documents.")
 @click.option("--base-url", default=lambda: os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
               show_default="$OPENAI_BASE_URL or https://api.openai.com/v1",
               help="An OpenAI-compatible server (OpenAI, Azure, vLLM, Ollama, llama.cpp, LiteLLM).")
@@ -123,7 +126,7 @@ def judge_cmd(queries: str, corpus: str, runs: tuple[str, ...], pairs: str | Non
               max_cost: float | None, price_in: float | None, price_out: float | None, price_table: str | None,
               human_qrels: str | None,
               judge_human_pairs: bool, no_retry_failed: bool, max_failures: str) -> None:
-    """Label (query, document) pairs with an LLM judge: the top --depth documents of each --run, or --pairs.
+    """Label (query, document) pairs with an LLM judge: the top --pool-depth documents of each --run, or --pairs.
 
     Labels already in the store for this judge (same model, prompt, parameters and texts) are reused without
     a request; a killed run resumes where it stopped. A failed label is reported and stored as failed, never as
@@ -138,7 +141,7 @@ def judge_cmd(queries: str, corpus: str, runs: tuple[str, ...], pairs: str | Non
     from gainscope.judges.store import JudgmentStore
 
     if bool(runs) == bool(pairs):
-        raise click.UsageError("give the pairs to judge: --run RUN (repeatable, pooled to --depth) or --pairs FILE")
+        raise click.UsageError("give the pairs to judge: --run RUN (repeatable, pooled to --pool-depth) or --pairs FILE")
     if template is not None and scale is None:
         raise click.UsageError("--template needs --scale (for example --scale 0-3)")
     if (price_in is None) != (price_out is None):
@@ -279,7 +282,8 @@ def store_info(store_path: Path) -> None:
 
 @store_group.command("export")
 @click.argument("store_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--judge", "judge_hash", required=True, help="The judge's hash (see `gainscope store info`).")
+@click.option("--judge", "judge_hash", required=True, metavar="HASH",
+              help="The stored judge whose labels to export: its hash (see `gainscope store info`), or human:NAME.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["qrels", "jsonl"]), default="qrels", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @guarded

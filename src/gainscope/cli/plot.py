@@ -1,4 +1,4 @@
-"""``gainscope plot JUDGMENTS RUN... -o DIR``: draw the evaluation of runs as PNG and SVG files.
+"""``gainscope plot JUDGMENTS RUN... --output-dir DIR``: draw the evaluation of runs as PNG and SVG files.
 
 Kinds (``--kind``, repeatable, default ``all``): ``cutoff`` (the ``--family`` at every ``--cutoffs`` value),
 ``delta`` (per-query differences against ``--baseline``, one file per metric), ``distribution`` (per-query
@@ -29,6 +29,7 @@ from gainscope.cli.common import (
 )
 from gainscope.cli.compare import naming_options
 from gainscope.cli.evaluate import DEFAULT_METRICS
+from gainscope.cli.spelling import Respelled
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -103,10 +104,10 @@ def _plan(kinds: list[str], results: list[Results], metrics: list[str], *, basel
               help="Cutoffs k of the cutoff curve, separated by commas.")
 @click.option("--family", default="nDCG", show_default=True,
               help="Metric family of the cutoff curve, without its cutoff: nDCG, P, R, RR, 'nDCG(gain=exponential)'.")
-@click.option("--format", "formats", type=click.Choice(["png", "svg"]), multiple=True, default=("png", "svg"),
-              show_default=True, help="File format(s) (repeatable).")
-@click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory for the files (created if missing).")
+@click.option("--image-format", "formats", cls=Respelled, old=("--format",), type=click.Choice(["png", "svg"]),
+              multiple=True, default=("png", "svg"), show_default=True, help="Image file format(s) (repeatable).")
+@click.option("--output-dir", cls=Respelled, old=("-o",), required=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Directory for the files (created if missing).")
 @naming_options
 @profile_option
 @policy_options

@@ -18,6 +18,7 @@ from gainscope.cli.common import (
     split_metrics,
 )
 from gainscope.cli.compare import naming_options
+from gainscope.cli.spelling import Respelled
 from gainscope.judges.adjudication import STRATEGIES
 
 __all__ = ["pool_cmd"]
@@ -31,8 +32,8 @@ __all__ = ["pool_cmd"]
               help="depth: rank by rank over the runs; mtf: move-to-front; maxmean: MaxMean bandit; decision: first "
                    "the pairs most likely to change the differences with the baseline that the sign and "
                    "significance of the comparison rest on.")
-@click.option("--depth", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Pool the first N documents of each run.")
+@click.option("--pool-depth", "depth", cls=Respelled, old=("--depth",), type=click.IntRange(min=1), default=100,
+              show_default=True, help="Pool the first N documents of each run.")
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="--strategy decision: the metric(s) of the comparison. Default: nDCG@10.")
 @naming_options
@@ -47,7 +48,7 @@ __all__ = ["pool_cmd"]
 def pool_cmd(runs: tuple[str, ...], judgments: str | None, budget: int, strategy: str, depth: int,
              metrics: tuple[str, ...], alpha: float, relevance_level: float, output: Path | None,
              **kwargs: Any) -> None:
-    """Choose the next BUDGET (query, document) pairs to judge among the first --depth documents of RUN(s).
+    """Choose the next BUDGET (query, document) pairs to judge among the first --pool-depth documents of RUN(s).
 
     Pairs already in --judgments are not chosen (a negative grade means pooled but not judged: it may be). The
     adaptive strategies read the labels they meet in --judgments for free: judge a batch, add it to the

@@ -18,6 +18,7 @@ from gainscope.cli.common import (
     split_metrics,
 )
 from gainscope.cli.compare import DEFAULT_METRICS, naming_options, settings_from, statistics_options
+from gainscope.cli.spelling import Respelled
 
 
 def _cutoffs(text: str) -> tuple[int, ...]:
@@ -42,7 +43,8 @@ def _cutoffs(text: str) -> tuple[int, ...]:
 @click.option("--no-plots", is_flag=True, help="Tables only (no matplotlib needed).")
 @click.option("--family", default="nDCG", show_default=True, help="Metric drawn against the cutoff k.")
 @click.option("--cutoffs", default="1,3,5,10,20,100", show_default=True, help="Cutoffs of the metric-versus-k curve.")
-@click.option("--figure-format", type=click.Choice(["svg", "png"]), default="svg", show_default=True,
+@click.option("--image-format", "figure_format", cls=Respelled, old=("--figure-format",),
+              type=click.Choice(["svg", "png"]), default="svg", show_default=True,
               help="Figures inlined as SVG markup or as PNG images.")
 @naming_options
 @statistics_options

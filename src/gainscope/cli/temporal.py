@@ -42,7 +42,7 @@ def temporal_group() -> None:
                    "from it (each one listed in the notes).")
 @click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
               help="Undefined values (no relevant document, no focus time): 0 in the mean, or left out.")
-@click.option("--baseline", default=None, help="The baseline system (default: the first in the file).")
+@click.option("--baseline", default=None, help="Name of the baseline run: a system of the file (default: the first).")
 @profile_option
 @statistics_options
 @click.option("-q", "--per-query", is_flag=True, help="Show the value of every query too.")

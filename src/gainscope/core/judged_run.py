@@ -2,9 +2,9 @@
 
 Building a :class:`JudgedRun` is where every ordering policy is applied, exactly once:
 
-1. the query universe is chosen (``missing_queries``): every judged query (``"zero"``, trec_eval ``-c``) or
-   only judged queries that also have a ranking (``"skip"``); ranked queries without any judgment are ignored
-   and reported;
+1. the query universe is chosen (``missing_queries``): every judged query (``"zero"``, trec_eval ``-c``, and
+   ``"empty"``) or only judged queries that also have a ranking (``"skip"``); ranked queries without any
+   judgment are ignored and reported;
 2. each run row gets the grade of its (query, doc) judgment, or NaN when the document is not judged;
    negative grades stay negative ("pooled but unjudged") unless ``negative_grades="nonrelevant"`` makes them 0;
 3. rows are ordered within each query (``ties``): trec_eval sorts by score descending and breaks ties by doc
@@ -461,13 +461,14 @@ def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies
             f"{len(ignored)} ranked quer{'y has' if len(ignored) == 1 else 'ies have'} no judgments and "
             f"{'is' if len(ignored) == 1 else 'are'} ignored: {format_ids(list(ignored))}"), stacklevel=3)
     if missing:
-        what = (f"scored 0 ({option('missing_queries', 'zero', cli='-c')}, as trec_eval -c)"
-                if policies.missing_queries == "zero"
-                else f"left out ({option('missing_queries', 'skip', cli='--skip-missing')})")
+        what = {"zero": f"scored 0 ({option('missing_queries', 'zero', cli='-c')}, as trec_eval -c)",
+                "skip": f"left out ({option('missing_queries', 'skip', cli='--skip-missing')})",
+                "empty": f"scored as {'an empty ranking' if len(missing) == 1 else 'empty rankings'} "
+                         f"({option('missing_queries', 'empty', cli='--profile quepid')})"}[policies.missing_queries]
         warnings.warn(QueryCoverageWarning(
             f"{len(missing)} judged quer{'y has' if len(missing) == 1 else 'ies have'} no ranking and "
             f"{'is' if len(missing) == 1 else 'are'} {what}: {format_ids(list(missing))}"), stacklevel=3)
-    universe = judged_q if policies.missing_queries == "zero" else [q for q in judged_q if q in ranked_set]
+    universe = judged_q if policies.missing_queries != "skip" else [q for q in judged_q if q in ranked_set]
     return universe, missing, ignored
 
 

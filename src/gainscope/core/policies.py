@@ -11,7 +11,10 @@ policy                 default            meaning
                                           tied documents are averaged (McSherry & Najork 2008, as scikit-learn);
                                           only for metrics that are linear in per-position gains.
 ``missing_queries``    ``"zero"``         a judged query with no ranking scores 0 and counts in the mean
-                                          (trec_eval ``-c``); ``"skip"`` leaves it out.
+                                          (trec_eval ``-c``); ``"skip"`` leaves it out; ``"empty"``: it is an
+                                          empty ranking, each metric gives its own value for no document
+                                          (Quepid runs its scorer on zero-result queries: nDCG 0, AP undefined
+                                          when nothing is relevant, avgRating100 null).
 ``depth``              ``None``           keep only the first ``depth`` documents of each ranking, after ordering
                                           (trec_eval ``-M``).
 ``judged_only``        ``False``          drop unjudged documents from rankings before scoring (trec_eval ``-J``).
@@ -51,7 +54,7 @@ __all__ = ["POSITIVE", "JudgedGrades", "Level", "Missing", "Negatives", "Policie
            "Undefined", "format_level", "is_level", "level_value"]
 
 Ties = Literal["trec_eval", "rank", "average"]
-Missing = Literal["zero", "skip"]
+Missing = Literal["zero", "skip", "empty"]
 Negatives = Literal["unjudged", "nonrelevant"]
 Undefined = Literal["zero", "skip"]
 JudgedGrades = Literal["as_is", "truncated"]
@@ -87,11 +90,17 @@ ScorePrecision = Literal["float64", "float32"]
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "ties": ("trec_eval", "rank", "average"),
-    "missing_queries": ("zero", "skip"),
+    "missing_queries": ("zero", "skip", "empty"),
     "negative_grades": ("unjudged", "nonrelevant"),
     "undefined": ("zero", "skip"),
     "judged_grades": ("as_is", "truncated"),
     "score_precision": ("float64", "float32"),
+}
+
+_MISSING_TEXT = {
+    "zero": "zero: judged queries without a ranking score 0 (trec_eval -c)",
+    "skip": "skip: judged queries without a ranking are left out",
+    "empty": "empty: judged queries without a ranking are empty rankings, scored by each metric (Quepid)",
 }
 
 _TIES_TEXT = {
@@ -160,8 +169,7 @@ class Policies:
         level_flag = "-l positive" if level == POSITIVE else "-l"
         return [
             ("ties", f"{self.ties}: {_TIES_TEXT[self.ties]}"),
-            ("missing queries", "zero: judged queries without a ranking score 0 (trec_eval -c)"
-             if self.missing_queries == "zero" else "skip: judged queries without a ranking are left out"),
+            ("missing queries", _MISSING_TEXT[self.missing_queries]),
             ("depth", "all documents" if self.depth is None else f"first {self.depth} per query (-M)"),
             ("judged only", "yes (-J)" if self.judged_only else "no"),
             ("relevance level", f"{format_level(level)} is relevant for binary metrics ({level_flag})"),

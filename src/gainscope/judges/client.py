@@ -112,11 +112,11 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any
 
 import httpx
 
-from gainscope.errors import JudgeRequestError, PolicyError
+from gainscope.errors import FatalRequestError, JudgeRequestError, PolicyError
 from gainscope.net.limits import Clock, Gate, Sleep
 from gainscope.net.redact import Redactor, clean_api_key, credential_values, mask_userinfo, printable_ascii
 from gainscope.net.retry import RETRYABLE_STATUSES, Unanswered, backoff_delay, retry_after_seconds
@@ -211,24 +211,6 @@ class ClientSettings:
 def _check(ok: bool, name: str, value: object, allowed: str) -> None:
     if not ok:
         raise PolicyError(f"client setting {name}={value!r} is not allowed; use {allowed}")
-
-
-class FatalRequestError(JudgeRequestError):
-    """The client has stopped: the server refused a request in a way that will not change, or stopped answering
-    (see the module docstring). Every later call raises it too, without sending anything.
-
-    ``reason``: ``"refused"`` (fix the API key, the model name, the base URL or the parameters, then run again) or
-    ``"not_answering"`` (the server at the base URL gives no answer). ``status``: the HTTP status of the refusal
-    (None when there was none). ``attempts``: the HTTP requests this call sent (0 for a call made after the stop).
-    ``fatal`` is always True: stop the run instead of going on with the next pair.
-    """
-
-    fatal: ClassVar[bool] = True
-
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1,
-                 reason: str = "refused") -> None:
-        super().__init__(message, status=status, attempts=attempts)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

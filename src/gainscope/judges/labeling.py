@@ -24,7 +24,6 @@ ends with every pair. A fatal client error (the server refuses every request) st
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -38,12 +37,12 @@ from gainscope.errors import (
     JudgeAnswerError,
     JudgeRequestError,
     PolicyError,
-    StoreError,
 )
 from gainscope.io.texts import Document, Query
 from gainscope.judges.answers import parse_answer
 from gainscope.judges.spec import JudgeSpec
 from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel, text_hash
+from gainscope.judges.stored import WAIT_POLL, Answer, StoredJudge
 
 __all__ = ["Budget", "Judge", "LLMJudge", "Prices", "Progress", "label_pairs"]
 
@@ -272,10 +271,6 @@ class Progress:
         return time.monotonic() - self.started
 
 
-#: seconds between polls of pairs another process is judging
-WAIT_POLL = 0.25
-
-
 async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Query],
                       documents: Mapping[str, Document], *, judge: LLMJudge, store: JudgmentStore,
                       budget: Budget = Budget(), workers: int = 8, skip_human: bool = True,
@@ -285,7 +280,7 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
     labels of the texts given now (a label of an older text of the same ids is not one of them)."""
     if budget.max_cost is not None and judge.prices is None:
         raise PolicyError("a cost budget needs prices (per million input and output tokens)")
-    store.register_judge(judge.spec.hash, judge.spec.canonical())
+    stored_judge = StoredJudge(judge, store, retry_failed=retry_failed)
     state = Progress(total=len(pairs))
     labels: dict[tuple[str, str], StoredLabel] = {}
     humans = store.human_pairs() if skip_human else set()
@@ -298,27 +293,25 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
             state.missing.append((q, d))
         else:
             query, doc = queries[q], documents[d]
-            stored = store.get(judge.key(query, doc))
-            if stored is not None and (stored.status == "ok" or not retry_failed):
-                state.cached += 1
-                if stored.status == "ok":
-                    labels[(q, d)] = stored
-                else:
-                    state.failures.append(stored)
-            else:
+            stored = stored_judge.lookup(query, doc)
+            if stored is None:
                 todo.append((query, doc))
+                continue
+            state.cached += 1
+            if stored.status == "ok":
+                labels[(q, d)] = stored
+            else:
+                state.failures.append(stored)
     spend = _Spend(budget, judge.prices)
     judge._spend = spend
     queue: asyncio.Queue[tuple[Query, Document]] = asyncio.Queue()
     for item in todo:
         queue.put_nowait(item)
     waiting: list[tuple[Query, Document]] = []  # claimed by another live process
-    in_flight: set[PairKey] = set()
     stop = asyncio.Event()
 
-    def took(query: Query, doc: Document, label: StoredLabel | None, fresh: bool) -> None:
-        if label is None:
-            return
+    def took(query: Query, doc: Document, answer: Answer) -> None:
+        label, fresh = answer.label, answer.fresh
         if label.status == "ok":
             labels[(query.query_id, doc.doc_id)] = label
             if fresh:
@@ -333,30 +326,6 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
         if progress is not None:
             progress(state)
 
-    async def one(query: Query, doc: Document) -> bool:
-        """Judge one pair if this process may; False when another live process holds it."""
-        key = judge.key(query, doc)
-        claim = store.claim(key)
-        if claim == "done":  # another process recorded it meanwhile
-            took(query, doc, store.get(key), fresh=False)
-            return True
-        if claim == "taken":
-            return False
-        in_flight.add(key)
-        try:
-            label = await judge.grade(query, doc)
-        except BaseException:
-            with contextlib.suppress(StoreError):  # a store that fails here: the claim is stale once we exit
-                store.release(key)
-            raise
-        finally:
-            in_flight.discard(key)
-        if store.record(label):
-            took(query, doc, label, fresh=True)
-        else:  # another process recorded a grade while this one failed: the grade stands
-            took(query, doc, store.get(key), fresh=False)
-        return True
-
     async def worker() -> None:
         while not stop.is_set():
             try:
@@ -364,25 +333,22 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
             except asyncio.QueueEmpty:
                 return
             try:
-                if not await one(query, doc):
-                    waiting.append((query, doc))
+                answer = await stored_judge.attempt(query, doc)
             except BudgetExceededError as exc:
                 state.budget_note = str(exc)
                 state.not_judged += 1
                 stop.set()
+                continue
             except JudgeRequestError as exc:  # fatal: the server refuses every request
                 state.fatal = str(exc)
                 state.not_judged += 1
                 stop.set()
+                continue
+            if answer is None:  # another live process holds it: looked at again once the others are done
+                waiting.append((query, doc))
+            else:
+                took(query, doc, answer)
 
-    async def heartbeat() -> None:
-        while True:
-            await asyncio.sleep(max(1.0, store.lease / 3))
-            for key in list(in_flight):
-                with contextlib.suppress(StoreError):  # the label's own write reports a failing store
-                    store.renew(key)
-
-    beat = asyncio.create_task(heartbeat())
     try:
         await _together(worker, workers)
         while waiting and not stop.is_set():  # pairs another process holds: its label, or ours once it lets go
@@ -392,7 +358,6 @@ async def label_pairs(pairs: Sequence[tuple[str, str]], queries: Mapping[str, Qu
                 queue.put_nowait(item)
             await _together(worker, workers)
     finally:
-        beat.cancel()
         judge._spend = None
     state.not_judged += queue.qsize()
     state.elsewhere = len(waiting)

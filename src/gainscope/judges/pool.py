@@ -23,7 +23,7 @@ __all__ = ["Rankings", "pairs_text", "pool_runs", "rankings", "read_pairs", "wri
 
 def _check_depth(depth: int | None) -> None:
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise PolicyError(f"the pool {option('depth', ..., cli='--depth')} must be an integer >= 1; got {depth!r}")
+        raise PolicyError(f"the pool {option('depth', ..., cli='--pool-depth')} must be an integer >= 1; got {depth!r}")
 
 
 def pool_runs(runs: Sequence[Run], depth: int) -> list[tuple[str, str]]:
@@ -31,7 +31,7 @@ def pool_runs(runs: Sequence[Run], depth: int) -> list[tuple[str, str]]:
     from gainscope.io.writers import trec_order
 
     if depth is None:
-        raise PolicyError(f"the pool {option('depth', ..., cli='--depth')} must be an integer >= 1; got None")
+        raise PolicyError(f"the pool {option('depth', ..., cli='--pool-depth')} must be an integer >= 1; got None")
     _check_depth(depth)
     seen: dict[tuple[str, str], None] = {}
     first_query: dict[str, int] = {}

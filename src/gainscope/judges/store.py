@@ -46,7 +46,7 @@ import sqlite3
 import stat
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
@@ -365,15 +365,6 @@ class JudgmentStore:
         """The stored label of ``key``, if any (ok or failed)."""
         row = self._db.execute(f"SELECT * FROM labels WHERE {_KEY}", key.values()).fetchone()
         return None if row is None else _label(row)
-
-    def ok_labels(self, keys: Sequence[PairKey]) -> dict[PairKey, StoredLabel]:
-        """The successful labels among ``keys``."""
-        out = {}
-        for key in keys:
-            label = self.get(key)
-            if label is not None and label.status == "ok":
-                out[key] = label
-        return out
 
     @_translated
     def human_pairs(self) -> set[tuple[str, str]]:

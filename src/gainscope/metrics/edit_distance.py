@@ -1,15 +1,15 @@
 """Edit distances between rating lists, for Quepid's ``editDistanceFromBest`` (the metric
 :class:`~gainscope.metrics.families.ratings.EditDistanceFromBest`, and the case scorers).
 
-Two variants (``distance=quepid|levenshtein`` on the metric; ``edit_distance=quepid-legacy|levenshtein`` in
-the case scorers, ``--edit-distance`` on the command line):
+Two variants (``distance=quepid|levenshtein`` on the metric, ``quepid`` by default; ``edit_distance=`` and
+``--edit-distance`` in the case scorers, where the JavaScript runtime spells ``quepid`` ``quepid-legacy``):
 
-``levenshtein`` (default)
+``levenshtein``
     The Levenshtein distance: the fewest insertions, deletions and substitutions that turn one list into the
     other, with ``D(i, 0) = i`` and ``D(0, j) = j``. This is what Quepid's documentation and the 2018 blog post
     describe ("the minimum number of edit operations").
 
-``quepid-legacy``
+``quepid`` (``quepid-legacy``)
     Quepid's shipped implementation (``ScorerFactory.editDistance`` in the browser), reproduced exactly. Its
     table has the base case ``D(-1, j) = D(i, -1) = 0`` instead of ``i`` and ``j``, so a prefix can be
     dropped for free: the result is never more than the Levenshtein distance and often less:

@@ -19,8 +19,9 @@ profile            conventions
 =================  ====================================================================================
 ``trec_eval``      trec_eval 10's (the default of every policy and parameter)
 ``quepid``         Quepid's built-in scorers: results in the order returned, relevant = rating > 0,
-                   judged pool truncated to integers, gain 2^r - 1, nDCG's ideal uncut, P over the
-                   documents returned; names NDCG_CUT, default, v1
+                   judged pool truncated to integers, a query without results scored as an empty list
+                   (``missing_queries="empty"``), gain 2^r - 1, nDCG's ideal uncut, P over the documents
+                   returned; names NDCG_CUT, default, v1
 ``tempoeval``      TempoEval 0.1.0: retrieved list in order, gain 2^g - 1 with the ideal from every gold
                    grade (``ideal=judged``, its gold mode), precision and MAP over the documents retrieved;
                    in the temporal adapter's focus-time and LLM modes the ideal from the top k retrieved
@@ -142,9 +143,11 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("trec_eval", "trec_eval 10's conventions, the default: ties by doc id descending, judged queries "
                          "without a ranking score 0 (-c), linear gain, ideals from every judgment, P@k over k"),
     Profile("quepid", "Quepid's built-in scorers: results in the order returned, relevant = rating > 0, the "
-                      "judged pool truncated to integers as Quepid stores it, gain 2^r - 1, nDCG's ideal from "
-                      "every rated document (uncut), P over the documents returned",
-            policies={"ties": "rank", "relevance_level": "positive", "judged_grades": "truncated"},
+                      "judged pool truncated to integers as Quepid stores it, a query without results scored as "
+                      "an empty list, gain 2^r - 1, nDCG's ideal from every rated document (uncut), P over the "
+                      "documents returned",
+            policies={"ties": "rank", "relevance_level": "positive", "judged_grades": "truncated",
+                      "missing_queries": "empty"},
             parameters={"nDCG": {"gain": "exponential", "ideal_depth": "all"}, "DCG": {"gain": "exponential"},
                         "P": {"denominator": "retrieved"}},
             names={"NDCG_CUT": ("nDCG", {"ideal_depth": "k"}), "default": ("QuepidV1", {}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import fields
 from typing import TypeVar
 
@@ -36,13 +37,15 @@ def register(cls: M) -> M:
     return cls
 
 
-def lookup(name: str) -> type[Metric]:
+def lookup(name: str, *, also: Iterable[str] = ()) -> type[Metric]:
     """The metric class for a canonical name or alias; UnknownMetricError with close matches otherwise.
 
-    A name that is a known one with a number glued on (``NDCG10``, ``P_5``, ``map10``) is suggested in the
-    ``@`` form (``nDCG@10``), when the metric takes an integer after ``@``. Plugins are loaded when a name is
-    not a built-in metric's (reading every installed package's entry points takes longer than evaluating a
-    small run).
+    ``also`` are more names the caller knows (a profile's: ``NDCG_CUT``, ``v1``), offered as close matches
+    too. A name that differs from a known one only in case gets that one alone (``ap``: ``AP``; ``ndcg_cut``:
+    ``NDCG_CUT``). A name that is a known one with a number glued on (``NDCG10``, ``P_5``, ``map10``) is
+    suggested in the ``@`` form (``nDCG@10``), when the metric takes an integer after ``@``. Plugins are
+    loaded when a name is not a built-in metric's (reading every installed package's entry points takes
+    longer than evaluating a small run).
     """
     _load_builtin()
     if name not in _REGISTRY and name not in _ALIASES:
@@ -55,12 +58,9 @@ def lookup(name: str) -> type[Metric]:
     if glued and base is not None and _int_at(base):
         close = [f"{base.name}@{int(glued.group(2))}"]
     else:
-        candidates = list(_REGISTRY) + list(_ALIASES)
-        close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-        if not close:
-            lowered = {c.lower(): c for c in candidates}
-            if name.lower() in lowered:
-                close = [lowered[name.lower()]]
+        candidates = list(_REGISTRY) + list(_ALIASES) + [n for n in also if n not in _REGISTRY and n not in _ALIASES]
+        same = [c for c in candidates if c.lower() == name.lower()]
+        close = same[:1] or difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise UnknownMetricError(f"unknown metric {name!r}.{hint} Run `gainscope metrics` to list every metric.")
 

@@ -80,7 +80,7 @@ def _parse(text: str, profile: Profile | None, policies: Policies) -> tuple[Metr
         target, fixed = profile.names[name][0], dict(profile.names[name][1])
         cls = lookup(target)
     else:
-        cls = lookup(name)
+        cls = lookup(name, also=profile.names)
     defaults = profile.parameter_defaults(cls.name, policies)
     given = {**fixed, **params}
     metric = build_metric(cls, {**defaults, **given}, at_value, has_at, text)

@@ -4,7 +4,8 @@ coverage, the kappas and alphas, the confusion matrix, and per metric both leade
 from __future__ import annotations
 
 from gainscope.agreement import Agreement, LabelAgreement, RankingAgreement
-from gainscope.render.text import fmt_number, text_table
+from gainscope.errors import UnknownFormatError
+from gainscope.render.text import fmt_number, markdown_table, text_table
 
 __all__ = ["AGREEMENT_FORMATS", "render_agreement"]
 
@@ -108,19 +109,17 @@ def _table(a: Agreement) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def _markdown(a: Agreement) -> str:
-    from gainscope.render.results import _markdown as md_table
-
+def _markdown_report(a: Agreement) -> str:
     blocks = ["**coverage**\n\n" + "\n".join(f"- {line}" for line in coverage_lines(a.labels, a.names)),
-              md_table(["label agreement", "value"], _statistic_rows(a.labels))]
+              markdown_table(["label agreement", "value"], _statistic_rows(a.labels))]
     undefined = _undefined_lines(a.labels, a.rankings)
     if undefined:
         blocks.append("\n".join(f"- {line}" for line in undefined))
     header, rows = _confusion_rows(a.labels, a.names)
-    blocks.append(f"**confusion matrix** (rows {a.names[0]}, columns {a.names[1]})\n\n" + md_table(header, rows))
+    blocks.append(f"**confusion matrix** (rows {a.names[0]}, columns {a.names[1]})\n\n" + markdown_table(header, rows))
     for r in a.rankings:
         header, rows = _leaderboard_rows(r, a.names)
-        blocks.append(f"**systems by {r.metric}**\n\n{md_table(header, rows)}\n\n{correlation_line(r, a.names)}")
+        blocks.append(f"**systems by {r.metric}**\n\n{markdown_table(header, rows)}\n\n{correlation_line(r, a.names)}")
     conv = _settings_lines(a)
     blocks.append("**conventions**\n\n" + "\n".join(f"- {line.strip()}" for line in conv[1:]))
     return "\n\n".join(blocks) + "\n"
@@ -131,7 +130,7 @@ def render_agreement(a: Agreement, fmt: str) -> str:
     if fmt == "table":
         return _table(a)
     if fmt == "markdown":
-        return _markdown(a)
+        return _markdown_report(a)
     if fmt == "json":
         return a.to_json(indent=2) + "\n"
-    raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(AGREEMENT_FORMATS)}")
+    raise UnknownFormatError(f"unknown format {fmt!r}; use one of {', '.join(AGREEMENT_FORMATS)}")

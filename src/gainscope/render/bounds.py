@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gainscope.bounds import Bounds, DifferenceBound
-from gainscope.render.results import _markdown
-from gainscope.render.text import CsvWriter, fmt_number, text_table
+from gainscope.render.text import CsvWriter, fmt_number, markdown_table, text_table
 
 __all__ = ["BOUNDS_FORMATS", "COMPARE_BOUNDS_FORMATS", "render_bounds", "render_comparison_with_bounds",
            "render_difference_bounds", "render_results_with_bounds"]
@@ -100,11 +99,11 @@ def render_bounds(bounds: Sequence[Bounds], fmt: str, *, per_query: bool = False
                                          b.high[i, j], b.judged[i, j], b.claims[j].bounded])
         return buffer.getvalue()
     header, rows = _rows(bounds, False, marks)
-    blocks = [_title(bounds[0].top_grade), _markdown(header, rows) if fmt == "markdown" else text_table(
+    blocks = [_title(bounds[0].top_grade), markdown_table(header, rows) if fmt == "markdown" else text_table(
         header, rows, align=["l", "l", "r", "r", "r", "l"])]
     if per_query:
         header, rows = _rows(bounds, True, marks)
-        blocks.append(_markdown(header, rows) if fmt == "markdown" else text_table(header, rows))
+        blocks.append(markdown_table(header, rows) if fmt == "markdown" else text_table(header, rows))
     blocks.append("\n".join(legend))
     return "\n\n".join(blocks) + "\n"
 
@@ -133,7 +132,7 @@ def render_difference_bounds(rows: Sequence[DifferenceBound], fmt: str) -> str:
               f"{fmt_number(r.judged_baseline)}", marks[r.metric]] for r in rows]
     title = ("what the unjudged documents could change: each difference with every run's unjudged documents within "
              "the metric's depth as not relevant or as relevant at the top grade, each run on its own")
-    body = _markdown(header, table) if fmt == "markdown" else text_table(
+    body = markdown_table(header, table) if fmt == "markdown" else text_table(
         header, table, align=["l", "l", "r", "l", "l", "r", "l"])
     return "\n\n".join([title, body, "\n".join(legend)]) + "\n"
 

@@ -13,8 +13,8 @@ import math
 from collections.abc import Sequence
 
 from gainscope.compare import CORRECTION_NAMES, TESTS, Comparison, ComparisonRow
-from gainscope.render.results import _markdown
-from gainscope.render.text import csv_text, fmt_number, text_table
+from gainscope.errors import UnknownFormatError
+from gainscope.render.text import csv_text, fmt_number, markdown_table, text_table
 
 __all__ = ["COMPARE_FORMATS", "SHORT_TEST_NAMES", "comparison_lines", "fmt_p", "mark", "render_comparison"]
 
@@ -147,7 +147,7 @@ def render_comparison(c: Comparison, fmt: str) -> str:
         header, rows = _detail_rows(c)
         md = fmt == "markdown"
         conv = comparison_lines(c)
-        body = _markdown(header, rows) if md else text_table(header, rows, align=_align(header))
+        body = markdown_table(header, rows) if md else text_table(header, rows, align=_align(header))
         if md:
             notes = "\n".join(f"- {line.strip()}" for line in conv if not line.endswith(":"))
             return body + "\n\n**settings and conventions**\n\n" + notes + "\n"
@@ -158,7 +158,7 @@ def render_comparison(c: Comparison, fmt: str) -> str:
         return c.to_json(indent=2) + "\n"
     if fmt == "csv":
         return _csv(c)
-    raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(COMPARE_FORMATS)}")
+    raise UnknownFormatError(f"unknown format {fmt!r}; use one of {', '.join(COMPARE_FORMATS)}")
 
 
 def _align(header: Sequence[str]) -> list[str]:

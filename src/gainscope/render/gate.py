@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+from gainscope.errors import UnknownFormatError
 from gainscope.gate import Check, GateReport
-from gainscope.render.results import _markdown
+from gainscope.render.text import markdown_table
 
 __all__ = ["GATE_FORMATS", "render_gate", "render_junit"]
 
@@ -37,9 +38,9 @@ def render_gate(report: GateReport, fmt: str = "text") -> str:
     if fmt == "markdown":
         rows = [["✅" if c.passed else "❌", c.kind, f"`{c.text}`", c.detail + (f" ({c.where})" if c.where else "")]
                 for c in checks]
-        return f"**{_verdict(report)}**\n\n" + _markdown(["", "kind", "check", "detail"], rows) + "\n"
+        return f"**{_verdict(report)}**\n\n" + markdown_table(["", "kind", "check", "detail"], rows) + "\n"
     if fmt != "text":
-        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(GATE_FORMATS)}")
+        raise UnknownFormatError(f"unknown format {fmt!r}; use one of {', '.join(GATE_FORMATS)}")
     width = max((len(c.text) for c in checks), default=0)
     lines = [_verdict(report), *(_line(c, width) for c in checks)]
     profile = report.results[0].profile if report.results else None

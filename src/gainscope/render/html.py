@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from typing import Self, TypeGuard
 
 from gainscope._version import __version__
+from gainscope.errors import RenderError
 from gainscope.render.text import fmt_number
 
 __all__ = ["Cell", "HtmlPage", "content_security_policy"]
@@ -191,7 +192,7 @@ def _css_text(value: str, what: str) -> str:
     """CSS taken out of SVG markup, unescaped, for the page's style block; ``<`` would end that block."""
     text = html.unescape(value).strip()
     if "<" in text:
-        raise ValueError(f"svg {what} holds '<': {text[:80]!r}")
+        raise RenderError(f"svg {what} holds '<': {text[:80]!r}")
     return text
 
 
@@ -248,17 +249,17 @@ def _numeric_columns(rows: Sequence[Sequence[Cell]], width: int) -> list[bool]:
 
 def _check_length(name: str, values: Sequence[object] | None, expected: int, what: str) -> None:
     if values is not None and len(values) != expected:
-        raise ValueError(f"{name} has {len(values)} entries; the table has {expected} {what}")
+        raise RenderError(f"{name} has {len(values)} entries; the table has {expected} {what}")
 
 
 def _clean_svg(svg: str) -> str:
     """SVG markup ready to inline: no XML declaration, DOCTYPE, metadata or comments; only internal references."""
     cleaned = _SVG_NOISE.sub("", _DOCTYPE.sub("", _XML_DECLARATION.sub("", svg))).strip()
     if not cleaned.lower().startswith("<svg"):
-        raise ValueError("svg must be SVG markup starting with <svg (after an optional XML declaration/DOCTYPE)")
+        raise RenderError("svg must be SVG markup starting with <svg (after an optional XML declaration/DOCTYPE)")
     external = _SVG_REFERENCE.search(cleaned)
     if external:
-        raise ValueError(
+        raise RenderError(
             f"svg refers to {external.group(1)!r}; only #fragment and data: references can be shown offline"
         )
     return cleaned
@@ -298,7 +299,7 @@ class HtmlPage:
                                      "style attribute")
             markup = markup[:found.start()] + markup[found.end():]
             if _STYLE_ATTRIBUTE.search(markup):
-                raise ValueError(f"svg element with two style attributes: {match.group(0)[:80]!r}")
+                raise RenderError(f"svg element with two style attributes: {match.group(0)[:80]!r}")
             if not declarations:
                 return markup
             name = self._svg_classes.setdefault(declarations, f"gs-s{len(self._svg_classes) + 1}")
@@ -332,7 +333,7 @@ class HtmlPage:
     def heading(self, text: str, level: int = 2) -> Self:
         """A heading ``<h{level}>``; level 1 is the page title's, so sections usually use 2 and below."""
         if not 1 <= level <= 6:
-            raise ValueError(f"heading level must be 1 to 6, got {level}")
+            raise RenderError(f"heading level must be 1 to 6, got {level}")
         return self._add(f"<h{level}>{_text(text)}</h{level}>")
 
     def paragraph(self, text: str) -> Self:
@@ -365,7 +366,7 @@ class HtmlPage:
         width = len(header)
         for i, row in enumerate(rows):
             if len(row) != width:
-                raise ValueError(f"row {i} has {len(row)} cells; the header has {width}")
+                raise RenderError(f"row {i} has {len(row)} cells; the header has {width}")
         _check_length("numeric", numeric, width, "columns")
         _check_length("row_classes", row_classes, len(rows), "rows")
         _check_length("cell_classes", cell_classes, len(rows), "rows")
@@ -400,7 +401,7 @@ class HtmlPage:
     def _row(row: Sequence[Cell], kinds: Sequence[bool], row_class: str | None,
              cell_classes: Sequence[str | None] | None) -> str:
         if cell_classes is not None and len(cell_classes) != len(row):
-            raise ValueError(f"cell_classes has {len(cell_classes)} entries for a row of {len(row)} cells")
+            raise RenderError(f"cell_classes has {len(cell_classes)} entries for a row of {len(row)} cells")
         extras = cell_classes if cell_classes is not None else [None] * len(row)
         cells = "".join(_cell(v, k, c) for v, k, c in zip(row, kinds, extras, strict=True))
         tokens = " ".join(sanitize_id(c, "c") for c in (row_class or "").split())
@@ -412,13 +413,13 @@ class HtmlPage:
         ``alt`` describes the image for screen readers; ``caption`` is shown under it.
         """
         if (svg is None) == (png is None):
-            raise ValueError("figure takes exactly one of svg= or png=")
+            raise RenderError("figure takes exactly one of svg= or png=")
         if svg is not None:
             markup = self._svg_styles_to_classes(_clean_svg(svg))
             image = f'<div class="svg" role="img" aria-label="{_text(alt)}">{markup}</div>'
         elif png is not None:
             if not png.startswith(PNG_SIGNATURE):
-                raise ValueError("png must be the bytes of a PNG file (they start with \\x89PNG)")
+                raise RenderError("png must be the bytes of a PNG file (they start with \\x89PNG)")
             data = base64.b64encode(png).decode("ascii")
             image = f'<img src="data:image/png;base64,{data}" alt="{_text(alt)}">'
         cap = f"<figcaption>{_text(caption)}</figcaption>" if caption else ""
@@ -441,7 +442,7 @@ class HtmlPage:
     def render(self) -> str:
         """The whole page as one string (deterministic: the same calls give the same bytes)."""
         if len(self._blocks) != 1:
-            raise RuntimeError("render() called inside an unfinished details() section")
+            raise RenderError("render() called inside an unfinished details() section")
         body = "\n".join(self._blocks[0])
         style = self._style()
         return (

@@ -18,9 +18,9 @@ import math
 import warnings
 from collections.abc import Sequence
 
-from gainscope.errors import InputWarning
+from gainscope.errors import InputWarning, UnknownFormatError
 from gainscope.metrics.profiles import ProfileUse
-from gainscope.render.text import csv_text, fmt_number, text_table
+from gainscope.render.text import csv_text, fmt_number, markdown_table, text_table
 from gainscope.results import Results
 
 __all__ = ["FORMATS", "conventions_lines", "profile_pairs", "render_results"]
@@ -75,7 +75,7 @@ def _summary_table(results: Sequence[Results], markdown: bool) -> str:
     header = ["metric", *[r.run_name for r in results]]
     rows = [[name, *[fmt_number(r.aggregates[name]) for r in results]] for name in names]
     if markdown:
-        return _markdown(header, rows)
+        return markdown_table(header, rows)
     return text_table(header, rows)
 
 
@@ -85,28 +85,8 @@ def _per_query_table(r: Results, markdown: bool) -> str:
     agg = r.aggregates
     rows.append(["all", *[fmt_number(agg[n]) for n in r.metric_names]])
     if markdown:
-        return _markdown(header, rows)
+        return markdown_table(header, rows)
     return text_table(header, rows)
-
-
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell.strip().lstrip("<").replace("%", ""))
-    except ValueError:
-        return cell.strip() in ("", "-", "inf", "-inf")
-    return True
-
-
-def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A pipe table: columns of numbers right-aligned, text left-aligned (the first column always left)."""
-    def esc(s: str) -> str:
-        return s.replace("|", "\\|")
-
-    numeric = [i > 0 and all(_is_number(r[i]) for r in rows) for i in range(len(header))]
-    out = ["| " + " | ".join(esc(h) for h in header) + " |",
-           "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
-    out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
-    return "\n".join(out)
 
 
 def _warn_query_named_all(results: Sequence[Results], fmt: str) -> None:
@@ -167,4 +147,4 @@ def render_results(results: Sequence[Results], fmt: str, *, per_query: bool = Fa
             for m, v in zip(r.metrics, r.aggregates.values(), strict=True):
                 rows.append([r.run_name, "all", str(m), "" if math.isnan(v) else repr(float(v)), m.aggregate])
         return csv_text(rows)
-    raise ValueError(f"unknown format {fmt!r}")
+    raise UnknownFormatError(f"unknown format {fmt!r}")

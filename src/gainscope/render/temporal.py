@@ -15,10 +15,9 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from gainscope.errors import PolicyError
+from gainscope.errors import PolicyError, UnknownFormatError
 from gainscope.render.compare import render_comparison
-from gainscope.render.results import _markdown
-from gainscope.render.text import CsvWriter, fmt_number, text_table
+from gainscope.render.text import CsvWriter, fmt_number, markdown_table, text_table
 
 if TYPE_CHECKING:  # the adapter's types only: renderers import no adapter
     from gainscope.temporal.batch import Evaluation
@@ -80,7 +79,7 @@ def _focus_times_text(ev: Evaluation, md: bool) -> str:
                 rows.append(["", d.doc_id, str(d.focus_time), how])
         header = ["query", "of", "focus time", "how"]
         title = f"### focus times, {system}" if md else f"focus times, system {system}"
-        blocks.append(title + "\n" + (_markdown(header, rows) if md else text_table(header, rows, align="llll")))
+        blocks.append(title + "\n" + (markdown_table(header, rows) if md else text_table(header, rows, align="llll")))
     return "\n\n".join(blocks)
 
 
@@ -95,7 +94,7 @@ def render_evaluation(ev: Evaluation, fmt: str, *, per_query: bool = False, focu
         if per_query:
             for system in ev.systems:
                 header = ["query", *ev.metrics]
-                table = _markdown(header, _per_query_rows(ev, system)) if md else \
+                table = markdown_table(header, _per_query_rows(ev, system)) if md else \
                     text_table(header, _per_query_rows(ev, system))
                 blocks.append((f"### {system}" if md else f"system {system}") + "\n" + table)
         if focus_times and ev.focus_times:
@@ -139,4 +138,4 @@ def render_evaluation(ev: Evaluation, fmt: str, *, per_query: bool = False, focu
                 mean = ev.comparison.row(m, s).mean
                 w.writerow([s, "all", m, "" if math.isnan(mean) else repr(mean)])
         return buf.getvalue()
-    raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(TEMPORAL_FORMATS)}")
+    raise UnknownFormatError(f"unknown format {fmt!r}; use one of {', '.join(TEMPORAL_FORMATS)}")

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TextIO
 
-__all__ = ["CsvWriter", "csv_cell", "csv_text", "fmt_number", "text_table"]
+__all__ = ["CsvWriter", "csv_cell", "csv_text", "fmt_number", "markdown_table", "text_table"]
 
 
 def fmt_number(x: float | None, digits: int = 4) -> str:
@@ -44,6 +44,27 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: S
     mid = "├─" + "─┼─".join("─" * w for w in widths) + "─┤"
     bottom = "└─" + "─┴─".join("─" * w for w in widths) + "─┘"
     out = [top, line(header), mid, *(line(r) for r in rows), bottom]
+    return "\n".join(out)
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell.strip().lstrip("<").replace("%", ""))
+    except ValueError:
+        return cell.strip() in ("", "-", "inf", "-inf")
+    return True
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A pipe table (every markdown table gainscope prints): columns of numbers right-aligned, text left-aligned
+    (the first column always left); ``|`` in a cell is escaped."""
+    def esc(s: str) -> str:
+        return s.replace("|", "\\|")
+
+    numeric = [i > 0 and all(_is_number(r[i]) for r in rows) for i in range(len(header))]
+    out = ["| " + " | ".join(esc(h) for h in header) + " |",
+           "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
     return "\n".join(out)
 
 

@@ -13,8 +13,10 @@ recorded before, and a rerun into the same snapshot sends only what is missing (
 
 Storage: SQLite (WAL) by default (:meth:`SnapshotStore.open`). Every statement is plain enough for PostgreSQL too
 (TEXT, BIGINT, DOUBLE PRECISION, text ids made by the caller, ``INSERT ... ON CONFLICT ... DO UPDATE``) and goes
-through a DB-API cursor with explicit commits, so a workspace in PostgreSQL can hold the same tables:
-``SnapshotStore(connection, path=..., paramstyle="format")`` then :meth:`~SnapshotStore.create_schema` (only
+through a DB-API cursor with explicit commits (:class:`gainscope.io.database.Database`, the one way gainscope speaks
+to a database), so a workspace in PostgreSQL can hold the same tables: ``SnapshotStore(connection, path=...,
+paramstyle="format")``, or ``SnapshotStore(database, path=...)`` over a :class:`~gainscope.io.database.Database`
+shared with other stores (the dashboard's workspace), then :meth:`~SnapshotStore.create_schema` (only
 :meth:`~SnapshotStore.open`'s checks of an SQLite file, and the translation of sqlite3 errors, are SQLite's).
 """
 
@@ -24,14 +26,14 @@ import datetime
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from gainscope.errors import InputError, StoreError
+from gainscope.io.database import Database
 from gainscope.search.engine import Hit
 
 __all__ = ["QueryResult", "Snapshot", "SnapshotStore", "utc_now"]
@@ -110,9 +112,14 @@ class SnapshotStore:
     context manager, or call :meth:`close`."""
 
     def __init__(self, connection: Any, *, path: str, paramstyle: str = "qmark") -> None:
-        self._db = connection
+        if isinstance(connection, Database):  # a database shared with other stores (the dashboard's workspace)
+            self.database = connection
+        else:
+            self.database = Database(connection, path=path, paramstyle=paramstyle,
+                                     translate=lambda exc: _translated(exc, Path(path))
+                                     if isinstance(exc, sqlite3.Error) else None)
+        self._db = self.database.connection
         self.path = path
-        self._mark = "?" if paramstyle == "qmark" else "%s"
 
     @classmethod
     def open(cls, path: str | Path, *, readonly: bool = False) -> SnapshotStore:
@@ -137,13 +144,13 @@ class SnapshotStore:
 
     def _setup(self, readonly: bool) -> None:
         db = self._db
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = {row[0] for row in self._query("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if tables and "gainscope_store" not in tables:
             raise StoreError(f"{self.path} is an SQLite database of another program (tables: "
                              f"{', '.join(sorted(tables)[:5])}); it is left untouched: choose another --snapshot file",
                              path=self.path)
         if tables:
-            meta = dict(db.execute("SELECT key, value FROM gainscope_store").fetchall())
+            meta = dict(self._query("SELECT key, value FROM gainscope_store"))
             if meta.get("kind") != KIND:
                 raise StoreError(f"{self.path} is a gainscope store of another kind ({meta.get('kind')!r}), not a "
                                  "snapshot store; choose another --snapshot file", path=self.path)
@@ -159,32 +166,13 @@ class SnapshotStore:
         self.create_schema()
 
     # ---------------------------------------------------------------------------------------- plumbing
-    def _sql(self, statement: str) -> str:
-        return statement if self._mark == "?" else statement.replace("?", self._mark)
-
     def _query(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
         """The rows of a SELECT (the statement written with ``?`` marks)."""
-        with self._guard():
-            cursor = self._db.cursor()
-            try:
-                cursor.execute(self._sql(statement), tuple(params))
-                return list(cursor.fetchall())
-            finally:
-                cursor.close()
+        return self.database.query(statement, params)
 
     def _write(self, *statements: tuple[str, Sequence[Any]]) -> None:
         """Run ``statements`` in one transaction: committed together, or rolled back."""
-        with self._guard():
-            cursor = self._db.cursor()
-            try:
-                for statement, params in statements:
-                    cursor.execute(self._sql(statement), tuple(params))
-                self._db.commit()
-            except BaseException:
-                self._db.rollback()
-                raise
-            finally:
-                cursor.close()
+        self.database.write(*statements)
 
     def create_schema(self) -> None:
         """Create the tables when they do not exist (portable SQL: SQLite and PostgreSQL), and mark the database
@@ -194,16 +182,9 @@ class SnapshotStore:
             self._write(("INSERT INTO gainscope_store (key, value) VALUES (?, ?)", ("kind", KIND)),
                         ("INSERT INTO gainscope_store (key, value) VALUES (?, ?)", ("schema", SCHEMA_VERSION)))
 
-    @contextmanager
-    def _guard(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise _translated(exc, Path(self.path)) from None
-
     def close(self) -> None:
         """Close the database."""
-        self._db.close()
+        self.database.close()
 
     def __enter__(self) -> SnapshotStore:
         return self

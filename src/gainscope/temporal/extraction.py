@@ -98,7 +98,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gainscope.errors import InputError, MissingDependencyError, PolicyError
+from gainscope.errors import InputError, MissingDependencyError, PolicyError, UnresolvedTimeError
 from gainscope.temporal.focus_time import FocusTime, FocusTimeLike, as_focus_time
 
 __all__ = ["PERIODS", "Extraction", "Mention", "Reference", "UnresolvedTimeError", "extract_focus_time",
@@ -428,17 +428,6 @@ def _count_after(text: str, end: int) -> str:
 def _has_year_context(text: str, start: int, end: int) -> bool:
     return bool(_YEAR_CONTEXT_BEFORE.search(text[max(0, start - 24):start])
                 or _YEAR_CONTEXT_AFTER.match(text, end))
-
-
-class UnresolvedTimeError(InputError):
-    """A relative time expression (``expression``, at ``start:end`` in the text) and no reference date to resolve
-    it against. Callers with other ways to give a reference (the command line) reword it from these fields."""
-
-    def __init__(self, expression: str, start: int, end: int) -> None:
-        self.expression, self.start, self.end = expression, start, end
-        super().__init__(f"{expression!r} (characters {start}-{end}) is a relative time expression and there is no "
-                         "reference date to resolve it against; give reference_date= (the wall clock is never "
-                         "used), or unresolved='report' to list it without years")
 
 
 def _no_reference(text: str, start: int, end: int) -> InputError:

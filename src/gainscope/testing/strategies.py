@@ -149,7 +149,7 @@ def policies(**fixed: Any) -> st.SearchStrategy[Policies]:
     are not generated."""
     choices: dict[str, st.SearchStrategy[Any]] = {
         "ties": st.sampled_from(("trec_eval", "rank", "average")),
-        "missing_queries": st.sampled_from(("zero", "skip")),
+        "missing_queries": st.sampled_from(("zero", "skip", "empty")),
         "depth": st.one_of(st.none(), st.integers(1, 12)),
         "judged_only": st.booleans(),
         "relevance_level": st.sampled_from((1, 1, 2, 3, 0, 0.5, 1.5, "positive")),

@@ -11,6 +11,7 @@ import math
 import pytest
 
 from gainscope import Judgments, Run, evaluate
+from gainscope.core.policies import Policies
 from gainscope.errors import InputWarning, PolicyError, QueryCoverageWarning, UndefinedMetricWarning
 
 L3 = 1 / math.log2(3)
@@ -99,6 +100,34 @@ def test_missing_queries_zero_or_skip():
         res = evaluate_dicts(qrels, run, ["P@1", "NumQ"], missing_queries="skip")
     assert res.per_query("P@1") == {"q1": 1.0}
     assert res["P@1"] == 1.0 and res["NumQ"] == 1
+
+
+def test_missing_queries_empty_scores_each_metric_on_an_empty_ranking():
+    # q2 is judged (b rated 0: nothing relevant) but not ranked; q3 judged (c rated 2), not ranked.
+    # "zero" gives 0 to every metric there; "empty" gives each metric's value for no document retrieved:
+    # P@1 = 0 / 1 = 0; AP = 0 / R: q3 0 / 1 = 0, q2 0 / 0 undefined; RR 0; avgRating100 nothing rated: undefined
+    qrels = {"q1": {"a": 1}, "q2": {"b": 0}, "q3": {"c": 2}}
+    run = {"q1": ["a"]}
+    with pytest.warns(QueryCoverageWarning, match=r"2 judged queries have no ranking and are scored as empty "
+                                                  r"rankings \(missing_queries='empty'\): q2, q3"):
+        res = evaluate_dicts(qrels, run, ["P@1", "AP", "RR", "avgRating100@5", "NumQ"], missing_queries="empty",
+                             undefined="skip")
+    assert res.per_query("P@1") == {"q1": 1.0, "q2": 0.0, "q3": 0.0}
+    ap = res.per_query("AP")
+    assert ap["q1"] == 1.0 and math.isnan(ap["q2"]) and ap["q3"] == 0.0
+    assert res.per_query("RR") == {"q1": 1.0, "q2": 0.0, "q3": 0.0}
+    assert [math.isnan(v) for v in res.per_query("avgRating100@5").values()] == [False, True, True]
+    assert res["NumQ"] == 3
+    # under "zero" (trec_eval -c) the same queries score 0, AP included: no undefined value
+    with pytest.warns(QueryCoverageWarning, match="scored 0"):
+        zero = evaluate_dicts(qrels, run, ["AP"], undefined="skip")
+    assert zero.per_query("AP") == {"q1": 1.0, "q2": 0.0, "q3": 0.0}
+    with pytest.warns(QueryCoverageWarning, match=r"1 judged query has no ranking and is scored as an empty "
+                                                  r"ranking \(missing_queries='empty'\): q2$"):
+        evaluate_dicts({"q1": {"a": 1}, "q2": {"b": 0}}, run, ["P@1"], missing_queries="empty")
+    assert Policies(missing_queries="empty").describe()[1] == (
+        "missing queries", "empty: judged queries without a ranking are empty rankings, scored by each metric "
+        "(Quepid)")
 
 
 def test_run_only_queries_are_ignored():

@@ -26,6 +26,21 @@ def value(metric: str, qrels=BLOG_QRELS, run=BLOG_RUN, query: str = "q", **polic
     return res.per_query(metric)[query]
 
 
+# ---------------------------------------------------------------------------------------------- avgRating
+def test_avg_rating_is_the_mean_of_the_rated_and_null_without_one():
+    # (10 + 8 + 9 + 5 + 1 + 4) / 6 rated = 37 / 6 = 6.1667 (the four unrated are left out, not 0)
+    assert value("avgRating@10") == pytest.approx(37 / 6)
+    assert value("avgRating@3") == 9.0  # (10 + 8 + 9) / 3
+    # truncated first: 2.7 and 1.2 -> 2 and 1; a mean of 0 is a number here (avgRating100 makes it null)
+    res = evaluate(Judgments.from_dict({"q": {"a": 2.7, "b": 1.2}, "z": {"c": 0}, "n": {"d": 1}}),
+                   Run.from_dict({"q": ["a", "b"], "z": ["c"], "n": ["u"]}), ["avgRating@5", "avgRating100@5"],
+                   undefined="skip", max_grade=3)
+    assert res.per_query("avgRating@5")["q"] == 1.5 and res.per_query("avgRating@5")["z"] == 0.0
+    assert math.isnan(res.per_query("avgRating@5")["n"])  # nothing rated within k: null
+    assert math.isnan(res.per_query("avgRating100@5")["z"])  # 0 -> Quepid's !avg -> null
+    assert type(res.metrics[0]).undefined_is_null
+
+
 # ---------------------------------------------------------------------------------------------- avgRating100
 def test_avg_rating100_on_the_blogs_example():
     # 10 + 8 + 9 + 5 + 1 + 4 = 37 over 6 rated (the unrated are left out, not 0): 37/6 = 6.1667;

@@ -1,5 +1,5 @@
-"""Quepid's legacy rating scorers as declared metrics: avgRating100@k, editDistanceFromBest@k, QuepidV1@k (the
-"default" v1 scorer) and the 2018 blog's NDCG (blogNDCG@k).
+"""Quepid's legacy rating scorers as declared metrics: avgRating@k (the mean under avgRating100), avgRating100@k,
+editDistanceFromBest@k, QuepidV1@k (the "default" v1 scorer) and the 2018 blog's NDCG (blogNDCG@k).
 
 Quepid calls a document's grade its *rating*; the notation here: ``r_i`` the rating at rank i (None when the
 document is not rated: absent from the judgments, or a negative grade under ``negative_grades="unjudged"``),
@@ -9,10 +9,11 @@ document is not rated: absent from the judgments, or a negative grade under ``ne
 definition. The ``judged_grades="truncated"`` policy (the quepid profile) truncates the judged pool for every
 metric, as Quepid's ``bestDocs`` hold ``parseInt(rating)``.
 
-Undefined values: avgRating100 and QuepidV1 are undefined where Quepid's script sets ``null`` (nothing rated
-within k, or a mean rating of 0): ``undefined_is_null``, which the case view reads to label such queries
-``zsr``/``--``. A judged query without a ranking keeps its own value here (no results: null for those two, the
-distance of an empty list for editDistanceFromBest), not the 0 of ``missing_queries="zero"``.
+Undefined values: avgRating, avgRating100 and QuepidV1 are undefined where Quepid's script sets ``null``
+(nothing rated within k; for the last two also a mean rating of 0): ``undefined_is_null``, which the case view
+reads to label such queries ``zsr``/``--``. A judged query without a ranking keeps its own value here (no
+results: null for those, the distance of an empty list for editDistanceFromBest), not the 0 of
+``missing_queries="zero"``.
 
 References: Quepid's ``ScorerFactory.js`` (``avgRating100``, ``editDistanceFromBest``) and its default scorer
 (v1); B. Rigaldies, "How to Implement a Normalized Discounted Cumulative Gain (NDCG) Ranking Quality Scorer in
@@ -44,7 +45,7 @@ from gainscope.metrics.edit_distance import NO_RATING, edit_distances, levenshte
 from gainscope.metrics.families.graded import NDCG
 from gainscope.metrics.registry import register
 
-__all__ = ["AvgRating100", "BlogNDCG", "EditDistanceFromBest", "QuepidV1"]
+__all__ = ["AvgRating", "AvgRating100", "BlogNDCG", "EditDistanceFromBest", "QuepidV1"]
 
 _K = "rank depth k (Quepid's count)"
 _MAX = ("top of the rating scale; None = the evaluation's max_grade, else the largest judged grade (Quepid: the "
@@ -72,14 +73,69 @@ def _avg100(mean: np.ndarray, scale: float) -> np.ndarray:
     return out
 
 
-def _ref_avg100(q: RankedQuery, k: int, scale: float) -> float:
+def _ref_avg(q: RankedQuery, k: int) -> float:
     rated = [math.trunc(g) for g in q.grades[:k] if g is not None and is_judged(g)]
-    if not rated:
-        return math.nan
-    avg = sum(rated) / len(rated)
-    if not avg or scale <= 0:
+    return sum(rated) / len(rated) if rated else math.nan
+
+
+def _ref_avg100(q: RankedQuery, k: int, scale: float) -> float:
+    avg = _ref_avg(q, k)
+    if math.isnan(avg) or not avg or scale <= 0:
         return math.nan
     return float(math.floor(avg * (100 / scale)))
+
+
+def _explain_avg(metric: Metric, q: RankedQuery, k: int, value: float, formula: str,
+                 note: str) -> Explanation:
+    """Position by position: each of the first k documents' truncated rating and whether it is rated."""
+    steps = []
+    total = 0.0
+    count = 0
+    for i, (doc, g) in enumerate(zip(q.doc_ids, q.grades, strict=True), start=1):
+        if i > k:
+            break
+        rated = g is not None and is_judged(g)
+        rating = float(math.trunc(g)) if rated and g is not None else 0.0
+        total += rating
+        count += rated
+        steps.append(Step(i, doc, g, rating, 1.0 if rated else 0.0, rating, total))
+    return Explanation(str(metric), q.query_id, tuple(steps), (), total, float(count), value, formula,
+                       ("rating", "rated", "counted"), (note,))
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class AvgRating(Metric):
+    """Quepid's avgRating: the mean rating of the rated documents among the first k.
+
+    Formula: ``avgRating@k = mean_{i <= min(k, n), r_i rated} trunc(r_i)``. Unrated documents are left out of
+    the mean (not counted as 0). Undefined (Quepid's ``null``) when no document within k is rated.
+
+    Conventions: ratings truncated to integers first (Quepid's ``parseInt``). Example (the 2018 blog): ratings
+    ``[10, 8, 9, -, 5, 1, 4, -, -, -]`` give ``37 / 6 = 6.1667``.
+    Reference: Quepid's ``ScorerFactory.js`` (``avgRating``, ``baseAvg``).
+    """
+
+    name: ClassVar[str] = "avgRating"
+    summary: ClassVar[str] = "mean rating of the rated first k (Quepid)"
+    bounds: ClassVar[tuple[float | None, float | None]] = (0.0, None)
+    missing_scores_zero: ClassVar[bool] = False
+    undefined_is_null: ClassVar[bool] = True
+
+    cutoff: int | None = param(None, kind="int", ge=1, at=True, required=True, doc=_K)
+
+    def compute(self, ctx: Context) -> np.ndarray:
+        assert self.cutoff is not None
+        return ratio(*_rated_sums(ctx, self.cutoff))
+
+    def reference(self, q: RankedQuery, policies: Policies) -> float:
+        assert self.cutoff is not None
+        return _ref_avg(q, self.cutoff)
+
+    def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
+        assert self.cutoff is not None
+        return _explain_avg(self, q, self.cutoff, _ref_avg(q, self.cutoff), "sum of rated / rated",
+                            "unrated documents are left out; null (undefined) when none is rated")
 
 
 @register
@@ -116,9 +172,7 @@ class AvgRating100(Metric):
         return grade_scale(self, self.max_grade, ctx.policies, ctx.max_grade, ctx.top_ranked_grade)
 
     def compute(self, ctx: Context) -> np.ndarray:
-        assert self.cutoff is not None
-        total, count = _rated_sums(ctx, self.cutoff)
-        return _avg100(ratio(total, count), self.scale(ctx))
+        return _avg100(AvgRating(cutoff=self.cutoff).compute(ctx), self.scale(ctx))
 
     def reference(self, q: RankedQuery, policies: Policies) -> float:
         assert self.cutoff is not None
@@ -128,22 +182,9 @@ class AvgRating100(Metric):
     def explain(self, q: RankedQuery, policies: Policies) -> Explanation:
         assert self.cutoff is not None
         scale = grade_scale(self, self.max_grade, policies, q.max_grade, q.top_ranked_grade)
-        steps = []
-        total = 0.0
-        count = 0
-        for i, (doc, g) in enumerate(zip(q.doc_ids, q.grades, strict=True), start=1):
-            if i > self.cutoff:
-                break
-            rated = g is not None and is_judged(g)
-            value = float(math.trunc(g)) if rated and g is not None else 0.0
-            total += value
-            count += rated
-            steps.append(Step(i, doc, g, value, 1.0 if rated else 0.0, value, total))
-        return Explanation(str(self), q.query_id, tuple(steps), (), total, float(count),
-                           _ref_avg100(q, self.cutoff, scale),
-                           f"floor(sum of rated / rated * (100 / {format_value(scale)}))",
-                           ("rating", "rated", "counted"),
-                           ("unrated documents are left out; null (undefined) when none is rated or the mean is 0",))
+        return _explain_avg(self, q, self.cutoff, _ref_avg100(q, self.cutoff, scale),
+                            f"floor(sum of rated / rated * (100 / {format_value(scale)}))",
+                            "unrated documents are left out; null (undefined) when none is rated or the mean is 0")
 
 
 # ---------------------------------------------------------------------------------------------- edit distance

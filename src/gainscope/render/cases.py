@@ -1,14 +1,16 @@
-"""Case scores and comparisons as text tables or JSON (the command line prints these; the library never
-prints)."""
+"""A Quepid case's scores (:class:`~gainscope.cases.scoring.CaseScore`), the comparison of two cases and of
+snapshots as text tables or JSON (the command line prints these; the library never prints)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gainscope.cases.compare import CaseComparison
-from gainscope.cases.scoring import CaseScore
 from gainscope.render.text import fmt_number, text_table
+
+if TYPE_CHECKING:  # the adapter's types only: renderers import no adapter
+    from gainscope.cases.compare import CaseComparison
+    from gainscope.cases.scoring import CaseScore
 
 __all__ = ["render_case_score", "render_comparison", "render_snapshots"]
 

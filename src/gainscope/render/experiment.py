@@ -14,8 +14,9 @@ import json
 import math
 from typing import Any
 
+from gainscope.errors import UnknownFormatError
 from gainscope.render.compare import render_comparison
-from gainscope.render.text import fmt_number, text_table
+from gainscope.render.text import fmt_number, markdown_table, text_table
 
 __all__ = ["EXPERIMENT_FORMATS", "render_experiment", "render_experiment_html"]
 
@@ -66,14 +67,12 @@ def render_experiment(report: Any, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
     if fmt not in EXPERIMENT_FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(EXPERIMENT_FORMATS)}")
+        raise UnknownFormatError(f"unknown format {fmt!r}; use one of {', '.join(EXPERIMENT_FORMATS)}")
     comparison = render_comparison(report.comparison, fmt)
     header, rows = _configuration_rows(report)
     notes = [f"note: {n}" for n in report.notes]
     if fmt == "markdown":
-        from gainscope.render.results import _markdown
-
-        table = _markdown(header, rows)
+        table = markdown_table(header, rows)
         return "\n\n".join([f"**{_summary(report)}**", comparison.rstrip("\n"), table, f"**{_best(report)}**",
                             *notes]) + "\n"
     table = text_table(header, rows, align=["l", "l", "r", "r", "r", "r", "r", "r", "l"])
