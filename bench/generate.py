@@ -1,7 +1,7 @@
 """Synthetic TREC judgments and runs for the benchmark, reproducible from a fixed seed.
 
 Sizes: S = 1,000 queries x 100 documents, M = 10,000 x 1,000 (10 million run lines), L = 100,000 x 1,000
-(100 million lines). Each query has about 50 judged documents (grades 0-4, every grade present), 60% of
+(100 million lines); the wide shape W10k, W50k, W200k = 10,000, 50,000, 200,000 queries x 50 documents. Each query has about 50 judged documents (grades 0-4, every grade present), 60% of
 them retrieved; scores depend on the grade plus noise and are rounded to 3 decimals, so tied scores occur
 in every query. Run files are sorted by query, then by score descending, as search engines write them.
 
@@ -22,7 +22,9 @@ if TYPE_CHECKING:  # imported where data is made: bench/run.py imports SIZES and
     import numpy as np  # peak memory, as the kernel counts it, starts from the parent's size)
     import polars as pl
 
-SIZES = {"S": (1_000, 100), "M": (10_000, 1_000), "L": (100_000, 1_000)}
+SIZES = {"S": (1_000, 100), "M": (10_000, 1_000), "L": (100_000, 1_000),
+         # the wide shape (many small queries, issue 19): 50 documents each
+         "W10k": (10_000, 50), "W50k": (50_000, 50), "W200k": (200_000, 50)}
 JUDGED = 50
 CORPUS = 50_000_000
 BLOCK = 2_000  # queries generated and written per block (bounded memory for L)
@@ -71,7 +73,7 @@ def generate(size: str, out: Path, seed: int = 13) -> tuple[Path, Path]:
     nq, nd = SIZES[size]
     out.mkdir(parents=True, exist_ok=True)
     qpath, rpath = out / f"{size}.qrels", out / f"{size}.run"
-    rng = np.random.default_rng([seed, ord(size)])
+    rng = np.random.default_rng([seed, *size.encode()])  # [seed, ord(size)] for S, M, L
     with open(qpath, "wb") as qf, open(rpath, "wb") as rf:
         for q0 in range(0, nq, BLOCK):
             run, qrels = _block(rng, q0, min(BLOCK, nq - q0), nd)
@@ -94,7 +96,7 @@ def second_run(size: str, out: Path, seed: int = 13) -> Path:
     if not run.exists():
         generate(size, out, seed)
     path = out / f"{size}.b.run"
-    rng = np.random.default_rng([seed, ord(size), 2])
+    rng = np.random.default_rng([seed, *size.encode(), 2])
     frame = pl.read_csv(run, separator=" ", has_header=False, new_columns=["q", "q0", "doc", "rank", "score", "tag"],
                         schema_overrides={"q": pl.String, "doc": pl.String, "score": pl.Float64})
     noise = np.round(rng.normal(0.0, 0.5, size=frame.height), 3)

@@ -424,6 +424,118 @@ static int parse_score(const char *p, size_t n, double *out) {
     return 0;
 }
 
+/* ------------------------------------------------------------------ UTF-8 ids */
+/* Ids may hold any UTF-8 text but control characters. Bytes outside ASCII are checked as Python's strict
+ * decoder checks them (no overlong forms, no surrogates, nothing beyond U+10FFFF), a C1 control character
+ * (U+0080..U+009F) stops the scan as a C0 one does, and an id holding a code point outside NFC_SAFE is
+ * handed to Python, which checks its Unicode form (unicodedata.is_normalized) as the readers do. */
+
+/* Code points whose every string is in NFC: assigned, canonical combining class 0, unchanged by NFC, and never
+ * the second of a canonical composition pair (so nothing composes with what precedes them). Unicode's
+ * normalization stability policy keeps this true in every later version. tests/property/test_scan_utf8.py
+ * derives the property from unicodedata for every code point listed; ranges shorter than 32 are left out (their
+ * ids are checked in Python). */
+static const uint32_t NFC_SAFE[][2] = {
+    {0xA0, 0x2FF}, {0x3A3, 0x482}, {0x488, 0x52F}, {0x531, 0x556}, {0x559, 0x58A}, {0x61B, 0x64A}, {0x671, 0x6D5},
+    {0x6EE, 0x70D}, {0x74D, 0x7B1}, {0x7C0, 0x7EA}, {0x8A0, 0x8C9}, {0x900, 0x93B}, {0x960, 0x983}, {0xD12, 0xD3A},
+    {0xE01, 0xE37}, {0x1000, 0x102D}, {0x103B, 0x108C}, {0x108E, 0x10C5}, {0x10D0, 0x10FF}, {0x1200, 0x1248},
+    {0x1260, 0x1288}, {0x1290, 0x12B0}, {0x12D8, 0x1310}, {0x1318, 0x135A}, {0x13A0, 0x13F5}, {0x1400, 0x169C},
+    {0x16A0, 0x16F8}, {0x1780, 0x17D1}, {0x1820, 0x1878}, {0x1880, 0x18A8}, {0x18B0, 0x18F5}, {0x1944, 0x196D},
+    {0x1980, 0x19AB}, {0x19DE, 0x1A16}, {0x1A1E, 0x1A5E}, {0x1B00, 0x1B33}, {0x1B80, 0x1BA9}, {0x1BAC, 0x1BE5},
+    {0x1BFC, 0x1C36}, {0x1C4D, 0x1C88}, {0x1C90, 0x1CBA}, {0x1D00, 0x1DBF}, {0x1E00, 0x1F15}, {0x1F20, 0x1F45},
+    {0x1F80, 0x1FB4}, {0x2002, 0x2064}, {0x20A0, 0x20C0}, {0x2100, 0x2125}, {0x212C, 0x218B}, {0x2190, 0x2328},
+    {0x232B, 0x2426}, {0x2460, 0x2ADB}, {0x2ADD, 0x2B73}, {0x2B76, 0x2B95}, {0x2B97, 0x2CEE}, {0x2CF9, 0x2D25},
+    {0x2D30, 0x2D67}, {0x2E00, 0x2E5D}, {0x2E9B, 0x2EF3}, {0x2F00, 0x2FD5}, {0x3000, 0x3029}, {0x3041, 0x3096},
+    {0x309B, 0x30FF}, {0x3105, 0x312F}, {0x3131, 0x318E}, {0x3190, 0x31E3}, {0x31F0, 0x321E}, {0x3220, 0xA48C},
+    {0xA490, 0xA4C6}, {0xA4D0, 0xA62B}, {0xA640, 0xA66E}, {0xA67E, 0xA69D}, {0xA6A0, 0xA6EF}, {0xA700, 0xA7CA},
+    {0xA807, 0xA82B}, {0xA840, 0xA877}, {0xA880, 0xA8C3}, {0xA8F2, 0xA92A}, {0xA92E, 0xA952}, {0xA980, 0xA9B2},
+    {0xA9DE, 0xA9FE}, {0xAA00, 0xAA36}, {0xAA5C, 0xAAAF}, {0xAB30, 0xAB6B}, {0xAB70, 0xABEC}, {0xAC00, 0xD7A3},
+    {0xFB4F, 0xFBC2}, {0xFBD3, 0xFD8F}, {0xFD92, 0xFDC7}, {0xFDF0, 0xFE19}, {0xFE30, 0xFE52}, {0xFE76, 0xFEFC},
+    {0xFF01, 0xFFBE}, {0x10080, 0x100FA}, {0x10107, 0x10133}, {0x10137, 0x1018E}, {0x101D0, 0x101FC},
+    {0x102A0, 0x102D0}, {0x10300, 0x10323}, {0x10350, 0x10375}, {0x1039F, 0x103C3}, {0x10400, 0x1049D},
+    {0x104B0, 0x104D3}, {0x104D8, 0x104FB}, {0x10500, 0x10527}, {0x10530, 0x10563}, {0x10600, 0x10736},
+    {0x10787, 0x107B0}, {0x1080A, 0x10835}, {0x10857, 0x1089E}, {0x108FB, 0x1091B}, {0x10980, 0x109B7},
+    {0x109D2, 0x10A03}, {0x10A60, 0x10A9F}, {0x10AC0, 0x10AE4}, {0x10B00, 0x10B35}, {0x10C00, 0x10C48},
+    {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x10CFA, 0x10D23}, {0x10E80, 0x10EA9}, {0x10F00, 0x10F27},
+    {0x11000, 0x11045}, {0x11080, 0x110B8}, {0x11103, 0x11126}, {0x11150, 0x11172}, {0x11180, 0x111BF},
+    {0x11213, 0x11234}, {0x112B0, 0x112E8}, {0x11400, 0x11441}, {0x11480, 0x114AF}, {0x11580, 0x115AE},
+    {0x11600, 0x1163E}, {0x11680, 0x116B5}, {0x11800, 0x11838}, {0x118A0, 0x118F2}, {0x119AA, 0x119D7},
+    {0x11A00, 0x11A33}, {0x11A50, 0x11A98}, {0x11AB0, 0x11AF8}, {0x11C0A, 0x11C36}, {0x11C70, 0x11C8F},
+    {0x11D0B, 0x11D36}, {0x11D6A, 0x11D8E}, {0x11FC0, 0x11FF1}, {0x11FFF, 0x12399}, {0x12400, 0x1246E},
+    {0x12480, 0x12543}, {0x12F90, 0x12FF2}, {0x13000, 0x1342E}, {0x14400, 0x14646}, {0x16800, 0x16A38},
+    {0x16A6E, 0x16ABE}, {0x16B00, 0x16B2F}, {0x16E40, 0x16E9A}, {0x16F00, 0x16F4A}, {0x16F4F, 0x16F87},
+    {0x17000, 0x187F7}, {0x18800, 0x18CD5}, {0x1B000, 0x1B122}, {0x1B170, 0x1B2FB}, {0x1BC00, 0x1BC6A},
+    {0x1CF00, 0x1CF2D}, {0x1CF50, 0x1CFC3}, {0x1D000, 0x1D0F5}, {0x1D100, 0x1D126}, {0x1D129, 0x1D15D},
+    {0x1D1C1, 0x1D1EA}, {0x1D200, 0x1D241}, {0x1D300, 0x1D356}, {0x1D400, 0x1D454}, {0x1D456, 0x1D49C},
+    {0x1D4C5, 0x1D505}, {0x1D552, 0x1D6A5}, {0x1D6A8, 0x1D7CB}, {0x1D7CE, 0x1DA8B}, {0x1E100, 0x1E12C},
+    {0x1E2C0, 0x1E2EB}, {0x1E800, 0x1E8C4}, {0x1E900, 0x1E943}, {0x1EC71, 0x1ECB4}, {0x1ED01, 0x1ED3D},
+    {0x1F000, 0x1F02B}, {0x1F030, 0x1F093}, {0x1F0D1, 0x1F0F5}, {0x1F100, 0x1F1AD}, {0x1F210, 0x1F23B},
+    {0x1F300, 0x1F6D7}, {0x1F700, 0x1F773}, {0x1F780, 0x1F7D8}, {0x1F810, 0x1F847}, {0x1F860, 0x1F887},
+    {0x1F900, 0x1FA53}, {0x1FB00, 0x1FB92}, {0x1FB94, 0x1FBCA}, {0x20000, 0x2A6DF}, {0x2A700, 0x2B738},
+    {0x2B740, 0x2B81D}, {0x2B820, 0x2CEA1}, {0x2CEB0, 0x2EBE0}, {0x30000, 0x3134A}, {0xE0020, 0xE007F},
+    {0xE0100, 0xE01EF},
+};
+
+static inline int nfc_safe(uint32_t cp) {
+    if (cp <= 0x2FF) return cp >= 0xA0;
+    size_t lo = 1, hi = sizeof NFC_SAFE / sizeof *NFC_SAFE;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cp > NFC_SAFE[mid][1]) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < sizeof NFC_SAFE / sizeof *NFC_SAFE && cp >= NFC_SAFE[lo][0];
+}
+
+/* The UTF-8 sequence starting at p (p[0] >= 0x80): its length with its code point in *cp; 0 when it is not valid
+ * UTF-8; -1 when it is cut by `end` (more bytes may come). */
+static inline int utf8_char(const unsigned char *p, const unsigned char *end, uint32_t *cp) {
+    unsigned char b = p[0];
+    int n;
+    uint32_t v, lo = 0x80, hi = 0xBF; /* the range of the second byte */
+    if (b >= 0xC2 && b <= 0xDF) {
+        n = 2;
+        v = b & 0x1F;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        n = 3;
+        v = b & 0x0F;
+        if (b == 0xE0) lo = 0xA0;      /* overlong */
+        else if (b == 0xED) hi = 0x9F; /* surrogates */
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        n = 4;
+        v = b & 0x07;
+        if (b == 0xF0) lo = 0x90;      /* overlong */
+        else if (b == 0xF4) hi = 0x8F; /* beyond U+10FFFF */
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if (p + i >= end) return -1;
+        unsigned char c = p[i];
+        if (i == 1 ? c < lo || c > hi : c < 0x80 || c > 0xBF) return 0;
+        v = (v << 6) | (c & 0x3F);
+    }
+    *cp = v;
+    return n;
+}
+
+enum { ID_WIDE = 1, ID_CHECK = 2 }; /* an id holds bytes outside ASCII; ... a code point outside NFC_SAFE */
+
+/* Ids whose Unicode form Python checks: their bytes, and whether each is a query id (0) or a doc id (1). */
+typedef struct {
+    Buf blob, off, kind;
+} IdList;
+
+static int idlist_put(IdList *l, const char *id, size_t n, char kind) {
+    return buf_put(&l->blob, id, n) || buf_i64(&l->off, (int64_t)l->blob.len) || buf_put(&l->kind, &kind, 1);
+}
+
+static void idlist_free(IdList *l) {
+    free(l->blob.data);
+    free(l->off.data);
+    free(l->kind.data);
+}
+
 /* ------------------------------------------------------------------ one query's documents */
 typedef struct {
     double score;
@@ -527,6 +639,8 @@ typedef struct {
     int f32;            /* scores rounded to float32 (trec_eval 9, pytrec_eval) */
     int64_t line;       /* lines read so far */
     PyObject *on_block; /* for tests (fault injection): called with the file offset reached after each read */
+    IdList check;       /* ids whose Unicode form Python checks (a code point outside NFC_SAFE) */
+    int table_checks;   /* Arrow: 1 checks ids as the readers do (table_id), 2 scores being finite too */
     /* why the scan stopped, if it did */
     const char *reason;
     int64_t reason_line;
@@ -653,21 +767,21 @@ static int start_query(Scan *s, const char *id, size_t n) {
     return local_fill(&s->judged, s->ix, s->query);
 }
 
-/* byte classes: 0 data, 1 whitespace (CR included: a CR is refused only before more data on its line),
- * 3 refuse (a control character or outside ASCII), 4 line feed */
+/* byte classes: 0 ASCII data, 1 whitespace (CR included: a CR is refused only before more data on its line),
+ * 2 a byte outside ASCII (UTF-8, checked by utf8_char), 3 refuse (a C0 control character or DEL), 4 line feed */
 static unsigned char CLASS[256];
 
 static void init_classes(void) {
-    for (int c = 0; c < 256; c++) CLASS[c] = c >= 0x7f || c < 0x20 ? 3 : 0;
+    for (int c = 0; c < 256; c++) CLASS[c] = c >= 0x80 ? 2 : c == 0x7f || c < 0x20 ? 3 : 0;
     CLASS[' '] = CLASS['\t'] = CLASS['\v'] = CLASS['\f'] = 1;
     CLASS['\r'] = 1;
     CLASS['\n'] = 4;
 }
 
-/* Add one ranked document. Returns 0, or -1 with s->reason set (or s->nomem), and 1 in *new_query when
- * the document starts a new query. */
-static int add_entry(Scan *s, const char *q, size_t qn, const char *doc, size_t dn, double score, int64_t rank,
-                     int *new_query) {
+/* Add one ranked document; qflags and dflags say what the ids hold (ID_WIDE, ID_CHECK). Returns 0, or -1 with
+ * s->reason set (or s->nomem), and 1 in *new_query when the document starts a new query. */
+static int add_entry(Scan *s, const char *q, size_t qn, int qflags, const char *doc, size_t dn, int dflags,
+                     double score, int64_t rank, int *new_query) {
     *new_query = 0;
     if (dn > UINT32_MAX) {
         s->reason = "a doc id longer than 4 GB";
@@ -684,7 +798,9 @@ static int add_entry(Scan *s, const char *q, size_t qn, const char *doc, size_t 
         s->prev_q = q;
         s->prev_qlen = qn;
         *new_query = 1;
+        if ((qflags & ID_CHECK) && idlist_put(&s->check, q, qn, 0)) goto nomem;
     }
+    if ((dflags & ID_CHECK) && idlist_put(&s->check, doc, dn, 1)) goto nomem;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 1024;
         Entry *grown = realloc(s->entries, cap * sizeof(Entry));
@@ -765,6 +881,7 @@ static int scan_lines(Scan *s, const char **pp, const char *end, int at_eof) {
         }
         const char *tok[6];
         size_t len[6];
+        int flags[6];
         int nt = 0;
         unsigned char c = 0;
         for (;;) {
@@ -775,11 +892,26 @@ static int scan_lines(Scan *s, const char **pp, const char *end, int at_eof) {
             if (p > gap && (p - gap == 1 ? *gap == '\r' : memchr(gap, '\r', (size_t)(p - gap)) != NULL))
                 STOP("a carriage return followed by more data on its line");
             const char *t = p;
-            while (p < end && (c = CLASS[(unsigned char)*p]) == 0) p++;
-            if (p < end && c == 3) STOP("a byte outside ASCII or a control character");
+            int f = 0;
+            for (;;) {
+                while (p < end && (c = CLASS[(unsigned char)*p]) == 0) p++;
+                if (p >= end || c != 2) break;
+                uint32_t cp;
+                int k = utf8_char((const unsigned char *)p, (const unsigned char *)end, &cp);
+                if (k < 0 && !at_eof) { /* a character cut by the end of the bytes read: wait for more */
+                    p = end;
+                    break;
+                }
+                if (k <= 0) STOP("bytes that are not valid UTF-8");
+                if (cp < 0xA0) STOP("a C1 control character");
+                f |= ID_WIDE | (nfc_safe(cp) ? 0 : ID_CHECK);
+                p += k;
+            }
+            if (p < end && c == 3) STOP("a control character");
             if (nt < 6) {
                 tok[nt] = t;
                 len[nt] = (size_t)(p - t);
+                flags[nt] = f;
             } else if (!s->extra_ok) {
                 STOP("a line with more than 6 columns");
             }
@@ -812,7 +944,7 @@ static int scan_lines(Scan *s, const char **pp, const char *end, int at_eof) {
         if (parse_score(tok[4], len[4], &score)) STOP("a score that is not a finite decimal number");
         if (s->f32) score = (double)(float)score;
         int new_query;
-        if (add_entry(s, tok[0], len[0], tok[2], len[2], score, rank, &new_query)) {
+        if (add_entry(s, tok[0], len[0], flags[0], tok[2], len[2], flags[2], score, rank, &new_query)) {
             s->reason_line = line;
             return -1;
         }
@@ -907,7 +1039,7 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
     s->depth = depth;
     s->judged_only = judged_only;
     s->gen = 1;
-    if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || grow_dup(s, 1024)) {
+    if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || buf_i64(&s->check.off, 0) || grow_dup(s, 1024)) {
         s->nomem = 1;
         return -1;
     }
@@ -924,6 +1056,7 @@ static void scan_free(Scan *s) {
     free(s->seen_hash);
     free(s->judged.hash);
     free(s->judged.row);
+    idlist_free(&s->check);
     Buf *bufs[] = {&s->qblob, &s->qoff, &s->num_ret, &s->hit_off, &s->hit_rank, &s->hit_judgment,
                    &s->hit_score, &s->ties, &s->rank_down, &s->rank_steps};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
@@ -940,7 +1073,8 @@ static PyObject *scan_result(Scan *s) {
     } items[] = {{"query_blob", &s->qblob},     {"query_offsets", &s->qoff}, {"num_ret", &s->num_ret},
                  {"hit_offsets", &s->hit_off},  {"hit_rank", &s->hit_rank},  {"hit_judgment", &s->hit_judgment},
                  {"hit_score", &s->hit_score},  {"ties", &s->ties},          {"rank_down", &s->rank_down},
-                 {"rank_steps", &s->rank_steps}};
+                 {"rank_steps", &s->rank_steps},     {"check_blob", &s->check.blob}, {"check_offsets", &s->check.off},
+                 {"check_kind", &s->check.kind}};
     for (size_t i = 0; i < sizeof items / sizeof *items; i++) {
         PyObject *v = bytes_of(items[i].buf);
         if (!v || PyDict_SetItemString(out, items[i].key, v)) {
@@ -950,7 +1084,7 @@ static PyObject *scan_result(Scan *s) {
         }
         Py_DECREF(v);
     }
-    PyObject *tag = PyUnicode_DecodeASCII(s->tag ? s->tag : "", (Py_ssize_t)s->tag_len, "strict");
+    PyObject *tag = PyUnicode_DecodeUTF8(s->tag ? s->tag : "", (Py_ssize_t)s->tag_len, "strict");
     PyObject *lines = PyLong_FromLongLong(s->lines);
     if (!tag || !lines || PyDict_SetItemString(out, "tag", tag) || PyDict_SetItemString(out, "lines", lines)) {
         Py_XDECREF(tag);
@@ -1182,7 +1316,40 @@ static inline int str_at(const StrColumn *c, int64_t i, const char **p, size_t *
     return 0;
 }
 
-/* One batch: query ids, doc ids, scores (float64), ranks (int64). */
+/* What the readers refuse in an id of a table (a DataFrame, Arrow, Parquet): an empty id, a control character
+ * (C0, DEL, C1), bytes that are not UTF-8; NULL with *flags set (ID_WIDE, ID_CHECK) when the id is fine. Eight
+ * bytes at a time while they are printable ASCII. */
+static const char *table_id(const char *p, size_t n, int *flags) {
+    if (!n) return "an empty id";
+    const unsigned char *u = (const unsigned char *)p, *end = u + n;
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    while (end - u >= 8) {
+        uint64_t w, del;
+        memcpy(&w, u, 8);
+        del = w ^ (0x7f * ones);
+        if ((w & highs) | ((w - 0x20 * ones) & ~w & highs) | ((del - ones) & ~del & highs)) break;
+        u += 8;
+    }
+    int f = 0;
+    while (u < end) {
+        if (*u < 0x80) {
+            if (*u < 0x20 || *u == 0x7f) return "a control character in an id";
+            u++;
+            continue;
+        }
+        uint32_t cp;
+        int k = utf8_char(u, end, &cp);
+        if (k <= 0) return "an id that is not valid UTF-8";
+        if (cp < 0xA0) return "a control character in an id";
+        f |= ID_WIDE | (nfc_safe(cp) ? 0 : ID_CHECK);
+        u += k;
+    }
+    *flags = f;
+    return NULL;
+}
+
+/* One batch: query ids, doc ids, scores (float64), ranks (int64). With s->table_checks (a table read as a run, not
+ * a Run already checked) ids are checked as the readers check them (table_id) and scores must be finite. */
 static int scan_batch(Scan *s, const struct ArrowSchema *schema, const struct ArrowArray *batch) {
     if (schema->n_children != 4 || batch->n_children != 4 || batch->offset != 0) {
         s->reason = "a batch that is not (query_id, doc_id, score, rank)";
@@ -1214,63 +1381,101 @@ static int scan_batch(Scan *s, const struct ArrowSchema *schema, const struct Ar
             s->reason = "a NaN score";
             return -1;
         }
+        int qflags = 0, dflags = 0;
+        if (s->table_checks) {
+            if ((why = table_id(qp, qn, &qflags)) || (why = table_id(dp, dn, &dflags))) {
+                s->reason = why;
+                return -1;
+            }
+            if (s->table_checks > 1 && !isfinite(score[i])) {
+                s->reason = "a score that is not finite";
+                return -1;
+            }
+        }
         int new_query;
-        if (add_entry(s, qp, qn, dp, dn, s->f32 ? (double)(float)score[i] : score[i], rank[i], &new_query)) return -1;
+        if (add_entry(s, qp, qn, qflags, dp, dn, dflags, s->f32 ? (double)(float)score[i] : score[i], rank[i],
+                      &new_query))
+            return -1;
     }
     return 0;
 }
 
-/* scan_arrow(stream, index, order, depth, judged_only, f32=False) -> dict: the same as scan_trec_run, for an Arrow
- * stream (PyCapsule "arrow_array_stream") of (query_id, doc_id, score float64, rank int64) batches. Every
- * batch stays alive until the end (a query may span batches); nothing is copied. */
+/* scan_arrow(stream, index, order, depth, judged_only, f32=False, checks=0) -> dict: the same as scan_trec_run,
+ * for an Arrow stream (PyCapsule "arrow_array_stream"; or a list of them, read in turn) of (query_id, doc_id,
+ * score float64, rank int64) batches.
+ * Every batch stays alive until the end (a query may span batches); nothing is copied. checks: 0 for a Run (already
+ * checked), 1 to check ids as the readers do, 2 to require finite scores too (a table with a score column). */
 static PyObject *scan_arrow(PyObject *self, PyObject *args) {
-    PyObject *capsule;
+    PyObject *given;
     JudgmentIndex *ix;
-    int order, judged_only, f32 = 0;
+    int order, judged_only, f32 = 0, checks = 0;
     long long depth;
-    if (!PyArg_ParseTuple(args, "OO!iLp|p", &capsule, &JudgmentIndexType, &ix, &order, &depth, &judged_only, &f32))
+    if (!PyArg_ParseTuple(args, "OO!iLp|pi", &given, &JudgmentIndexType, &ix, &order, &depth, &judged_only, &f32,
+                          &checks))
         return NULL;
     if (!ix->ready || (order != ORDER_TREC && order != ORDER_RANK)) {
         PyErr_SetString(PyExc_ValueError, "an initialised JudgmentIndex and order 0 or 1 are needed");
         return NULL;
     }
-    struct ArrowArrayStream *stream = PyCapsule_GetPointer(capsule, "arrow_array_stream");
-    if (!stream) return NULL;
-    if (!stream->release) {
-        PyErr_SetString(PyExc_ValueError, "the Arrow stream was already consumed");
-        return NULL;
-    }
-    struct ArrowSchema schema = {0};
+    /* one stream, or a list of streams read one after another (slices of a table exported one by one: polars
+     * copies a table of several chunks into one batch when it exports it whole) */
+    PyObject *list = PyList_Check(given) ? given : NULL;
+    Py_ssize_t ns = list ? PyList_GET_SIZE(list) : 1;
+    struct ArrowSchema *schemas = calloc((size_t)(ns ? ns : 1), sizeof *schemas);
+    struct ArrowArrayStream **streams = calloc((size_t)(ns ? ns : 1), sizeof *streams);
     struct ArrowArray *batches = NULL;
+    size_t *batch_schema = NULL;
     size_t nb = 0, cap = 0;
+    Py_ssize_t got = 0; /* streams whose schema was read */
     PyObject *out = NULL;
-    if (stream->get_schema(stream, &schema)) {
-        PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream_error(stream));
+    if (!schemas || !streams) {
+        PyErr_NoMemory();
         goto done;
     }
-    for (;;) {
-        if (nb == cap) {
-            cap = cap ? 2 * cap : 16;
-            struct ArrowArray *grown = realloc(batches, cap * sizeof *batches);
-            if (!grown) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            batches = grown;
+    for (Py_ssize_t k = 0; k < ns; k++) {
+        PyObject *capsule = list ? PyList_GET_ITEM(list, k) : given;
+        struct ArrowArrayStream *stream = PyCapsule_GetPointer(capsule, "arrow_array_stream");
+        if (!stream) goto done;
+        if (!stream->release) {
+            PyErr_SetString(PyExc_ValueError, "the Arrow stream was already consumed");
+            goto done;
         }
-        if (stream->get_next(stream, &batches[nb])) {
+        streams[k] = stream;
+    }
+    for (Py_ssize_t k = 0; k < ns; k++) {
+        struct ArrowArrayStream *stream = streams[k];
+        if (stream->get_schema(stream, &schemas[k])) {
             PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream_error(stream));
             goto done;
         }
-        if (!batches[nb].release) break;
-        nb++;
+        got = k + 1;
+        for (;;) {
+            if (nb == cap) {
+                cap = cap ? 2 * cap : 16;
+                struct ArrowArray *grown = realloc(batches, cap * sizeof *batches);
+                size_t *grown_of = grown ? realloc(batch_schema, cap * sizeof *batch_schema) : NULL;
+                if (grown) batches = grown;
+                if (!grown || !grown_of) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                batch_schema = grown_of;
+            }
+            if (stream->get_next(stream, &batches[nb])) {
+                PyErr_Format(PyExc_ValueError, "Arrow stream: %s", stream_error(stream));
+                goto done;
+            }
+            if (!batches[nb].release) break;
+            batch_schema[nb++] = (size_t)k;
+        }
     }
     Scan s;
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = scan_init(&s, ix, order, depth, judged_only);
     s.f32 = f32;
-    for (size_t b = 0; !rc && b < nb; b++) rc = scan_batch(&s, &schema, &batches[b]);
+    s.table_checks = checks;
+    for (size_t b = 0; !rc && b < nb; b++) rc = scan_batch(&s, &schemas[batch_schema[b]], &batches[b]);
     if (!rc) rc = finish_scan(&s);
     Py_END_ALLOW_THREADS
     if (rc && s.nomem) out = PyErr_NoMemory();
@@ -1280,8 +1485,13 @@ static PyObject *scan_arrow(PyObject *self, PyObject *args) {
 done:
     for (size_t b = 0; b < nb; b++) batches[b].release(&batches[b]);
     free(batches);
-    if (schema.release) schema.release(&schema);
-    stream->release(stream);
+    free(batch_schema);
+    for (Py_ssize_t k = 0; k < got; k++)
+        if (schemas[k].release) schemas[k].release(&schemas[k]);
+    for (Py_ssize_t k = 0; streams && k < ns; k++)
+        if (streams[k] && streams[k]->release) streams[k]->release(streams[k]);
+    free(schemas);
+    free(streams);
     return out;
 }
 
@@ -1304,11 +1514,13 @@ typedef struct {
     const char *prev; /* the previous line's query id, and its index */
     size_t prev_len;
     int64_t prev_q;
+    IdList check;     /* ids whose Unicode form Python checks (a code point outside NFC_SAFE) */
 } Qrels;
 
 static void qrels_free(Qrels *r) {
     Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
+    idlist_free(&r->check);
     free(r->qslot);
     free(r->qhash);
 }
@@ -1339,9 +1551,10 @@ static int qrels_grow(Qrels *r, size_t size) {
     return 0;
 }
 
-/* The index of query id ``id`` (``id`` points into the file's bytes), added if new; -1 when memory runs out.
- * Lines of a query usually follow each other: the previous line's query is tried first. */
-static int64_t qrels_query(Qrels *r, const char *id, size_t n) {
+/* The index of query id ``id`` (``id`` points into the file's bytes), added if new (and listed for Python's check
+ * of its Unicode form when ``flags`` has ID_CHECK); -1 when memory runs out. Lines of a query usually follow each
+ * other: the previous line's query is tried first. */
+static int64_t qrels_query(Qrels *r, const char *id, size_t n, int flags) {
     if (r->prev && n == r->prev_len && !memcmp(id, r->prev, n)) return r->prev_q;
     if ((size_t)(r->nq + 1) * 2 > r->qmask + 1 && qrels_grow(r, 2 * (r->qmask + 1))) return -1;
     uint64_t h = hash_bytes(id, n);
@@ -1357,6 +1570,7 @@ static int64_t qrels_query(Qrels *r, const char *id, size_t n) {
     }
     if (q < 0) {
         if (buf_put(&r->qblob, id, n) || buf_i64(&r->qoff, (int64_t)r->qblob.len)) return -1;
+        if ((flags & ID_CHECK) && idlist_put(&r->check, id, n, 0)) return -1;
         r->qslot[s] = ++r->nq;
         r->qhash[s] = h;
         q = r->nq - 1;
@@ -1367,8 +1581,9 @@ static int64_t qrels_query(Qrels *r, const char *id, size_t n) {
     return q;
 }
 
-static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int64_t grade) {
+static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, int64_t grade) {
     int32_t q32 = (int32_t)q;
+    if ((flags & ID_CHECK) && idlist_put(&r->check, doc, n, 1)) return -1;
     if (buf_put(&r->dblob, doc, n) || buf_i64(&r->doff, (int64_t)r->dblob.len) || buf_put(&r->rowq, &q32, 4) ||
         buf_i64(&r->grade, grade))
         return -1;
@@ -1437,11 +1652,12 @@ nomem:
     return -2;
 }
 
-/* byte classes of qrels: 0 data (printable ASCII), 1 whitespace, 2 CR, 3 LF, 4 refuse */
+/* byte classes of qrels: 0 data (printable ASCII), 1 whitespace, 2 CR, 3 LF, 4 refuse (a control character),
+ * 5 a byte outside ASCII (UTF-8, checked by utf8_char) */
 static unsigned char QCLASS[256];
 
 static void init_qrels_classes(void) {
-    for (int c = 0; c < 256; c++) QCLASS[c] = c > 0x20 && c < 0x7f ? 0 : 4;
+    for (int c = 0; c < 256; c++) QCLASS[c] = c >= 0x80 ? 5 : c > 0x20 && c < 0x7f ? 0 : 4;
     QCLASS[' '] = QCLASS['\t'] = QCLASS['\v'] = QCLASS['\f'] = 1;
     QCLASS['\r'] = 2;
     QCLASS['\n'] = 3;
@@ -1459,45 +1675,60 @@ static int qrels_parse(Qrels *r, const char *p, const char *end, int ncols, cons
     int doc_col = ncols - 2, grade_col = ncols - 1;
     int64_t line = 0;
     while (p < end) {
+        const char *line_start = p;
         line++;
         if (*p == '#') { /* a comment, unless a lone CR would end it early for the readers */
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             const char *stop = nl ? nl : end;
             for (const char *cr = memchr(p, '\r', (size_t)(stop - p)); cr; cr = memchr(cr + 1, '\r', (size_t)(stop - cr - 1)))
                 if (cr + 1 >= end || cr[1] != '\n') QSTOP("a carriage return that does not end a line");
+            if ((size_t)(stop - p) > MAX_LINE) QSTOP("a line longer than the limit");
             p = nl ? nl + 1 : end;
             continue;
         }
         const char *tok[4];
         size_t len[4];
+        int flags[4];
         int nt = 0;
         for (;;) {
             unsigned char c = 0;
-            while (p < end && (c = QCLASS[(unsigned char)*p]) != 0) {
+            while (p < end && (c = QCLASS[(unsigned char)*p]) != 0 && c != 5) {
                 if (c == 3) break;
-                if (c == 4) QSTOP("a byte that is not printable ASCII");
+                if (c == 4) QSTOP("a control character");
                 if (c == 2 && (p + 1 >= end || p[1] != '\n')) QSTOP("a carriage return that does not end a line");
                 p++;
             }
             if (p >= end || c == 3) break;
             const char *t = p;
-            while (p < end && QCLASS[(unsigned char)*p] == 0) p++;
+            int f = 0;
+            for (;;) {
+                while (p < end && (c = QCLASS[(unsigned char)*p]) == 0) p++;
+                if (p >= end || c != 5) break;
+                uint32_t cp;
+                int k = utf8_char((const unsigned char *)p, (const unsigned char *)end, &cp);
+                if (k <= 0) QSTOP("bytes that are not valid UTF-8");
+                if (cp < 0xA0) QSTOP("a C1 control character");
+                f |= ID_WIDE | (nfc_safe(cp) ? 0 : ID_CHECK);
+                p += k;
+            }
             if (nt < 4) {
                 tok[nt] = t;
                 len[nt] = (size_t)(p - t);
+                flags[nt] = f;
             }
             if (++nt > ncols) QSTOP("a line with more columns than the format has");
         }
+        if ((size_t)(p - line_start) > MAX_LINE) QSTOP("a line longer than the limit");
         if (p < end) p++; /* the newline */
         if (nt == 0) continue;
         if (nt != ncols) QSTOP("a line with fewer columns than the format has");
         int64_t grade;
         if (parse_rank(tok[grade_col], len[grade_col], &grade)) QSTOP("a grade that is not a plain integer");
         if (len[doc_col] > UINT32_MAX || len[0] > UINT32_MAX) QSTOP("an id longer than 4 GB");
-        int64_t q = qrels_query(r, tok[0], len[0]);
+        int64_t q = qrels_query(r, tok[0], len[0], flags[0]);
         if (q < 0) return -1;
         if (q > INT32_MAX) QSTOP("more than 2^31 queries");
-        if (qrels_add(r, q, tok[doc_col], len[doc_col], grade)) return -1;
+        if (qrels_add(r, q, tok[doc_col], len[doc_col], flags[doc_col], grade)) return -1;
     }
     if (!r->nj) QSTOP("no data line");
     int64_t dup = qrels_duplicate(r);
@@ -1560,10 +1791,11 @@ static PyObject *read_qrels(PyObject *self, PyObject *args) {
         size += (size_t)got;
     }
     if (!rc && !err) {
-        if (qrels_grow(&r, 1024) || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0))
+        size_t bom = size >= 3 && !memcmp(data, "\xef\xbb\xbf", 3) ? 3 : 0; /* dropped, as the readers drop it */
+        if (qrels_grow(&r, 1024) || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0) || buf_i64(&r.check.off, 0))
             rc = -1;
         else
-            rc = qrels_parse(&r, data, data + size, ncols, &reason, &at);
+            rc = qrels_parse(&r, data + bom, data + size, ncols, &reason, &at);
     }
     Py_END_ALLOW_THREADS
     close(fd);
@@ -1576,13 +1808,89 @@ static PyObject *read_qrels(PyObject *self, PyObject *args) {
     } else if (rc > 0) {
         out = fallback(reason, at);
     } else {
-        out = Py_BuildValue("{s:y#,s:y#,s:y#,s:y#,s:y#,s:y#}", "query_blob", r.qblob.data ? r.qblob.data : "",
-                            (Py_ssize_t)r.qblob.len, "query_offsets", r.qoff.data, (Py_ssize_t)r.qoff.len,
-                            "doc_blob", r.dblob.data ? r.dblob.data : "", (Py_ssize_t)r.dblob.len, "doc_offsets",
-                            r.doff.data, (Py_ssize_t)r.doff.len, "row_query", r.rowq.data, (Py_ssize_t)r.rowq.len,
-                            "grades", r.grade.data, (Py_ssize_t)r.grade.len);
+        out = Py_BuildValue("{s:y#,s:y#,s:y#,s:y#,s:y#,s:y#,s:y#,s:y#,s:y#}", "query_blob",
+                            r.qblob.data ? r.qblob.data : "", (Py_ssize_t)r.qblob.len, "query_offsets", r.qoff.data,
+                            (Py_ssize_t)r.qoff.len, "doc_blob", r.dblob.data ? r.dblob.data : "",
+                            (Py_ssize_t)r.dblob.len, "doc_offsets", r.doff.data, (Py_ssize_t)r.doff.len, "row_query",
+                            r.rowq.data, (Py_ssize_t)r.rowq.len, "grades", r.grade.data, (Py_ssize_t)r.grade.len,
+                            "check_blob", r.check.blob.data ? r.check.blob.data : "", (Py_ssize_t)r.check.blob.len,
+                            "check_offsets", r.check.off.data, (Py_ssize_t)r.check.off.len, "check_kind",
+                            r.check.kind.data ? r.check.kind.data : "", (Py_ssize_t)r.check.kind.len);
     }
     qrels_free(&r);
+    return out;
+}
+
+/* ------------------------------------------------------------------ judged order */
+/* judged_order(row_query, grades, nq) -> bytes: the int64 permutation that orders judgments by query index
+ * (row_query, int64 in [0, nq)) ascending, then grade (float64) descending, equal grades in input order: the result
+ * of numpy.lexsort((-grades, row_query)), in O(n) for the query (a counting sort) and a stable merge of each
+ * query's grades (O(k log k) for a query of k judgments). */
+static void merge_by_grade(int64_t *a, int64_t *tmp, size_t n, const double *g) {
+    if (n < 2) return;
+    if (n <= 24) { /* insertion sort: stable */
+        for (size_t i = 1; i < n; i++) {
+            int64_t v = a[i];
+            size_t j = i;
+            while (j > 0 && g[a[j - 1]] < g[v]) {
+                a[j] = a[j - 1];
+                j--;
+            }
+            a[j] = v;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    merge_by_grade(a, tmp, h, g);
+    merge_by_grade(a + h, tmp, n - h, g);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = g[a[j]] > g[a[i]] ? a[j++] : a[i++]; /* ties: the left (earlier) first */
+    while (i < h) tmp[k++] = a[i++];
+    while (j < n) tmp[k++] = a[j++];
+    memcpy(a, tmp, n * sizeof *a);
+}
+
+static PyObject *judged_order(PyObject *self, PyObject *args) {
+    Py_buffer rq, gr;
+    long long nq;
+    if (!PyArg_ParseTuple(args, "y*y*L", &rq, &gr, &nq)) return NULL;
+    PyObject *out = NULL;
+    size_t n = (size_t)rq.len / sizeof(int64_t);
+    if ((size_t)gr.len != n * sizeof(double) || nq < 0) {
+        PyErr_SetString(PyExc_ValueError, "row_query (int64) and grades (float64) of one length, nq >= 0");
+        goto done;
+    }
+    const int64_t *q = rq.buf;
+    const double *g = gr.buf;
+    for (size_t i = 0; i < n; i++)
+        if (q[i] < 0 || q[i] >= nq) {
+            PyErr_SetString(PyExc_ValueError, "a query index outside [0, nq)");
+            goto done;
+        }
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)));
+    if (!out) goto done;
+    int64_t *order = (int64_t *)PyBytes_AS_STRING(out);
+    size_t *start = calloc((size_t)nq + 1, sizeof *start);
+    size_t *fill = malloc(((size_t)nq + 1) * sizeof *fill);
+    int64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!start || !fill || !tmp) {
+        Py_CLEAR(out);
+        PyErr_NoMemory();
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        for (size_t i = 0; i < n; i++) start[q[i] + 1]++;
+        for (long long k = 0; k < nq; k++) start[k + 1] += start[k];
+        memcpy(fill, start, ((size_t)nq + 1) * sizeof *fill);
+        for (size_t i = 0; i < n; i++) order[fill[q[i]]++] = (int64_t)i; /* by query, input order kept */
+        for (long long k = 0; k < nq; k++) merge_by_grade(order + start[k], tmp, start[k + 1] - start[k], g);
+        Py_END_ALLOW_THREADS
+    }
+    free(start);
+    free(fill);
+    free(tmp);
+done:
+    PyBuffer_Release(&rq);
+    PyBuffer_Release(&gr);
     return out;
 }
 
@@ -1591,6 +1899,7 @@ static PyMethodDef methods[] = {
      "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
     {"scan_arrow", scan_arrow, METH_VARARGS, "Scan an Arrow stream of a run's rows into judged positions."},
     {"read_qrels", read_qrels, METH_VARARGS, "Read a plain TREC qrels file into flat arrays (see gainscope.io.scan_qrels)."},
+    {"judged_order", judged_order, METH_VARARGS, "numpy.lexsort((-grades, row_query)) in linear time (see judged_run)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -165,8 +165,8 @@ def test_a_file_shorter_than_when_its_parts_were_cut_is_an_error(tmp_path: Path,
     path = write(tmp_path, "run.txt", "".join(f"q1 Q0 d{d} {d + 1} {100 - d} r\n" for d in range(2000)))
     real_parts = scan._parts
 
-    def parts_then_shrink(name: str, size: int, count: int | None = None) -> list[tuple[int, int]]:
-        ranges = real_parts(name, size, count)
+    def parts_then_shrink(name: str, size: int, count: int | None = None, start: int = 0) -> list[tuple[int, int]]:
+        ranges = real_parts(name, size, count, start)
         os.truncate(name, size // 2)  # rewritten between measuring and reading
         return ranges
 

@@ -4,6 +4,7 @@ the same warnings, or hands the file over to them (and then the user sees exactl
 from __future__ import annotations
 
 import gzip
+import itertools
 import os
 import random
 import warnings
@@ -20,8 +21,16 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.errors import GainscopeError
-from gainscope.io import read_run
-from gainscope.io.scan import judged_run_of, judged_run_of_run, native_available, scan_run, scan_trec_run
+from gainscope.io import compressed, read_run, scan
+from gainscope.io.scan import (
+    judged_run_of,
+    judged_run_of_run,
+    native_available,
+    query_pieces,
+    scan_run,
+    scan_trec_run,
+)
+from gainscope.io.text import TextFile
 from gainscope.testing import strategies as gst
 
 needs_native = pytest.mark.skipif(not native_available(), reason="the C scanner is not built")
@@ -118,8 +127,7 @@ def test_scanner_equals_readers(tmp_path: Path, data, policies: Policies, seed: 
     prepared = PreparedJudgments.of(judgments, policies.negative_grades)
     read = {"extra_columns": "ignore"} if extra else {}
     scanned = scan_trec_run(prepared, path, policies, parts=parts, **read)
-    # a plain file: the scanner must take it, unless an id is not ASCII (the readers check UTF-8 and NFC)
-    assert isinstance(scanned, str) == (not path.read_bytes().isascii()), scanned
+    assert not isinstance(scanned, str), scanned  # a plain file (UTF-8 ids included): the scanner takes it
     (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies, **read)
     assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
     assert_same(fast, slow)
@@ -141,7 +149,9 @@ UNUSUAL = {
     "overflowing score": ["q1 Q0 d1 1 1e999 tag", *GOOD[1:]],
     "decimal comma": ["q1 Q0 d1 1 3,5 tag", *GOOD[1:]],
     "rank not an integer": ["q1 Q0 d1 1.0 3.5 tag", *GOOD[1:]],
-    "non-ASCII doc id": ["q1 Q0 dé 1 3.5 tag", *GOOD[1:]],
+    "bytes that are not UTF-8": ["q1 Q0 d\udce9 1 3.5 tag", *GOOD[1:]],
+    "a C1 control character": ["q1 Q0 d\u0085 1 3.5 tag", *GOOD[1:]],
+    "an id NFC would change, with normalize_ids=NFC": ["q1 Q0 de\u0301 1 3.5 tag", *GOOD[1:]],
     "tags differ": [*GOOD[:3], "q2 Q0 d5 1 2 other"],
     "query lines apart": [GOOD[0], GOOD[3], GOOD[1]],
     "header row": ["qid Q0 docno rank score tag", *GOOD],
@@ -160,7 +170,11 @@ UNUSUAL = {
 
 
 PLAIN_ENOUGH = {"a CR in trailing whitespace": [GOOD[0] + " \r \r", *GOOD[1:]],
-                "a comment of exactly 1 MiB": ["#" * (1 << 20), *GOOD]}
+                "a comment of exactly 1 MiB": ["#" * (1 << 20), *GOOD],
+                "a non-ASCII doc id": ["q1 Q0 dé 1 3.5 tag", *GOOD[1:]],
+                "a non-ASCII id on the last line only": [*GOOD, "q2 Q0 dé 2 1 tag"],
+                "an id not in NFC (a warning)": ["q1 Q0 de\u0301 1 3.5 tag", *GOOD[1:]],
+                "a byte order mark": ["\ufeff" + GOOD[0], *GOOD[1:]]}
 
 
 @needs_native
@@ -169,12 +183,14 @@ def test_unusual_files_go_to_the_readers_with_the_same_outcome(tmp_path: Path, c
     """Files the scanner must refuse (and then give the readers' outcome), and files near its limits that it
     takes (with the readers' result)."""
     path = tmp_path / "run.txt"
-    path.write_text("\n".join(UNUSUAL.get(case) or PLAIN_ENOUGH[case]) + "\n", encoding="utf-8")
+    text = "\n".join(UNUSUAL.get(case) or PLAIN_ENOUGH[case]) + "\n"
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
     prepared = _prepared(**PREPARED)
     policies = Policies()
-    scanned = scan_trec_run(prepared, path, policies)
+    read = {"normalize_ids": "NFC"} if "normalize_ids" in case else {}
+    scanned = scan_trec_run(prepared, path, policies, **read)
     assert isinstance(scanned, str) == (case in UNUSUAL)  # a refusal says why
-    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies, **read)
     if isinstance(slow, JudgedRun):
         assert isinstance(fast, JudgedRun)
         assert_same(fast, slow)
@@ -184,7 +200,7 @@ def test_unusual_files_go_to_the_readers_with_the_same_outcome(tmp_path: Path, c
 
 
 @needs_native
-def test_gzip_and_options_are_left_to_the_readers(tmp_path: Path) -> None:
+def test_options_are_left_to_the_readers(tmp_path: Path) -> None:
     prepared = _prepared(**PREPARED)
     path = tmp_path / "run.txt.gz"
     path.write_bytes(gzip.compress(("\n".join(GOOD) + "\n").encode()))
@@ -213,8 +229,7 @@ def test_scores_parse_exactly_as_python_floats(tmp_path: Path, texts: list[str])
         assert isinstance(scanned, str)  # overflow to infinity: the readers warn about it
         return
     assert not isinstance(scanned, str), scanned
-    positions, _ = scanned
-    assert positions.hit_score.tolist() == values  # bit for bit, in rank order
+    assert scanned.positions.hit_score.tolist() == values  # bit for bit, in rank order
 
 
 @needs_native
@@ -297,7 +312,7 @@ def test_long_scores_are_read_in_the_c_locale_whatever_the_users_locale(tmp_path
     finally:
         locale.setlocale(locale.LC_NUMERIC, before)
     assert not isinstance(scanned, str)
-    assert scanned[0].hit_score.tolist() == [float("0.12345678901234567890123")]
+    assert scanned.positions.hit_score.tolist() == [float("0.12345678901234567890123")]
 
 
 @needs_native
@@ -365,3 +380,257 @@ def test_float32_scores_in_the_scanner_as_in_the_readers(tmp_path: Path) -> None
     assert order64.grades.tolist() == [2, 1, 0]  # c, a, b
     assert order32.scores.tolist() == [float("inf"), 1.0, 1.0]  # 1e39 is beyond float32: inf, as a C float
     assert order32.grades.tolist() == [2, 0, 1]  # c, then the tie by doc id descending: b, a
+
+
+# ------------------------------------------------------------------ compressed runs (gzip, zstd)
+# Compressed runs take the scanner's path, decompressed in blocks and cut into pieces at query boundaries, and give
+# exactly what their plain twin gives, and what the Python readers give for the compressed file itself -- warnings
+# and errors (damaged data) included.
+
+zstandard = pytest.importorskip("zstandard")
+
+
+def compress(data: bytes, kind: str, members: int) -> bytes:
+    """``data`` compressed as ``members`` gzip members or zstd frames one after another (cut anywhere, even
+    inside a line: the members join into one content)."""
+    cuts = sorted({0, len(data), *(len(data) * k // members for k in range(1, members))})
+    pieces = [data[a:b] for a, b in itertools.pairwise(cuts)] or [b""]
+    if kind == "gzip":
+        return b"".join(gzip.compress(p, mtime=0) for p in pieces)
+    return b"".join(zstandard.ZstdCompressor().compress(p) for p in pieces)
+
+
+@needs_native
+@settings(max_examples=80, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
+       seed=st.integers(0, 2**16), messy=st.booleans(), kind=st.sampled_from(("gzip", "zstd")),
+       members=st.integers(1, 3), chunk=st.sampled_from((64, 200, 1 << 20)), zlib_only=st.booleans())
+def test_compressed_run_equals_its_plain_twin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data,  # type: ignore[no-untyped-def]
+                                              policies: Policies, seed: int, messy: bool, kind: str, members: int,
+                                              chunk: int, zlib_only: bool) -> None:
+    judgments, run = data
+    plain = tmp_path / f"run-{seed}.txt"
+    write_run(plain, run.frame, random.Random(seed), messy=messy)
+    packed = tmp_path / f"run-{seed}.txt.{'gz' if kind == 'gzip' else 'zst'}"
+    packed.write_bytes(compress(plain.read_bytes(), kind, members))
+    monkeypatch.setattr(scan, "CHUNK_BYTES", chunk)  # small pieces: queries cut by blocks, many pieces
+    if zlib_only:  # ISA-L is an optional extra: zlib alone must give the same
+        monkeypatch.setattr(compressed, "_isal", None)
+    prepared = PreparedJudgments.of(judgments, policies.negative_grades)
+    scanned = scan_trec_run(prepared, TextFile(packed), policies)
+    assert not isinstance(scanned, str), scanned  # the scanner takes it: no fallback
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, packed, policies)
+    (twin, twin_warnings), _ = both(prepared, plain, policies)
+    assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
+    assert_same(fast, slow)
+    assert_same(fast, twin)
+    assert fast_warnings == slow_warnings == [w.replace(plain.name, packed.name) for w in twin_warnings]
+
+
+@given(lines=st.lists(st.tuples(st.sampled_from(("q1", "q2", "q3", "#", "")), st.integers(0, 30)), max_size=40),
+       block=st.integers(1, 50), size=st.integers(1, 80))
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+def test_pieces_are_whole_queries_and_join_into_the_content(lines: list[tuple[str, int]], block: int,
+                                                            size: int) -> None:
+    """query_pieces: the pieces join into the content (BOM dropped), and no query's lines span two pieces
+    unless the query was already split in the content itself."""
+    text = "".join(f"{q} Q0 {'d' * n} 1 1 t\n" if q not in ("#", "") else " " * n + "\n" if q == "" else f"#{'c' * n}\n"
+                   for q, n in lines)  # data lines, blank lines, comments
+    data = b"\xef\xbb\xbf" + text.encode()
+    blocks = [data[i:i + block] for i in range(0, len(data), block)]
+    pieces = [bytes(p) for p in query_pieces(blocks, size)]
+    assert all(not isinstance(p, str) for p in pieces)
+    assert b"".join(pieces) == text.encode()
+    runs = [q for q, _ in lines if q not in ("#", "")]
+    split_in_content = {q for q in runs if len([g for g in _groups(runs) if g == q]) > 1}
+    seen: dict[str, int] = {}
+    for i, piece in enumerate(pieces):
+        for line in piece.decode().splitlines():
+            q = line.split(" ", 1)[0]
+            if q.startswith("#") or not q:
+                continue
+            if q in seen and seen[q] != i:
+                assert q in split_in_content, (q, pieces)
+            seen[q] = i
+
+
+def _groups(ids: list[str]) -> list[str]:
+    return [q for i, q in enumerate(ids) if i == 0 or ids[i - 1] != q]
+
+
+def _damaged() -> dict[str, bytes]:
+    body = ("\n".join(GOOD * 50) + "\n").encode()
+    good = gzip.compress(body, mtime=0)
+    bad_crc = good[:-8] + bytes([good[-8] ^ 1]) + good[-7:]
+    deflate = bytearray(good)
+    deflate[20] ^= 0xFF
+    frame = zstandard.ZstdCompressor(write_checksum=True).compress(body)
+    return {"truncated gzip": good[: len(good) // 2], "bad CRC": bad_crc, "corrupt deflate": bytes(deflate),
+            "bad length": good[:-4] + b"\0\0\0\0", "truncated zstd": frame[: len(frame) // 2],
+            "corrupt zstd": frame[:20] + bytes(b ^ 0x55 for b in frame[20:40]) + frame[40:]}
+
+
+@pytest.mark.parametrize("zlib_only", [False, True])
+@pytest.mark.parametrize("size", [1, 4096, 1 << 22])
+def test_gzip_is_inflated_as_pythons_gzip_inflates_it(monkeypatch: pytest.MonkeyPatch, size: int,
+                                                      zlib_only: bool) -> None:
+    """Members, zero padding and output cut into blocks of ``size``: the content of gzip.decompress, with zlib as
+    with ISA-L. (Regression: with zlib alone, a stream whose end came in a call cut at ``size`` had its trailer
+    read twice, and a sound file was called corrupt.)"""
+    import io
+
+    if zlib_only:
+        monkeypatch.setattr(compressed, "_isal", None)
+    body = b"".join(f"q{i} Q0 d{j} {j + 1} {100 - j} t\n".encode() for i in range(300) for j in range(50))
+    for blob in (gzip.compress(body), gzip.compress(body[:1000]) + gzip.compress(body[1000:]),
+                 gzip.compress(body) + b"\0\0" + gzip.compress(b"")):
+        assert b"".join(compressed.decompressed(io.BytesIO(blob), "gzip", size)) == gzip.decompress(blob) == body
+
+
+@needs_native
+@pytest.mark.parametrize("zlib_only", [False, True])
+@pytest.mark.parametrize("case", list(_damaged()))
+def test_damaged_compressed_runs_give_the_readers_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str,
+                                                        zlib_only: bool) -> None:
+    if zlib_only:
+        monkeypatch.setattr(compressed, "_isal", None)
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(_damaged()[case])
+    prepared = _prepared(**PREPARED)
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, Policies())
+    assert isinstance(fast, tuple) and fast == slow, (fast, slow)  # (error type, message), the same
+    assert fast_warnings == slow_warnings
+    assert "run.txt.gz" in fast[1]
+
+
+@needs_native
+def test_a_gzip_run_through_a_file_object(tmp_path: Path) -> None:
+    prepared = _prepared(**PREPARED)
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(gzip.compress(("\n".join(GOOD) + "\n").encode()))
+    with open(path, "rb") as f:
+        fast = outcome(lambda: judged_run_of(prepared, f, Policies())[0])
+    (slow, _), _ = both(prepared, path, Policies())
+    assert isinstance(fast[0], JudgedRun)
+    assert_same(fast[0], slow)
+
+
+# ------------------------------------------------------------------ UTF-8 ids
+# Any Unicode id the readers take, the scanner takes with the readers' warnings (ids not in NFC); under
+# normalize_ids="NFC" an id NFC changes sends the file to the readers.
+
+_ID_TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zs", "Zl", "Zp"), blacklist_characters="#\ufeff"),
+                   min_size=1, max_size=4)
+
+
+@needs_native
+@settings(max_examples=150, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(queries=st.lists(_ID_TEXT, min_size=1, max_size=3, unique=True), docs=st.lists(_ID_TEXT, min_size=1, max_size=6,
+                                                                                       unique=True),
+       nfc=st.booleans())
+def test_unicode_ids_give_the_readers_warnings(tmp_path: Path, queries: list[str], docs: list[str],
+                                               nfc: bool) -> None:
+    from gainscope.io import read_judgments
+
+    lines = [f"{q} Q0 {d} {r + 1} {len(docs) - r} t" for q in queries for r, d in enumerate(docs)]
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    read = {"normalize_ids": "NFC"} if nfc else {}
+    judged = outcome(lambda: read_judgments(Judgments.from_dict({q: {d: i % 3 for i, d in enumerate(docs[:3])}
+                                                                 for q in queries}), **read))
+    assert not isinstance(judged[0], tuple), judged
+    prepared = PreparedJudgments.of(judged[0])
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, Policies(), format="trec", **read)
+    assert isinstance(fast, JudgedRun) and isinstance(slow, JudgedRun), (fast, slow)
+    assert_same(fast, slow)
+    assert fast_warnings == slow_warnings
+
+
+# ------------------------------------------------------------------ DataFrames and Parquet
+# A polars or pandas DataFrame, or a Parquet file, is scanned before the readers' checks (the scanner does them):
+# what it takes gives the judged run of read_run + build_judged_run, and anything else goes to the readers, so
+# every error and warning is theirs.
+
+def _table_problem(frame: pl.DataFrame, problem: str) -> pl.DataFrame:
+    """``frame`` (query_id, doc_id, score, rank) with one thing the readers refuse or warn about."""
+    first = frame.head(1)
+    if problem == "duplicate":
+        return pl.concat([frame, first])
+    if problem in ("nan", "inf", "-inf"):
+        return frame.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(float(problem))
+                                  .otherwise(pl.col("score")).alias("score"))
+    if problem in ("", "d\x07", "d\u0085", None, "de\u0301"):
+        return frame.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(pl.lit(problem, pl.String))
+                                  .otherwise(pl.col("doc_id")).alias("doc_id"))
+    if problem == "rows apart":
+        return pl.concat([frame, first.with_columns(pl.lit("fresh-doc").alias("doc_id"))])
+    if problem == "float ranks":
+        return frame.with_columns(pl.col("rank").cast(pl.Float64))
+    if problem == "int ids":
+        return frame.with_columns(pl.col("query_id").str.len_bytes().cast(pl.Int64))
+    if problem == "string scores":
+        return frame.with_columns(pl.col("score").cast(pl.String))
+    if problem == "aliases":
+        return frame.rename({"query_id": "qid", "doc_id": "docno"})
+    return frame
+
+
+PROBLEMS = (None, "duplicate", "nan", "inf", "-inf", "", "d\x07", "d\u0085", "null id", "de\u0301", "rows apart",
+            "float ranks", "int ids", "string scores", "aliases")
+
+
+@needs_native
+@settings(max_examples=100, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
+       problem=st.sampled_from(PROBLEMS), kind=st.sampled_from(("polars", "pandas", "parquet")),
+       columns=st.sampled_from(("both", "score", "rank")), nfc=st.booleans())
+def test_tables_equal_the_readers(tmp_path: Path, data, policies: Policies, problem: str | None, kind: str,  # type: ignore[no-untyped-def]
+                                  columns: str, nfc: bool) -> None:
+    judgments, run = data
+    frame = run.frame
+    if columns != "both" or frame["score"].null_count() or frame["rank"].null_count():
+        keep = "rank" if columns == "rank" or frame["score"].null_count() else "score"
+        frame = frame.drop("score" if keep == "rank" else "rank")
+    needs = {"nan": "score", "inf": "score", "-inf": "score", "string scores": "score", "float ranks": "rank"}
+    if problem is not None and needs.get(problem, "doc_id") in frame.columns:
+        frame = _table_problem(frame, None if problem == "null id" else problem)
+    source: object = frame
+    if kind == "pandas":
+        source = frame.to_pandas()
+    elif kind == "parquet":
+        source = tmp_path / "run.parquet"
+        frame.write_parquet(source)
+    prepared = PreparedJudgments.of(judgments, policies.negative_grades)
+    read = {"normalize_ids": "NFC"} if nfc else {}
+    fast, fast_warnings = outcome(lambda: judged_run_of(prepared, source, policies, **read))
+    slow, slow_warnings = outcome(lambda: (build_judged_run(prepared, (r := read_run(source, **read)), policies,
+                                                            sparse=True), tuple(r.notes)))
+    assert fast_warnings == slow_warnings
+    if isinstance(slow, tuple) and isinstance(slow[0], JudgedRun):
+        assert isinstance(fast, tuple) and isinstance(fast[0], JudgedRun), fast
+        assert_same(fast[0], slow[0])
+        assert fast[1] == slow[1]  # the notes
+    else:
+        assert fast == slow  # the readers' error
+
+
+@needs_native
+def test_a_plain_dataframe_takes_the_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No readers' checks for a plain frame: the scanner does them (finish_run is never called)."""
+    from gainscope.io import frames
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("finish_run called")
+
+    monkeypatch.setattr(frames, "finish_run", never)
+    import gainscope.io as gio
+
+    monkeypatch.setattr(gio, "finish_run", never)
+    prepared = _prepared(**PREPARED)
+    frame = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d\u00e9", "d5"], "score": [3.0, 2.0, 1.0]})
+    for source in (frame, frame.to_pandas(), frame.lazy()):
+        jr, notes = judged_run_of(prepared, source, Policies())
+        assert list(jr.query_ids) == ["q1", "q2"] and notes == ()

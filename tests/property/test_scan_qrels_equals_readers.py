@@ -5,6 +5,8 @@ read are prepared and evaluated as any others."""
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 import warnings
 from pathlib import Path
 
@@ -113,8 +115,8 @@ def test_c_reader_equals_readers(tmp_path: Path, data: bytes, detect: bool) -> N
     path = tmp_path / "judgments.qrels"
     path.write_bytes(data)
     took = same_outcome(path) if detect else same_outcome(path, format="trec")
-    if took:  # what the C reader takes is plain: printable ASCII, integer grades, no repeated document
-        assert all(b == 0x0A or b == 0x09 or b == 0x0D or 0x20 <= b < 0x7F for b in data)
+    if took:  # what the C reader takes is plain: UTF-8 without control characters, no repeated document
+        assert not re.search(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]", data.decode("utf-8"))
 
 
 def plain_file(path: Path, judgments: dict[str, dict[str, int]]) -> Path:
@@ -134,8 +136,11 @@ def plain_file(path: Path, judgments: dict[str, dict[str, int]]) -> Path:
         ("q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n", False),  # conflicting grades, lines apart: the readers' error
         ("q1 0 d1 1\rq1 0 d2 1\n", False),  # a lone carriage return
         ("q1 0 d1 1\n# note\rq1 0 d2 1\n", False),  # ... inside a comment too
-        ("q1 0 d\u00e9 1\n", False),  # not ASCII: the readers check UTF-8 and NFC
-        ("\ufeffq1 0 d1 1\n", False),  # a byte order mark
+        ("q1 0 d\u00e9 1\n", True),  # UTF-8, in NFC
+        ("q1 0 de\u0301 1\n", True),  # UTF-8, not in NFC: the readers' warning
+        ("\ufeffq1 0 d1 1\n", True),  # a byte order mark, dropped
+        ("q1 0 d\u0085 1\n", False),  # a C1 control character: the readers' error
+        ("q1 0 d1 1\n" + "q2 0 " + "d" * (1 << 20) + " 1\n", False),  # a line beyond the limit
         ("q1 0 d1 1.0\n", False),  # a float grade: the readers' error
         ("q1 0 d1 9999999999999999999\n", False),  # 19 digits
         ("qid iter docno rel\nq1 0 d1 1\n", False),  # a header row
@@ -159,7 +164,7 @@ def test_options_gzip_encodings_and_other_files_are_left_to_the_readers(tmp_path
     src = TextFile(path)
     assert scan_trec_judgments(src, "trec", JudgmentOptions()) is not None
     for opts in (JudgmentOptions(float_grades=True), JudgmentOptions(scale=(0, 1)),
-                 JudgmentOptions(normalize_ids="NFC")):
+                 JudgmentOptions(normalize_ids="NFKC")):
         assert scan_trec_judgments(src, "trec", opts) is None
         assert same_outcome(path, float_grades=opts.float_grades, scale=opts.scale,
                             normalize_ids=opts.normalize_ids) is False
@@ -218,3 +223,23 @@ def test_the_frame_is_made_only_when_asked_for(tmp_path: Path) -> None:
     assert len(j) == 3 and j.query_ids() == ["q1", "q2"] and j.for_query("q2") == {"b": 1, "a": 0}
     assert j.to_dict() == {"q2": {"b": 1, "a": 0}, "q1": {"c": 2}}
     assert repr(j) == f"Judgments(3 judgments, 2 queries, source={str(path)!r})"
+
+
+_ID_TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zs", "Zl", "Zp"), blacklist_characters="#\ufeff"),
+                   min_size=1, max_size=4)
+
+
+@needs_native
+@SETTINGS
+@given(queries=st.lists(_ID_TEXT, min_size=1, max_size=3, unique=True),
+       docs=st.lists(_ID_TEXT, min_size=1, max_size=5, unique=True), nfc=st.booleans())
+def test_unicode_ids_are_read_with_the_readers_warnings(tmp_path: Path, queries: list[str], docs: list[str],
+                                                        nfc: bool) -> None:
+    """Any UTF-8 id: the C reader takes the file (unless NFC changes an id under normalize_ids="NFC") and gives the
+    readers' judgments and warnings (ids not in NFC)."""
+    path = tmp_path / "judgments.qrels"
+    path.write_text("".join(f"{q} 0 {d} {i % 3}\n" for q in queries for i, d in enumerate(docs)), encoding="utf-8")
+    changed = any(unicodedata.normalize("NFC", i) != i for i in queries + docs)
+    read = {"normalize_ids": "NFC"} if nfc else {}
+    took = same_outcome(path, format="trec", **read)
+    assert took == (not (nfc and changed))

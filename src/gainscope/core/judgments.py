@@ -28,18 +28,26 @@ if TYPE_CHECKING:
 else:
     pl = deferred_module("polars")
 
-__all__ = ["JudgmentArrays", "Judgments"]
+__all__ = ["JudgmentArrays", "Judgments", "split_ids"]
 
 _REQUIRED = ("query_id", "doc_id", "grade")
+
+
+def split_ids(blob: bytes, offsets: np.ndarray) -> list[str]:
+    """The UTF-8 ids of ``blob`` cut at ``offsets`` (one more than ids): how the C scanner returns ids."""
+    if blob.isascii():  # one decode, then slices of the text
+        text = blob.decode("ascii")
+        return [text[a:b] for a, b in itertools.pairwise(offsets.tolist())]
+    return [blob[a:b].decode("utf-8") for a, b in itertools.pairwise(offsets.tolist())]
 
 
 @dataclass(frozen=True, eq=False)
 class JudgmentArrays:
     """Judgments as flat arrays, the form the C scanner reads plain TREC qrels into (see
     :mod:`gainscope.io.scan_qrels`): ``query_ids`` are the distinct query ids in order of first appearance,
-    ``query_blob``/``query_offsets`` the same ids as one ASCII blob and int64 offsets; per judgment, in file
+    ``query_blob``/``query_offsets`` the same ids as one UTF-8 blob and int64 offsets; per judgment, in file
     order, ``row_query`` is its query's index in ``query_ids`` (int32), ``grades`` its grade (int64), and its doc
-    id is ``doc_blob[doc_offsets[i]:doc_offsets[i + 1]]`` (ASCII: the scanner takes nothing else)."""
+    id is ``doc_blob[doc_offsets[i]:doc_offsets[i + 1]]`` (UTF-8, checked by the scanner)."""
 
     query_ids: list[str]
     query_blob: bytes
@@ -51,9 +59,7 @@ class JudgmentArrays:
 
     def doc_ids(self) -> list[str]:
         """The doc id of every judgment, in file order."""
-        text = self.doc_blob.decode("ascii")
-        off = self.doc_offsets.tolist()
-        return [text[a:b] for a, b in itertools.pairwise(off)]
+        return split_ids(self.doc_blob, self.doc_offsets)
 
     def frame(self) -> pl.DataFrame:
         """The frame the readers would have made: ``query_id``, ``doc_id`` (strings), ``grade`` (Int64)."""

@@ -132,7 +132,7 @@ def _read_judgments(source: Any, fmt: str | None, opts: JudgmentOptions, encodin
         notes = [_QRELS3_NOTE] if detected and fmt == "qrels3" else []
         scanned = scan_trec_judgments(src, fmt, opts, notes=notes)  # the C scanner, when the file is plain
         if scanned is not None:
-            return scanned, []
+            return scanned
         return read_trec_judgments(src, fmt, opts, notes=notes)
     return finish_judgments(_load_table(src, "judgments", fmt), opts)
 

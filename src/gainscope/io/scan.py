@@ -10,30 +10,43 @@ reference the scanner is tested against (``tests/property/test_scan_equals_reade
 The scanner is used when all of these hold, and the result is the same either way:
 
 * the C extension is built (it is optional; ``GAINSCOPE_NATIVE=0`` turns it off);
-* the source is an uncompressed file (or standard input, ``"-"``, scanned in memory) in TREC run format
-  (given or detected), read as UTF-8, with the default reading options (``on_duplicate="error"``,
-  ``nan_score="error"``, no ``normalize_ids``; ``extra_columns`` either way);
+* the source is a file in TREC run format (given or detected), plain, gzip- or zstd-compressed, or standard input
+  (``"-"``, scanned in memory), read as UTF-8, with the default reading options (``on_duplicate="error"``,
+  ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``; ``extra_columns`` either way);
 * ``ties`` is ``"trec_eval"`` or ``"rank"`` (``"average"`` needs every position).
 
-Whenever the file holds anything unusual (a line it cannot take as is, a duplicate, non-ASCII bytes, a
-control character, run tags that differ, a query whose lines are not together), the scanner stops and the
-Python readers read the file: they give the exact error with file and line, or the warning, or the result.
-A file that changes size while it is scanned is a :class:`~gainscope.errors.FileAccessError`.
+DataFrames (polars, pandas) and Parquet files with the same options are scanned through the Arrow C stream
+interface, without copying their columns and before the readers' checks (:func:`scan_table`): the scanner does
+those checks itself (empty ids, control characters, ids not in NFC, duplicates, NaN and infinite scores), and a
+table that fails one, or whose columns are not plain (ids not strings, scores not numbers, ranks not integers,
+missing values), goes to the readers, which say what is wrong.
 
-Large files are cut at query boundaries into one part per core, scanned in parallel threads (the scanner
-releases the GIL), and joined.
+Ids may hold any UTF-8 text: the scanner checks the bytes as Python's decoder does, and lists the ids holding a
+code point outside the ranges every string of which is in NFC; only those are checked in Python
+(:func:`~gainscope.io.text.id_form_warnings`), which gives the readers' warning about ids not in NFC. Whenever the
+file holds anything unusual (a line it cannot take as is, a duplicate, bytes that are not UTF-8, a control
+character, run tags that differ, a query whose lines are not together, an id ``normalize_ids="NFC"`` would
+change, damaged compressed data), the scanner stops and the Python readers read the file: they give the exact
+error with file and line, or the warning, or the result. A file that changes size while it is scanned is a
+:class:`~gainscope.errors.FileAccessError`.
+
+Large plain files are cut at query boundaries into one part per core, scanned in parallel threads (the scanner
+releases the GIL), and joined. Compressed files are decompressed in blocks (ISA-L or zlib, zstandard: they
+release the GIL too) and their content is cut at query boundaries into pieces of :data:`CHUNK_BYTES`, which
+threads scan while the next blocks are decompressed: decompression and scanning share the cores, and memory holds
+a few pieces, never the whole content.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import logging
 import os
+import warnings
 import weakref
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -44,13 +57,15 @@ from gainscope.core.judged_run import (
     build_judged_run,
     judged_run_from_positions,
 )
+from gainscope.core.judgments import split_ids
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.deferred import deferred_module
-from gainscope.errors import FileAccessError
+from gainscope.errors import FileAccessError, FormatError, InputWarning
+from gainscope.io.compressed import MAGIC_BYTES, compression_of
 from gainscope.io.detect import check_format, detect_text_format
-from gainscope.io.frames import RunOptions
-from gainscope.io.text import GZIP_MAGIC, TextFile, canonical_encoding, is_stream
+from gainscope.io.frames import RunOptions, TokenTable, frame_table, is_dataframe
+from gainscope.io.text import BOM, MAX_LINE_BYTES, TextFile, canonical_encoding, id_form_warnings, is_stream
 
 if TYPE_CHECKING:
     import polars as pl
@@ -62,11 +77,13 @@ try:
 except ImportError:  # built without a C compiler: the Python readers do all the work
     _scan = None
 
-__all__ = ["judged_run_of", "judged_run_of_run", "native_available", "scan_run", "scan_trec_run"]
+__all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_run",
+           "scan_trec_run"]
 
 log = logging.getLogger("gainscope")
 
 PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
+CHUNK_BYTES = 8 << 20  # compressed files: decompressed content is scanned in pieces of about this size
 _ORDER = {"trec_eval": 0, "rank": 1}
 _indexes: weakref.WeakKeyDictionary[PreparedJudgments, Any] = weakref.WeakKeyDictionary()
 
@@ -138,11 +155,12 @@ def _depth(policies: Policies) -> int:
     return -1 if policies.depth is None else min(policies.depth, 2**62)
 
 
-def _parts(path: str, size: int, count: int | None = None) -> list[tuple[int, int]]:
-    """Byte ranges of the file cut at query boundaries: ``count`` of them, or one per core for large files."""
+def _parts(path: str, size: int, count: int | None = None, start: int = 0) -> list[tuple[int, int]]:
+    """Byte ranges of the file from ``start`` cut at query boundaries: ``count`` of them, or one per core for
+    large files."""
     if count is None:
         count = min(os.cpu_count() or 1, max(1, size // PART_MIN_BYTES), 8)
-    cuts = [0]
+    cuts = [start]
     for k in range(1, count):
         cut = _query_boundary(path, size * k // count)
         if cut is not None and cut > cuts[-1]:
@@ -175,12 +193,46 @@ def _positions(part: dict[str, Any]) -> RankedPositions:
     def arr(key: str, dtype: Any) -> np.ndarray:
         return np.frombuffer(part[key], dtype=dtype)
 
-    qoff = arr("query_offsets", np.int64)
-    blob: bytes = part["query_blob"]
-    ids = [blob[qoff[i]:qoff[i + 1]].decode("utf-8") for i in range(len(qoff) - 1)]
-    return RankedPositions(ids, arr("num_ret", np.int64), arr("hit_offsets", np.int64), arr("hit_rank", np.int64),
-                           arr("hit_judgment", np.int64), arr("hit_score", np.float64), arr("ties", np.int64),
-                           arr("rank_down", np.int64), arr("rank_steps", np.int64))
+    return RankedPositions(split_ids(part["query_blob"], arr("query_offsets", np.int64)), arr("num_ret", np.int64),
+                           arr("hit_offsets", np.int64), arr("hit_rank", np.int64), arr("hit_judgment", np.int64),
+                           arr("hit_score", np.float64), arr("ties", np.int64), arr("rank_down", np.int64),
+                           arr("rank_steps", np.int64))
+
+
+def checked_ids(results: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
+    """The ids the C scanner (or qrels reader) listed for Python's check of their Unicode form, by column, in the
+    input's order (see :func:`~gainscope.io.text.id_form_warnings`)."""
+    out: dict[str, list[str]] = {"query_id": [], "doc_id": []}
+    for r in results:
+        ids = split_ids(r["check_blob"], np.frombuffer(r["check_offsets"], dtype=np.int64))
+        for kind, id_ in zip(r["check_kind"], ids, strict=True):
+            out["query_id" if kind == 0 else "doc_id"].append(id_)
+    return out
+
+
+class Scanned(NamedTuple):
+    """What the scanner made of a run: its ranked positions, its run tag, and the readers' warnings about its ids
+    (ids not in NFC)."""
+
+    positions: RankedPositions
+    tag: str
+    warnings: tuple[str, ...]
+
+
+def _gathered(results: Sequence[dict[str, Any]], where: str, normalize_ids: str | None, tag: str | None = None
+              ) -> Scanned | str:
+    """The scanned parts (or pieces) joined in order with the ids' warnings, or why the Python path must take over:
+    a part's reason, run tags that differ, a query found in two parts (its lines are not together), or an id
+    ``normalize_ids`` would change."""
+    if len({r.get("tag") for r in results if "fallback" not in r}) > 1:
+        return "run tags that differ"
+    joined = _joined(results)
+    if isinstance(joined, str):
+        return joined
+    warns = id_form_warnings(checked_ids(results), normalize_ids, where)
+    if warns is None:
+        return f"ids that normalize_ids={normalize_ids!r} changes"
+    return Scanned(joined, results[0]["tag"] if tag is None else tag, tuple(warns))
 
 
 def _joined(results: Sequence[dict[str, Any]]) -> RankedPositions | str:
@@ -209,31 +261,40 @@ def _join(parts: Sequence[RankedPositions]) -> RankedPositions:
                            cat("hit_score"), cat("tied_groups"), cat("rank_down"), cat("rank_steps"))
 
 
-def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes, policies: Policies, *,
-                  parts: int | None = None, extra_columns: str = "error", name: str | None = None
-                  ) -> tuple[RankedPositions, str] | str:
-    """Scan a TREC run file (a path, or its content as bytes): its ranked positions and run tag, or the reason
-    it needs the Python readers. ``parts``: how many pieces to cut a file into (default: one per core for
-    files of 16 MB or more); ``extra_columns="ignore"`` ignores columns after the run tag; ``name`` names the
-    source in errors (default: the path).
+def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes | TextFile, policies: Policies, *,
+                  parts: int | None = None, extra_columns: str = "error", normalize_ids: str | None = None,
+                  name: str | None = None) -> Scanned | str:
+    """Scan a TREC run: a file (its path; a compressed file as a :class:`~gainscope.io.text.TextFile`), or its
+    content as bytes. Returns what it made of the run, or the reason it needs the Python readers. ``parts``: how
+    many pieces to cut a plain file into (default: one per core for files of 16 MB or more);
+    ``extra_columns="ignore"`` ignores columns after the run tag; ``normalize_ids``: None or ``"NFC"`` (a run
+    with an id NFC changes goes to the readers); ``name`` names the source in errors and warnings (default: the
+    path).
 
-    Raises :class:`~gainscope.errors.FileAccessError` when the file changes size while it is read."""
+    Raises :class:`~gainscope.errors.FileAccessError` when the file changes size while it is read, or cannot be
+    read."""
     if (why := _unsupported(policies)) is not None:
         return why
     index = _index(prepared)
-    depth = _depth(policies)
+    options = (index, _ORDER[policies.ties], _depth(policies), policies.judged_only)
     flags = {"extra_ok": extra_columns == "ignore", "f32": policies.score_precision == "float32"}
+    if isinstance(source, TextFile):
+        label = name or source.name
+        results = _scan_pieces(source, lambda piece: _scan.scan_trec_run(piece, *options, **flags))
+        return results if isinstance(results, str) else _gathered(results, f"{label}: ", normalize_ids)
     data: str | bytes
     if isinstance(source, bytes):
-        data, label, ranges = source, name or "<stdin>", [(0, len(source))]
+        data, label = source, name or "<stdin>"
+        ranges = [(len(BOM) if source.startswith(BOM) else 0, len(source))]
     else:
         data = os.fspath(source)
         label = name or data
-        ranges = _parts(data, os.path.getsize(data), parts)
+        with open(data, "rb") as f:
+            start = len(BOM) if f.read(len(BOM)) == BOM else 0
+        ranges = _parts(data, os.path.getsize(data), parts, start)
 
     def scan(r: tuple[int, int]) -> dict[str, Any]:
-        return _scan.scan_trec_run(data, index, _ORDER[policies.ties], depth, policies.judged_only, r[0], r[1],
-                                   **flags)
+        return _scan.scan_trec_run(data, *options, r[0], r[1], **flags)
 
     try:
         results = _each(scan, ranges)
@@ -244,20 +305,116 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
         now = "gone" if changed[0] < 0 else f"{changed[0]} now"
         raise FileAccessError(f"{label} changed while it was read ({ranges[-1][1]} bytes when reading began, {now}); "
                               f"read it again once nothing writes to it", path=label)
-    if len({r.get("tag") for r in results}) > 1:
-        return "run tags that differ"
-    joined = _joined(results)
-    return joined if isinstance(joined, str) else (joined, results[0]["tag"])
+    return _gathered(results, f"{label}: ", normalize_ids)
+
+
+def _scan_pieces(src: TextFile, scan: Callable[[memoryview], dict[str, Any]]) -> list[dict[str, Any]] | str:
+    """``scan`` over the pieces of a compressed file's content (:func:`query_pieces`), in threads while the
+    next blocks are decompressed; the results in order, or why the readers must read the file (a piece the
+    scanner refused: the rest is not decompressed; damaged data: the readers then say what is wrong, as they
+    would have met it)."""
+    workers = max(1, min(os.cpu_count() or 1, 8))
+    results: list[Future[dict[str, Any]]] = []
+    with ThreadPoolExecutor(workers) as pool:
+        try:
+            for piece in query_pieces(src.blocks(CHUNK_BYTES), CHUNK_BYTES):
+                if isinstance(piece, str):
+                    return _cancelled(results, piece)
+                done = len(results) - workers - 1
+                if done >= 0 and "fallback" in results[done].result():  # a few pieces held, never the whole
+                    return _cancelled(results, _joined([results[done].result()]))  # the piece's reason
+                results.append(pool.submit(scan, piece))
+        except FormatError as exc:
+            return _cancelled(results, f"damaged compressed data ({exc})")
+        return [f.result() for f in results]
+
+
+def _cancelled(futures: Sequence[Future[dict[str, Any]]], why: Any) -> str:
+    """``why`` (a reason), once the futures that have not started are cancelled."""
+    for future in futures:
+        future.cancel()
+    return str(why)
+
+
+def query_pieces(blocks: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[memoryview | str]:
+    """The content of ``blocks`` (a file's, in order) cut at query boundaries into pieces of about ``size``
+    bytes, each made of whole queries (a query longer than ``size`` is one piece); a byte order mark at the start
+    is dropped. Yields a reason instead of a piece when a line is longer than the limit of a line (the readers
+    then name it)."""
+    pending: list[bytes] = []
+    held = 0
+    first = True  # the content's start is in pending
+    known = _Tail(0, None)  # what the start of pending is known to hold
+    for block in blocks:
+        pending.append(block)
+        held += len(block)
+        if held < size or (first and held < len(BOM)):  # a BOM cut by a block is whole before it is dropped
+            continue
+        data = b"".join(pending)
+        if first:
+            first = False
+            data = data.removeprefix(BOM)
+        if len(data) - (data.rfind(b"\n") + 1) > MAX_LINE_BYTES:
+            yield "a line longer than the limit"
+            return
+        cut, query = _last_query_start(data, known)
+        if cut:
+            yield memoryview(data)[:cut]
+        tail = data[cut:]
+        pending, held = [tail], len(tail)
+        known = _Tail(tail.rfind(b"\n") + 1, query)
+    data = b"".join(pending)
+    if data:
+        yield memoryview(data.removeprefix(BOM) if first else data)
+
+
+class _Tail(NamedTuple):
+    """The start of some bytes known to be lines of one query: their first ``end`` bytes are complete lines, each a
+    comment, blank, or a data line of ``query`` (None: no data line)."""
+
+    end: int
+    query: bytes | None
+
+
+def _last_query_start(data: bytes, known: _Tail) -> tuple[int, bytes | None]:
+    """Where the last query of ``data`` begins -- the start of the line after the last data line of another query,
+    0 when every complete line is of one query (the last line may be incomplete) -- and that query's id. The
+    lines are read backwards from the end, down to ``known.end`` at most."""
+    end = data.rfind(b"\n") + 1  # the complete lines end here
+    last: bytes | None = None
+    while end > known.end:
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        line = data[start:end]
+        fields = line.split(None, 1)
+        if fields and not line.startswith(b"#"):
+            if last is None:
+                last = fields[0]
+            elif fields[0] != last:
+                return end, last
+        end = start
+    if last is None:
+        return 0, known.query
+    if known.query is not None and known.query != last:
+        return known.end, last
+    return 0, last
 
 
 def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> RankedPositions | str:
     """Scan an in-memory run (its polars frame, exported zero-copy through the Arrow C stream interface):
     its ranked positions, or the reason it needs ``build_judged_run`` (for example a run whose queries'
     rows are not together)."""
+    scanned = _scan_columns(prepared, run.frame, run.has_scores, policies, checks=0)
+    return scanned if isinstance(scanned, str) else _joined(scanned)
+
+
+def _scan_columns(prepared: PreparedJudgments, frame: pl.DataFrame, has_scores: bool, policies: Policies, *,
+                  checks: int) -> list[dict[str, Any]] | str:
+    """The scanner's results over ``frame`` (``query_id``, ``doc_id`` strings, ``score`` and ``rank`` numbers,
+    missing ones null), cut into one part per core; ``checks``: 0 for a Run's frame (checked when it was made),
+    1 to check ids as the readers do, 2 scores being finite too (see ``scan_arrow``)."""
     if (why := _unsupported(policies)) is not None:
         return why
-    by_scores = run.has_scores and policies.ties != "rank"
-    frame = run.frame
+    by_scores = has_scores and policies.ties != "rank"
     score, rank = pl.col("score").cast(pl.Float64), pl.col("rank").cast(pl.Int64)
     rank_nulls = frame["rank"].null_count()
     if by_scores:
@@ -272,20 +429,47 @@ def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> Ranke
         rank, score = rank.fill_null(0), score.fill_null(float("nan"))
     columns = frame.select(pl.col("query_id"), pl.col("doc_id"), score, rank)
     index, order, depth = _index(prepared), 0 if by_scores else 1, _depth(policies)
-
     f32 = policies.score_precision == "float32"
 
     def scan(piece: pl.DataFrame) -> dict[str, Any]:
-        return _scan.scan_arrow(piece.__arrow_c_stream__(), index, order, depth, policies.judged_only, f32)
+        streams = [s.__arrow_c_stream__() for s in _chunks(piece)]
+        return _scan.scan_arrow(streams, index, order, depth, policies.judged_only, f32, checks)
 
     results = _each(scan, _row_parts(columns))
-    positions = _joined(results)
-    if isinstance(positions, str):
-        return positions
     if rank_nulls or not by_scores:  # no rank column, or no score order: nothing to compare
-        positions = dataclasses.replace(positions, rank_down=np.zeros_like(positions.rank_down),
-                                        rank_steps=np.zeros_like(positions.rank_steps))
-    return positions
+        for r in results:
+            for key in ("rank_down", "rank_steps"):
+                if key in r:
+                    r[key] = bytes(len(r[key]))
+    return results
+
+
+def scan_table(prepared: PreparedJudgments, table: TokenTable, policies: Policies, *,
+               normalize_ids: str | None = None) -> Scanned | str:
+    """Scan a table a reader made of a DataFrame or a Parquet file, before the readers' checks (``finish_run``):
+    the scanner checks the ids as they do (no empty id, no control character; ``normalize_ids`` None or ``"NFC"``)
+    and refuses a duplicate, a NaN or infinite score, or rows of a query apart, so that what it takes is what
+    ``finish_run`` would have passed unchanged. Only plain columns are taken (string ids, numeric scores, integer
+    ranks, nothing missing); anything else is the reason the readers must read the table."""
+    frame = table.frame
+    if frame.height == 0 or "query_id" not in frame.columns or "doc_id" not in frame.columns:
+        return "an empty table"
+    schema = frame.schema
+    if schema["query_id"] != pl.String or schema["doc_id"] != pl.String:
+        return "ids that are not strings"
+    has_scores = "score" in frame.columns
+    if has_scores and (not schema["score"].is_numeric() or frame["score"].null_count()):
+        return "scores that are not numbers, or missing"
+    if "rank" in frame.columns and (not schema["rank"].is_integer() or frame["rank"].null_count()):
+        return "ranks that are not integers, or missing"
+    frame = frame.select(pl.col("query_id"), pl.col("doc_id"),
+                         pl.col("score") if has_scores else pl.lit(None, pl.Float64).alias("score"),
+                         pl.col("rank") if "rank" in frame.columns else pl.lit(None, pl.Int64).alias("rank"))
+    results = _scan_columns(prepared, frame, has_scores, policies, checks=2 if has_scores else 1)
+    if isinstance(results, str):
+        return results
+    where = f"{table.origin.path}: " if table.origin.path else ""
+    return _gathered(results, where, normalize_ids, tag="")
 
 
 PART_MIN_ROWS = 500_000  # in-memory runs are cut into parts of at least this many rows, one per core
@@ -308,6 +492,16 @@ def _row_parts(frame: pl.DataFrame) -> list[pl.DataFrame]:
     return [frame.slice(a, b - a) for a, b in itertools.pairwise(cuts)]
 
 
+def _chunks(frame: pl.DataFrame) -> list[pl.DataFrame]:
+    """``frame`` sliced where its first column's chunks end: each slice is exported without a copy (polars copies a
+    frame of several chunks into one batch when it exports it whole: hundreds of MB for a large frame)."""
+    lengths = frame.get_column(frame.columns[0]).chunk_lengths() if frame.width else []
+    if len(lengths) <= 1:
+        return [frame]
+    starts = itertools.accumulate(lengths, initial=0)
+    return [frame.slice(a, n) for a, n in zip(starts, lengths, strict=False) if n]
+
+
 def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> JudgedRun:
     """The sparse judged run of an in-memory run: :func:`scan_run` when it applies, else
     ``build_judged_run`` (the same result)."""
@@ -322,21 +516,33 @@ def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies)
 
 def _plain(options: RunOptions, encoding: str) -> bool:
     """True for the reading options the scanner implements: the defaults, any name, allow_empty and
-    extra_columns, UTF-8."""
-    plain = RunOptions(name=options.name, allow_empty=options.allow_empty, extra_columns=options.extra_columns)
+    extra_columns, normalize_ids none or NFC, UTF-8."""
+    plain = RunOptions(name=options.name, allow_empty=options.allow_empty, extra_columns=options.extra_columns,
+                       normalize_ids=options.normalize_ids if options.normalize_ids == "NFC" else None)
     return native_available() and options == plain and canonical_encoding(encoding) == "utf-8"
 
 
-def _scannable_file(source: str | os.PathLike[str], fmt: str | None, encoding: str) -> bool:
+def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
+                 ) -> str | TextFile | TokenTable | None:
+    """What the scanner reads of the file ``source``: its path (a plain TREC file), its TextFile (a compressed
+    one), its table (Parquet, read by polars), or None when the readers must read it (missing, not a regular file,
+    unreadable: they say so; another format)."""
     try:
         if not os.path.isfile(source):
-            return False  # missing or not a regular file: the readers say so
+            return None
         with open(source, "rb") as f:
-            if f.read(2) == GZIP_MAGIC:
-                return False
+            compressed = compression_of(f.read(MAGIC_BYTES))
     except OSError:
-        return False  # unreadable: the readers say so (FileAccessError)
-    return (fmt or detect_text_format(TextFile(source, encoding), "run")) == "trec"
+        return None
+    src = TextFile(source, encoding)
+    fmt = fmt or detect_text_format(src, "run")
+    if fmt == "parquet" and not compressed:
+        from gainscope.io.tabular import load_tabular_table
+
+        return load_tabular_table(src, "run", fmt)  # its errors are the readers' (the same function reads it)
+    if fmt != "trec":
+        return None
+    return src if compressed else os.fspath(source)
 
 
 def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, *, format: str | None = None,
@@ -357,24 +563,36 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
                          allow_empty=read_options.get("allow_empty", False),
                          extra_columns=read_options.get("extra_columns", "error"))  # checks them as read_run does
     prepared = prepared.under(policies.negative_grades)
-    scanned: tuple[RankedPositions, str] | str | None = None
+    scanned: Scanned | str | None = None
     label = ""
+    read: dict[str, Any] = {"extra_columns": options.extra_columns, "normalize_ids": options.normalize_ids}
+    table: TokenTable | None = None  # a DataFrame's or a Parquet file's, scanned before the readers' checks
     if is_stream(source):  # standard input or a file object: read once, scanned in memory or read from memory
         src = TextFile(source, encoding)
         source, encoding, label = src, "utf-8", src.name
-        if _plain(options, encoding) and not src.gzip and (fmt or detect_text_format(src, "run")) == "trec":
-            scanned = scan_trec_run(prepared, src.read_bytes(), policies, extra_columns=options.extra_columns,
-                                    name=src.name)
+        if _plain(options, encoding) and (fmt or detect_text_format(src, "run")) == "trec":
+            scanned = scan_trec_run(prepared, src.read_bytes(), policies, name=src.name, **read)
     elif isinstance(source, (str, os.PathLike)) and _plain(options, encoding) \
-            and _scannable_file(source, fmt, encoding):
+            and (target := _scan_target(source, fmt, encoding)) is not None:
         label = os.fspath(source)
-        scanned = scan_trec_run(prepared, source, policies, extra_columns=options.extra_columns)
+        if isinstance(target, TokenTable):  # a Parquet file, read by polars
+            table = target
+        else:
+            scanned = scan_trec_run(prepared, target, policies, name=label, **read)
+    elif is_dataframe(source) and _plain(options, "utf-8"):  # a polars or pandas DataFrame
+        table, label = frame_table(source, "run"), "the DataFrame"
+    if table is not None:
+        scanned = scan_table(prepared, table, policies, normalize_ids=options.normalize_ids)
     if isinstance(scanned, str):
         log.info("%s: read by the Python readers (%s)", label, scanned)
     elif scanned is not None:
-        positions, tag = scanned
-        run_name = (name if name is not None else tag) or "run"  # as the readers name it
-        jr = judged_run_from_positions(prepared, positions, policies, run_name=run_name, run_source=label)
-        return jr, ()
+        for message in scanned.warnings:
+            warnings.warn(message, InputWarning, stacklevel=3)
+        # as the readers name it: name=, else the first line's tag, else the table's default name
+        default_name = table.default_name if table is not None else None
+        run_name = (name if name is not None else scanned.tag or default_name) or "run"
+        run_source = table.origin.path if table is not None else label
+        jr = judged_run_from_positions(prepared, scanned.positions, policies, run_name=run_name, run_source=run_source)
+        return jr, tuple(table.notes) if table is not None else ()
     run = read_run(source, format=format, name=name, encoding=encoding, **read_options)
     return judged_run_of_run(prepared, run, policies), tuple(run.raw_notes)

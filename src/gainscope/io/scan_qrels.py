@@ -7,16 +7,19 @@ returns hold those arrays and make their polars frame only when asked for it, so
 files (``gainscope evaluate`` on 1,000 queries) neither imports polars nor builds a frame.
 
 It is an accelerator, never a second set of rules: it serves only uncompressed UTF-8 regular files read with
-the default options, and whenever a file holds anything but the plain case (a byte outside printable ASCII,
-a BOM, a line with another number of columns, a grade that is not a plain integer of at most 18 digits, a
-document judged twice for a query, a lone carriage return, no data line) it returns None and the Python
-readers read the file: they give the exact error with file and line, the warning, or the result.
-``tests/property/test_scan_equals_readers.py`` holds both to the same judgments.
+the default options (``normalize_ids`` none or ``"NFC"``). Ids may hold any UTF-8 text: the C reader checks the
+bytes as Python's decoder does, and lists the ids holding a code point outside the ranges every string of which is
+in NFC, which Python then checks (:func:`~gainscope.io.text.id_form_warnings`: the readers' warning about ids not
+in NFC). Whenever a file holds anything but the plain case (a control character, bytes that are not UTF-8, a line
+with another number of columns or beyond the limit of a line, a grade that is not a plain integer of at most 18
+digits, a document judged twice for a query, a lone carriage return, no data line, an id NFC changes under
+``normalize_ids="NFC"``) it returns None and the Python readers read the file: they give the exact error with
+file and line, the warning, or the result. ``tests/property/test_scan_qrels_equals_readers.py`` holds both to the
+same judgments.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import stat
@@ -24,10 +27,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gainscope.core.judgments import JudgmentArrays, Judgments
+from gainscope.core.judgments import JudgmentArrays, Judgments, split_ids
 from gainscope.io.frames import JudgmentOptions
-from gainscope.io.scan import native_available
-from gainscope.io.text import TextFile
+from gainscope.io.scan import checked_ids, native_available
+from gainscope.io.text import TextFile, id_form_warnings
 
 __all__ = ["scan_trec_judgments"]
 
@@ -38,8 +41,9 @@ _COLUMNS = {"trec": 4, "qrels3": 3}
 
 def _plain_options(opts: JudgmentOptions) -> bool:
     """True for the default options (``on_conflict`` and ``allow_empty`` do not matter: the scanner takes no
-    duplicate and no empty file)."""
-    return opts == JudgmentOptions(on_conflict=opts.on_conflict, allow_empty=opts.allow_empty)
+    duplicate and no empty file; ``normalize_ids`` may be NFC)."""
+    nfc = opts.normalize_ids if opts.normalize_ids == "NFC" else None
+    return opts == JudgmentOptions(on_conflict=opts.on_conflict, allow_empty=opts.allow_empty, normalize_ids=nfc)
 
 
 def _regular_file(path: str) -> bool:
@@ -50,10 +54,11 @@ def _regular_file(path: str) -> bool:
 
 
 def scan_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *,
-                        notes: Sequence[str] = ()) -> Judgments | None:
-    """The judgments of the qrels file ``src`` (``fmt`` ``"trec"`` or ``"qrels3"``) read by the C scanner, or
-    None when it does not apply or the file needs the Python readers (see the module docstring)."""
-    if (fmt not in _COLUMNS or not native_available() or not _plain_options(opts) or src.gzip
+                        notes: Sequence[str] = ()) -> tuple[Judgments, list[str]] | None:
+    """The judgments of the qrels file ``src`` (``fmt`` ``"trec"`` or ``"qrels3"``) read by the C scanner, with
+    the warnings to emit (ids not in NFC), or None when it does not apply or the file needs the Python readers
+    (see the module docstring)."""
+    if (fmt not in _COLUMNS or not native_available() or not _plain_options(opts) or src.compression
             or src.encoding != "utf-8" or not _regular_file(src.path)):
         return None
     from gainscope import _scan  # type: ignore[attr-defined]  # built: native_available() says so
@@ -63,13 +68,14 @@ def scan_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *,
         where = f" (line {out['line']})" if out.get("line") else ""
         log.info("%s: read by the Python readers (%s%s)", src.name, out["fallback"], where)
         return None
+    warnings = id_form_warnings(checked_ids([out]), opts.normalize_ids, f"{src.name}: ")
+    if warnings is None:
+        log.info("%s: read by the Python readers (ids that NFC changes)", src.name)
+        return None
     query_offsets = np.frombuffer(out["query_offsets"], dtype=np.int64)
-    blob: bytes = out["query_blob"]
-    text = blob.decode("ascii")
-    bounds = query_offsets.tolist()
     arrays = JudgmentArrays(
-        query_ids=[text[a:b] for a, b in itertools.pairwise(bounds)], query_blob=blob,
+        query_ids=split_ids(out["query_blob"], query_offsets), query_blob=out["query_blob"],
         query_offsets=query_offsets, row_query=np.frombuffer(out["row_query"], dtype=np.int32),
         doc_blob=out["doc_blob"], doc_offsets=np.frombuffer(out["doc_offsets"], dtype=np.int64),
         grades=np.frombuffer(out["grades"], dtype=np.int64))
-    return Judgments._from_arrays(arrays, source=src.name, notes=notes)
+    return Judgments._from_arrays(arrays, source=src.name, notes=notes), warnings

@@ -40,9 +40,9 @@ _KNOWN_NAMES = {alias for names in ALIASES.values() for alias in names}
 
 
 def _read_parquet(src: TextFile) -> pl.DataFrame:
-    if src.gzip:
-        raise FormatError("gzip-compressed Parquet is not supported (Parquet compresses itself): decompress "
-                          "the file first", path=src.name)
+    if src.compression:
+        raise FormatError(f"{src.compression}-compressed Parquet is not supported (Parquet compresses itself): "
+                          f"decompress the file first", path=src.name)
     try:
         return pl.read_parquet(src.binary_source())
     except (pl.exceptions.PolarsError, OSError) as exc:

@@ -2,8 +2,8 @@
 
 Rules implemented here, shared by every file reader:
 
-* **Compression.** A file whose first two bytes are the gzip magic number (``1f 8b``) is decompressed
-  transparently, whatever its name.
+* **Compression.** A file whose first bytes are the gzip magic number (``1f 8b``) or zstd's (``28 b5 2f fd``)
+  is decompressed transparently, in blocks, whatever its name (:mod:`gainscope.io.compressed`).
 * **Encoding.** Files are UTF-8 unless ``encoding=`` says otherwise. A UTF-8 byte order mark at the very
   start of the file is dropped (``utf-8-sig`` behaviour): it never becomes part of the first query id.
   Bytes that are not valid in the encoding stop the reading with a :class:`~gainscope.errors.FormatError`
@@ -17,7 +17,7 @@ Rules implemented here, shared by every file reader:
 * **Files.** Only regular files are opened (symbolic links followed): a missing path, a directory, a device
   such as ``/dev/zero`` or a FIFO is a :class:`~gainscope.errors.FileAccessError`, raised before anything is
   opened. ``"-"`` (and a binary file object) is standard input, read once, whole. A file whose size changes
-  while it is read is a FileAccessError too. Damaged gzip data (truncated, corrupt, a bad checksum) is a
+  while it is read is a FileAccessError too. Damaged compressed data (truncated, corrupt, a bad checksum) is a
   FormatError naming the file.
 * **Comments.** A line whose first byte is ``#`` (after the BOM of line 1) is a comment
   (:func:`is_comment`); a ``#`` anywhere else is data, so ids such as ``doc#1`` are read whole.
@@ -37,14 +37,16 @@ import io
 import os
 import stat
 import sys
+import unicodedata
 import weakref
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from gainscope.deferred import deferred_module
 from gainscope.errors import FileAccessError, FormatError, InputError, PolicyError, UnknownFormatError, option
+from gainscope.io.compressed import MAGIC_BYTES, compression_of, decompressed, is_zstd_error
 
 if TYPE_CHECKING:
     import polars as pl
@@ -61,6 +63,7 @@ __all__ = [
     "canonical_encoding",
     "changed_ids",
     "decode_utf8",
+    "id_form_warnings",
     "is_comment",
     "is_stream",
     "long_line_message",
@@ -70,7 +73,6 @@ __all__ = [
 ]
 
 BOM = b"\xef\xbb\xbf"
-GZIP_MAGIC = b"\x1f\x8b"
 NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
 HEAD_BYTES = 1 << 16
 MAX_LINE_BYTES = 1 << 20  # the longest line a line-based reader takes (TREC lines are about 100 bytes)
@@ -112,7 +114,8 @@ def decode_utf8(data: bytes, name: str) -> str:
 
 
 class TextFile:
-    """One input: display name, gzip compression and encoding, read as UTF-8 bytes.
+    """One input: display name, compression (``compression``: None, ``"gzip"`` or ``"zstd"``) and encoding, read
+    as UTF-8 bytes.
 
     ``source`` is a path, ``"-"`` for standard input, or a binary file object (read once, whole). ``name`` is
     the path as the caller gave it (``<stdin>`` for standard input), used in every message.
@@ -143,7 +146,7 @@ class TextFile:
         self._raw_size = regular_file_size(self.path, self.name)
         try:
             with open(self.path, "rb") as fh:
-                self.gzip = fh.read(2) == GZIP_MAGIC
+                self.compression = compression_of(fh.read(MAGIC_BYTES))
         except OSError as exc:
             raise _access_error(self.name, exc) from None
 
@@ -162,54 +165,57 @@ class TextFile:
             raise InputError(f"{self.name}: give a binary file object (for example sys.stdin.buffer), not a text "
                              f"one")
         self._raw_size = len(raw)
-        self.gzip = raw[:2] == GZIP_MAGIC
-        if self.gzip:
+        self.compression = compression_of(raw[:MAGIC_BYTES])
+        if self.compression:
             with self._decompressing():
-                raw = gzip.decompress(raw)
+                raw = b"".join(decompressed(io.BytesIO(raw), self.compression))
         self._data = self._transcode(raw) if self.encoding != "utf-8" else raw
 
     # ------------------------------------------------------------------ properties
     @property
     def size(self) -> int:
-        """Size in bytes as stored (compressed size for gzip files)."""
+        """Size in bytes as stored (the compressed size of a compressed file)."""
         return self._raw_size
 
     @property
     def direct(self) -> bool:
         """True when polars can read the file from its path (a plain UTF-8 file on disk, not compressed)."""
-        return self.on_disk and not self.gzip and self.encoding == "utf-8"
+        return self.on_disk and not self.compression and self.encoding == "utf-8"
 
     @property
     def stem(self) -> str:
-        """The file name without directory, ``.gz`` and one more extension (a default run name)."""
-        name = Path(self.path).name
-        if name.endswith(".gz"):
-            name = name[:-3]
+        """The file name without directory, a compression extension (``.gz``, ``.zst``) and one more extension
+        (a default run name)."""
+        name = _without_compression_suffix(Path(self.path).name)
         return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
 
     @property
     def suffix(self) -> str:
-        """The lower-case extension that says the format (``.gz`` ignored), e.g. ``".jsonl"``."""
-        name = Path(self.path).name.lower()
-        if name.endswith(".gz"):
-            name = name[:-3]
-        return Path(name).suffix
+        """The lower-case extension that says the format (``.gz``, ``.zst`` ignored), e.g. ``".jsonl"``."""
+        return Path(_without_compression_suffix(Path(self.path).name.lower())).suffix
 
     # ------------------------------------------------------------------ content
     @contextlib.contextmanager
     def _decompressing(self) -> Iterator[None]:
-        """Turn what can go wrong while reading into gainscope errors naming the file: damaged gzip data
+        """Turn what can go wrong while reading into gainscope errors naming the file: damaged compressed data
         (truncated, corrupt, a bad checksum) is invalid input; an operating-system failure is an I/O error."""
+        kind = self.compression or "gzip"
         try:
             yield
         except EOFError:
-            raise FormatError("the gzip data ends before the end of its compressed stream: the file is truncated; "
-                              "copy or download it again", path=self.name) from None
+            end = "its compressed stream" if kind == "gzip" else "its last frame"
+            raise FormatError(f"the {kind} data ends before the end of {end}: the file is truncated; copy or "
+                              f"download it again", path=self.name) from None
         except (zlib.error, gzip.BadGzipFile) as exc:
             raise FormatError(f"the gzip data is corrupt ({exc}); copy or download the file again",
                               path=self.name) from None
         except OSError as exc:
             raise _access_error(self.name, exc) from None
+        except Exception as exc:
+            if not is_zstd_error(exc):
+                raise
+            raise FormatError(f"the zstd data is corrupt ({exc}); copy or download the file again",
+                              path=self.name) from None
 
     @contextlib.contextmanager
     def _open(self) -> Iterator[BinaryIO]:
@@ -218,14 +224,30 @@ class TextFile:
             if self._data is not None:
                 yield io.BytesIO(self._data)
                 return
-            opener: Callable[..., BinaryIO] = gzip.open if self.gzip else open  # type: ignore[assignment]
-            with opener(self.path, "rb") as fh:
-                yield fh
+            with open(self.path, "rb") as fh:
+                if self.compression:
+                    yield io.BufferedReader(_BlockStream(decompressed(fh, self.compression)))
+                else:
+                    yield fh
+
+    def blocks(self, size: int = 1 << 22) -> Iterator[bytes]:
+        """The stored content decompressed (not transcoded), in blocks of about ``size`` bytes, with damaged data
+        and read errors raised as FormatError and FileAccessError naming the file."""
+        with self._decompressing():
+            if self._data is not None:
+                yield self._data
+                return
+            with open(self.path, "rb") as fh:
+                if self.compression:
+                    yield from decompressed(fh, self.compression, size)
+                else:
+                    while block := fh.read(size):
+                        yield block
 
     def _raw(self) -> bytes:
         with self._open() as fh:
             data = fh.read()
-        if not self.gzip:
+        if not self.compression:
             self._check_unchanged(len(data))
         return data
 
@@ -280,7 +302,7 @@ class TextFile:
                     yield block[:cut]
             if carry:
                 yield carry
-        if not self.gzip and self.encoding == "utf-8":
+        if not self.compression and self.encoding == "utf-8":
             self._check_unchanged(read)
 
     def has_bom(self) -> bool:
@@ -310,7 +332,7 @@ class TextFile:
                     raise _long_line(self.name, lineno, limit, raw)
                 offset = start + len(raw)
                 yield lineno, start, raw
-        if not self.gzip and self.encoding == "utf-8":
+        if not self.compression and self.encoding == "utf-8":
             self._check_unchanged(offset)
 
     def decode_line(self, raw: bytes, lineno: int, offset: int) -> str:
@@ -320,6 +342,35 @@ class TextFile:
         except UnicodeDecodeError as exc:
             enc = "UTF-8" if self.encoding == "utf-8" else "UTF-8 (converted)"
             raise _decode_error(self.name, raw, exc, encoding=enc, base=offset, line=lineno) from None
+
+
+class _BlockStream(io.RawIOBase):
+    """A read-only stream over blocks of bytes (for :class:`io.BufferedReader`)."""
+
+    def __init__(self, blocks: Iterator[bytes]) -> None:
+        self._blocks = blocks
+        self._block = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._block:
+            block = next(self._blocks, None)
+            if block is None:
+                return 0
+            self._block = memoryview(block)
+        n = min(len(buffer), len(self._block))
+        buffer[:n] = self._block[:n]
+        self._block = self._block[n:]
+        return n
+
+
+def _without_compression_suffix(name: str) -> str:
+    for suffix in (".gz", ".zst", ".zstd"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def is_comment(line: bytes) -> bool:
@@ -458,11 +509,30 @@ def normalize_id_columns(frame: pl.DataFrame, form: str | None, *, where: str = 
 
 
 def not_nfc_warning(where: str, column: str, count: int, example: str) -> str:
-    """The warning for ``count`` distinct ids of ``column`` (``query_id`` or ``doc_id``) that are not NFC."""
+    """The warning about ids that are not NFC: ``count`` distinct ids of ``column`` (``query_id`` or ``doc_id``),
+    the first of them ``example``; ``where`` starts it (``"run.txt: "``)."""
     label = "query" if column == "query_id" else "doc"
     return (f"{where}{count} distinct {label} id(s) are not in Unicode NFC form, e.g. {example!r} (code points "
             f"{_code_points(example)}); ids that look the same may not match; read with "
             f"{option('normalize_ids', 'NFC')} to normalise them")
+
+
+def id_form_warnings(candidates: Mapping[str, Iterable[str]], form: str | None, where: str = "") -> list[str] | None:
+    """What :func:`normalize_id_columns` says, under ``normalize_ids`` None or ``"NFC"`` (``form``), about a table
+    whose only ids that may not be NFC are ``candidates`` (``{"query_id": ids, "doc_id": ids}``, each in the
+    table's order, repeats allowed): the C scanner lists the ids holding a code point outside the ranges every
+    string of which is NFC. Checked with :func:`unicodedata.is_normalized`. Returns the warnings (``form`` None;
+    none when every id is NFC), or None when ``form`` is ``"NFC"`` and changes an id (the readers then normalise
+    the ids and note it)."""
+    if form not in (None, "NFC"):
+        raise ValueError(f"only ids outside NFC are listed: form must be None or 'NFC', not {form!r}")
+    for column in ("query_id", "doc_id"):
+        changed = [i for i in dict.fromkeys(candidates.get(column, ())) if not unicodedata.is_normalized("NFC", i)]
+        if changed and form is not None:
+            return None
+        if changed:
+            return [not_nfc_warning(where, column, len(changed), changed[0])]
+    return []
 
 
 def _code_points(text: str, limit: int = 12) -> str:

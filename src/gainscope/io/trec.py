@@ -492,7 +492,7 @@ def _table(src: TextFile, layout: Layout, engine: str, finish: Callable[[TokenTa
     """Run ``finish`` on the fast reader's table when possible, else on the careful parser's."""
     if engine not in ("auto", "fast", "careful"):
         raise PolicyError(f"engine must be 'auto', 'fast' or 'careful'; got {engine!r}")
-    size = src.size * (4 if src.gzip else 1)  # roughly the text size of a gzip file
+    size = src.size * (4 if src.compression else 1)  # roughly the text size of a compressed file
     if engine == "fast" or (engine == "auto" and size >= FAST_MIN_BYTES):
         table = fast_table(src, layout)
         if table is not None:

@@ -1,0 +1,178 @@
+"""Every input path at the plain TREC file's speed (issue 19): one row per way a run reaches ``gainscope evaluate``.
+
+From M (``generate.py M``) this writes the run's twins into ``--data``: gzip'd (``M.run.gz``), zstd'd
+(``M.run.zst``), non-ASCII doc ids throughout (``M.utf8.run`` with ``M.utf8.qrels``: every ``D`` of a doc id
+becomes ``Ð``), one non-ASCII id on the last line only (``M.last.run``), and Parquet (``M.parquet``). Then it
+measures, in the same rounds (each command once per round, in a rotating order, fresh processes):
+
+* from the shell, ``gainscope evaluate QRELS RUN -m METRICS`` for the plain file and each twin, and the plain file
+  with ``GAINSCOPE_NATIVE=0`` (no C scanner): wall time, CPU time, peak memory, and the ratio to the plain file
+  (the median over rounds of each round's ratio);
+* through the API, ``gainscope.evaluate(QRELS, RUN, METRICS)`` called alone (its own clock, inside the process) for
+  a polars and a pandas DataFrame (loaded from the Parquet file before the call) against the same call given the
+  plain file's path; peak memory is the whole process's;
+* the wide shape (``generate.py W10k W50k W200k``: 50 documents per query) from the shell, against the plain M file.
+
+    .venv/bin/python bench/paths.py --data /tmp/gs/data --rounds 3 [--out paths.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from processes import Usage, compile_gainscope, gainscope_command, gainscope_env
+
+METRICS = "nDCG@10 AP RR P@10 R@100"
+WIDE = ("W10k", "W50k", "W200k")
+
+
+def prepare(data: Path) -> None:
+    """The twins of M.run (written once; kept between calls)."""
+    run, qrels = data / "M.run", data / "M.qrels"
+    if not run.exists():
+        subprocess.run([sys.executable, str(Path(__file__).with_name("generate.py")), "M", "--out", str(data)],
+                       check=True)
+    for size in WIDE:
+        if not (data / f"{size}.run").exists():
+            subprocess.run([sys.executable, str(Path(__file__).with_name("generate.py")), size, "--out", str(data)],
+                           check=True)
+    content = None
+
+    def text() -> bytes:
+        nonlocal content
+        if content is None:
+            content = run.read_bytes()
+        return content
+
+    if not (data / "M.run.gz").exists():
+        (data / "M.run.gz").write_bytes(gzip.compress(text(), compresslevel=6, mtime=0))
+    if not (data / "M.run.zst").exists():
+        import zstandard
+
+        (data / "M.run.zst").write_bytes(zstandard.ZstdCompressor(level=3, threads=-1).compress(text()))
+    if not (data / "M.utf8.run").exists():
+        (data / "M.utf8.run").write_bytes(text().replace(b" Q0 D", " Q0 Ð".encode()))
+        (data / "M.utf8.qrels").write_bytes(qrels.read_bytes().replace(b" 0 D", " 0 Ð".encode()))
+    if not (data / "M.last.run").exists():
+        last_query = text()[text().rstrip(b"\n").rfind(b"\n") + 1:].split(b" ", 1)[0]
+        (data / "M.last.run").write_bytes(text() + last_query + " Q0 Dé 1001 0.5 bench\n".encode())
+    if not (data / "M.parquet").exists():
+        import polars as pl
+
+        frame = pl.read_csv(run, separator=" ", has_header=False,
+                            new_columns=["query_id", "q0", "doc_id", "rank", "score", "tag"],
+                            schema_overrides={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64})
+        frame.select("query_id", "doc_id", "score", "rank").write_parquet(data / "M.parquet")
+
+
+def api_child(kind: str, qrels: str, source: str) -> None:
+    """Child mode: load the run as ``kind`` (path, polars, pandas), time ``evaluate`` alone, print the seconds."""
+    import gainscope
+
+    run: object = source
+    if kind == "polars":
+        import polars as pl
+
+        run = pl.read_parquet(source)
+    elif kind == "pandas":
+        import pandas as pd
+
+        run = pd.read_parquet(source)
+    started = time.perf_counter()
+    gainscope.evaluate(qrels, run, METRICS.split())
+    print(time.perf_counter() - started)
+
+
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[Usage, float | None]:
+    """One fresh process: its usage, and the figure it printed (API children), else None."""
+    started = time.perf_counter()
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert child.stdout is not None
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"{' '.join(cmd)} failed")
+    lines = out.decode().split()
+    figure = float(lines[-1]) if cmd[1:2] == [__file__] and lines else None
+    return Usage(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024), figure
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=Path(__file__).parent / "data")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--api", nargs=3, metavar=("KIND", "QRELS", "RUN"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.api:
+        api_child(*args.api)
+        return
+    data = args.data
+    prepare(data)
+    env = gainscope_env()
+    compile_gainscope(env)
+    qrels, utf8_qrels = str(data / "M.qrels"), str(data / "M.utf8.qrels")
+
+    def cli(q: str, r: str) -> list[str]:
+        return gainscope_command("evaluate", q, r, "-m", METRICS)
+
+    def api(kind: str, r: str) -> list[str]:
+        return [sys.executable, __file__, "--api", kind, qrels, r]
+
+    shell = {"plain": cli(qrels, str(data / "M.run")), "gzip": cli(qrels, str(data / "M.run.gz")),
+             "zstd": cli(qrels, str(data / "M.run.zst")),
+             "non-ASCII ids throughout": cli(utf8_qrels, str(data / "M.utf8.run")),
+             "one non-ASCII id, last line": cli(qrels, str(data / "M.last.run")),
+             "Parquet (CLI)": cli(qrels, str(data / "M.parquet")), "no native (GAINSCOPE_NATIVE=0)": None,
+             **{f"wide {size} x 50": cli(str(data / f"{size}.qrels"), str(data / f"{size}.run")) for size in WIDE}}
+    calls = {"API: path": api("path", str(data / "M.run")), "API: polars": api("polars", str(data / "M.parquet")),
+             "API: pandas": api("pandas", str(data / "M.parquet"))}
+    commands = {name: cmd or cli(qrels, str(data / "M.run")) for name, cmd in {**shell, **calls}.items()}
+    envs = {name: {**env, "GAINSCOPE_NATIVE": "0"} if name.startswith("no native") else env for name in commands}
+    names = list(commands)
+    seen: dict[str, list[tuple[Usage, float | None]]] = {n: [] for n in names}
+    for n in names:  # warm-up: file cache, bytecode
+        measure(commands[n], envs[n])
+    for r in range(args.rounds):
+        for k in range(len(names)):
+            n = names[(r + k) % len(names)]
+            seen[n].append(measure(commands[n], envs[n]))
+            print(f"round {r + 1}: {n}: {seen[n][-1][0].wall:.2f} s", file=sys.stderr)
+
+    def med(name: str, field: str) -> float:
+        return statistics.median(getattr(u, field) for u, _ in seen[name])
+
+    def ratio(name: str, base: str, field: str) -> float:
+        return statistics.median(getattr(a, field) / getattr(b, field)
+                                 for (a, _), (b, _) in zip(seen[name], seen[base], strict=True))
+
+    lines = [f"{args.rounds} rounds, every command once per round in a rotating order; medians; load average "
+             f"{os.getloadavg()[0]:.1f} at the end.", "",
+             "| input path (M: 10,000 queries x 1,000 documents) | wall s | CPU s | peak MB | x plain (wall) "
+             "| x plain (CPU) |", "|---|---:|---:|---:|---:|---:|"]
+    for name in shell:
+        lines.append(f"| {name} | {med(name, 'wall'):.2f} | {med(name, 'cpu'):.2f} | {med(name, 'rss_mb'):.0f} | "
+                     f"{ratio(name, 'plain', 'wall'):.2f} | {ratio(name, 'plain', 'cpu'):.2f} |")
+    lines += ["", "| API, `evaluate` call alone | call s | process peak MB | x path (call) |", "|---|---:|---:|---:|"]
+    for name in calls:
+        call = [f for _, f in seen[name] if f is not None]
+        base = [f for _, f in seen["API: path"] if f is not None]
+        lines.append(f"| {name} | {statistics.median(call):.2f} | {med(name, 'rss_mb'):.0f} | "
+                     f"{statistics.median(a / b for a, b in zip(call, base, strict=True)):.2f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
