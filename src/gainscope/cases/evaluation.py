@@ -24,8 +24,8 @@ empty ranking; a query without ratings is not in the qrels, so evaluate leaves i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from gainscope.cases.scale import RatingScale
 from gainscope.core.judged_run import JudgedRun
@@ -37,11 +37,10 @@ from gainscope.metrics.edit_distance import EDIT_DISTANCES
 from gainscope.metrics.profiles import ProfileUse, get_profile, profiled_policies
 
 if TYPE_CHECKING:
-    from gainscope.cases.view import QueryView
     from gainscope.results import Results
 
-__all__ = ["DEFAULT_EDIT_DISTANCE", "PROFILE", "distance_of", "evaluate_judged", "evaluate_views", "judged_views",
-           "quepid_policies", "rankings", "runtime_distance"]
+__all__ = ["DEFAULT_EDIT_DISTANCE", "PROFILE", "RatedQuery", "distance_of", "evaluate_judged", "evaluate_views",
+           "judged_views", "quepid_policies", "rankings", "runtime_distance"]
 
 PROFILE = "quepid"
 
@@ -67,7 +66,20 @@ def runtime_distance(edit_distance: str) -> str:
     return next(name for name in EDIT_DISTANCES if _DISTANCES[name] == distance)
 
 
-def rankings(views: Sequence[QueryView], source: str | None = None) -> list[Ranking]:
+class RatedQuery(Protocol):
+    """What the pipeline reads of a query's view (:class:`~gainscope.cases.view.QueryView`): its text, the
+    returned documents in rank order and every rating."""
+
+    @property
+    def query(self) -> str: ...
+
+    @property
+    def doc_ids(self) -> Sequence[str]: ...
+
+    def all_ratings(self) -> Mapping[str, float]: ...
+
+
+def rankings(views: Sequence[RatedQuery], source: str | None = None) -> list[Ranking]:
     """Each view's results in order with its ratings (see the module docstring); InputError for a negative
     rating (naming ``source``, the case file, when given)."""
     out = []
@@ -92,7 +104,7 @@ def quepid_policies(scale: RatingScale) -> tuple[Policies, ProfileUse]:
     return policies, use
 
 
-def judged_views(views: Sequence[QueryView], scale: RatingScale,
+def judged_views(views: Sequence[RatedQuery], scale: RatingScale,
                  source: str | None = None) -> tuple[JudgedRun, ProfileUse]:
     """The judged run of ``views`` under Quepid's conventions, and the record of the profile's use."""
     policies, use = quepid_policies(scale)
@@ -106,7 +118,7 @@ def evaluate_judged(jr: JudgedRun, metrics: Sequence[Metric], use: ProfileUse) -
     return compute(jr, metrics, warn=False, profile=use)
 
 
-def evaluate_views(views: Sequence[QueryView], metrics: Sequence[Metric], scale: RatingScale,
+def evaluate_views(views: Sequence[RatedQuery], metrics: Sequence[Metric], scale: RatingScale,
                    source: str | None = None) -> Results:
     """The Results of ``metrics`` on ``views`` (one row per query, ids = query texts; ``source``: the case file,
     for messages)."""

@@ -38,11 +38,16 @@ _READ = 1 << 20  # compressed bytes read at a time
 _TRUNCATED = "Compressed file ended before the end-of-stream marker was reached"  # gzip's own words
 _FTEXT, _FHCRC, _FEXTRA, _FNAME, _FCOMMENT = 1, 2, 4, 8, 16
 
-_isal: Any
-try:  # ISA-L's inflate: the same results as zlib's, faster; optional
-    from isal import isal_zlib as _isal
-except ImportError:  # pragma: no cover - depends on the platform's wheels
-    _isal = None
+def _load_isal() -> Any:
+    """ISA-L's inflate (the same results as zlib's, faster), or None where the optional package is missing."""
+    try:
+        from isal import isal_zlib
+    except ImportError:  # pragma: no cover - depends on the platform's wheels
+        return None
+    return isal_zlib
+
+
+_isal: Any = _load_isal()
 
 
 def compression_of(head: bytes) -> str | None:

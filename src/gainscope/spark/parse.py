@@ -30,10 +30,11 @@ import polars as pl
 import pyarrow as pa
 
 from gainscope.errors import FormatError
+from gainscope.io.compressed import COMPRESSIONS
 from gainscope.io.frames import Origin
 from gainscope.io.jsonl import _Rows, _run_record  # the JSON Lines reader's own record rules
 from gainscope.io.jsonl import _type as json_type
-from gainscope.io.text import BOM, GZIP_MAGIC, MAX_LINE_BYTES, MAX_RECORD_BYTES, long_line_message
+from gainscope.io.text import BOM, MAX_LINE_BYTES, MAX_RECORD_BYTES, long_line_message
 from gainscope.io.trec import _LONE_CR as LONE_CR
 from gainscope.io.trec import _LONE_CR_MESSAGE as LONE_CR_MESSAGE
 from gainscope.io.trec import LAYOUTS, Layout
@@ -171,7 +172,7 @@ class _Block:
         self.bytes += int(sizes.sum())
         if at_file_start:
             first = lines[0]
-            if first.startswith(GZIP_MAGIC):
+            if first.startswith(COMPRESSIONS["gzip"]):
                 facts.add_problem(Problem(
                     "line", "the file is gzip-compressed but its name does not end in .gz, and Spark decompresses "
                     "by name: rename it to end in .gz", int(ordinals[0])))
