@@ -867,7 +867,7 @@ def infinite_scores_warning(where: str, count: int, score: float, query_id: str,
 def nan_scores_note(count: int, replacement: float) -> str:
     """The note for ``count`` NaN scores replaced with ``replacement`` (``nan_score=``)."""
     text = _num_text(replacement)
-    return f"{count} NaN score(s) replaced with {text} (nan_score={text!r})"
+    return f"{count} NaN score(s) replaced with {text} ({option('nan_score', text)})"
 
 
 def _num_text(value: float) -> str:
@@ -903,7 +903,7 @@ def resolve_run_duplicates(frame: pl.DataFrame, on_duplicate: str, origin: Origi
 
 def duplicates_resolved_note(on_duplicate: str, dropped: int) -> str:
     """The note for duplicate docs resolved with ``on_duplicate`` (``dropped`` rows)."""
-    return f"duplicate docs resolved with on_duplicate={on_duplicate!r} ({dropped} row(s) dropped)"
+    return f"duplicate docs resolved with {option('on_duplicate', on_duplicate)} ({dropped} row(s) dropped)"
 
 
 def _first_duplicate(frame: pl.DataFrame) -> tuple[str, str, int, int, int]:
