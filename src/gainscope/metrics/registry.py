@@ -49,6 +49,8 @@ def lookup(name: str, *, also: Iterable[str] = ()) -> type[Metric]:
     """
     _load_builtin()
     if name not in _REGISTRY and name not in _ALIASES:
+        _load_deferred()
+    if name not in _REGISTRY and name not in _ALIASES:
         _load_plugins()
     found = _find(name)
     if found is not None:
@@ -89,6 +91,7 @@ def _int_at(cls: type[Metric]) -> bool:
 def all_metric_classes() -> list[type[Metric]]:
     """Every registered metric class, in registration order."""
     _load_builtin()
+    _load_deferred()
     _load_plugins()
     return list(_REGISTRY.values())
 
@@ -103,6 +106,16 @@ def _load_builtin() -> None:
         return
     _loaded = True
     from gainscope.metrics import families  # noqa: F401  (registers the built-in metrics)
+
+
+def _load_deferred() -> None:
+    """Import the built-in families that are not imported up front (:data:`gainscope.metrics.families.DEFERRED`)."""
+    import importlib
+
+    from gainscope.metrics.families import DEFERRED
+
+    for module in DEFERRED:
+        importlib.import_module(module)
 
 
 def _load_plugins() -> None:
