@@ -1,4 +1,16 @@
-"""Shared fixtures: paths to the trec_eval golden files and a CLI runner with a fixed environment."""
+"""Shared fixtures: paths to the trec_eval golden files and a CLI runner with a fixed environment; the hypothesis
+profiles.
+
+Hypothesis profiles (``GAINSCOPE_HYPOTHESIS_PROFILE``, default ``ci``):
+
+- ``ci``: what CI and ``python3 dev.py test`` run: derandomized (the same examples on every run, so a failure
+  reproduces), no example database, no deadline (a shared 2-core machine is slow at times), 50 examples for a
+  property test that does not ask for a number of its own;
+- ``dev``: a longer random search while working on a fast path: 300 examples, fresh ones on every run, failures
+  kept in ``.hypothesis/`` and replayed first.
+
+A test's own ``@settings(max_examples=...)`` wins over the profile; ask for more only where the property needs it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +18,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=50, derandomize=True, database=None, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("GAINSCOPE_HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "trec_eval"
