@@ -15,10 +15,13 @@ A test's own ``@settings(max_examples=...)`` wins over the profile; ask for more
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from tests.helpers import invoke
 
 settings.register_profile("ci", max_examples=50, derandomize=True, database=None, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -40,18 +43,8 @@ def trec_fixtures() -> Path:
 
 
 @pytest.fixture
-def cli_runner():
-    """Invoke the gainscope CLI in-process; returns (exit code, stdout, stderr)."""
-    from click.testing import CliRunner
-
+def cli_runner() -> Callable[..., tuple[int, str, str]]:
+    """Invoke the gainscope CLI in-process; returns (exit code, stdout, stderr) (tests/helpers.py's invoke)."""
     from gainscope.cli import cli
 
-    runner = CliRunner()
-
-    def invoke(*args: str) -> tuple[int, str, str]:
-        result = runner.invoke(cli, list(args), env={"NO_COLOR": "1", "COLUMNS": "120"})
-        if result.exception and not isinstance(result.exception, SystemExit):
-            raise result.exception
-        return result.exit_code, result.stdout, result.stderr
-
-    return invoke
+    return partial(invoke, cli)
