@@ -15,12 +15,13 @@ A test's own ``@settings(max_examples=...)`` wins over the profile; ask for more
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from tests.chat_server import FakeChatServer
 from tests.helpers import invoke
 
 settings.register_profile("ci", max_examples=50, derandomize=True, database=None, deadline=None, print_blob=True,
@@ -48,3 +49,11 @@ def cli_runner() -> Callable[..., tuple[int, str, str]]:
     from gainscope.cli import cli
 
     return partial(invoke, cli)
+
+
+@pytest.fixture
+def chat_server() -> Iterator[FakeChatServer]:
+    """A fake chat-completions server on 127.0.0.1 (tests/chat_server.py) answering ``ok`` with the default grade,
+    stopped after the test; set ``.behaviour``."""
+    with FakeChatServer() as server:
+        yield server

@@ -21,11 +21,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.helpers import write_jsonl
 
 from gainscope.errors import EngineConfigError, FormatError, InconsistentInputError, InputError
 from gainscope.search.embedded import EmbeddedEngine, build_index, parse_fields, read_info
-
-from tests.helpers import write_jsonl
 
 from .conftest import FILMS
 

@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+from tests.helpers import write_jsonl
 
 import gainscope
 from gainscope.compare import CompareSettings
@@ -16,8 +17,6 @@ from gainscope.errors import EngineConfigError, EngineError
 from gainscope.search import SearchQuery, SnapshotStore, replay, results_to_run
 from gainscope.search.experiment import Configuration, ExperimentPlan, grid, run_experiment
 from gainscope.search.python import PythonEngine
-
-from tests.helpers import write_jsonl
 
 from .conftest import invoke
 
