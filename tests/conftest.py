@@ -24,6 +24,13 @@ from hypothesis import HealthCheck, settings
 from tests.chat_server import FakeChatServer
 from tests.helpers import invoke
 
+# ranx (the parity peer of the ranx profile and of gainscope.fuse) compiles every metric, fusion and normalisation
+# with numba on first use: minutes on two cores for a fresh .venv (CI's every run), where the parity inputs take
+# milliseconds to interpret. The tests run ranx's own Python source uncompiled (the same arithmetic on float64;
+# the parity inputs have no tied scores, where numba's sort and numpy's could differ);
+# NUMBA_DISABLE_JIT=0 checks the compiled library instead.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+
 settings.register_profile("ci", max_examples=50, derandomize=True, database=None, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
