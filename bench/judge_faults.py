@@ -4,7 +4,7 @@ print what came out: every pair labelled or reported failed, requests, retries, 
     python bench/judge_faults.py --pairs 2000 --concurrency 32 \
         --faults 429=0.05,500=0.05,503=0.03,drop=0.03,malformed=0.04
 
-The server is tests/judges/server.py (standard library only), on 127.0.0.1 in this process.
+The server is tests/chat_server.py (standard library only), on 127.0.0.1 in this process.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "judges"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from server import FakeChatServer, fault_behaviour, parse_faults  # noqa: E402
+from chat_server import FakeChatServer, fault_behaviour, parse_faults  # noqa: E402
 
 from gainscope.io.texts import Document, Query  # noqa: E402
 from gainscope.judges.client import ChatClient, ClientSettings  # noqa: E402

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import importlib.util
 import io
 import json
 import math
 import re
-import sys
-from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from tests.chat_server import FakeChatServer, Reply, user_text
+from tests.helpers import invoke
 
 from gainscope.agents import AgentSettings, Conversation, Iteration, Result, Search, Turn, evaluate_agents
 from gainscope.agents.dedup import deduplicate
@@ -141,11 +140,7 @@ def traces(tmp_path: Path) -> Path:
     return p
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(agent_group, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+run = partial(invoke, agent_group)
 
 
 def test_evaluate_json_per_conversation(traces: Path) -> None:
@@ -385,31 +380,14 @@ def test_sdcg_gains_option(traces: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ --judge
-def _load_server() -> Any:
-    path = Path(__file__).resolve().parents[1] / "judges" / "server.py"
-    spec = importlib.util.spec_from_file_location("agents_fake_chat_server", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture
-def fake_server() -> Iterator[Any]:
-    server_module = _load_server()
-    with server_module.FakeChatServer() as server:
-        yield server, server_module
-
-
-def test_judge_end_to_end_with_store(traces: Path, tmp_path: Path, fake_server: Any) -> None:
-    server, module = fake_server
+def test_judge_end_to_end_with_store(traces: Path, tmp_path: Path, chat_server: FakeChatServer) -> None:
+    server = chat_server
 
     def behaviour(body: dict[str, Any], attempt: int) -> Any:
-        text = module.user_text(body)
+        text = user_text(body)
         if "e one" in text:
-            return module.Reply("ok", grade=4)
-        return module.Reply("malformed")  # d1: never a grade
+            return Reply("ok", grade=4)
+        return Reply("malformed")  # d1: never a grade
 
     server.behaviour = behaviour
     store = tmp_path / "store.sqlite"

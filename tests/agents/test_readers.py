@@ -8,17 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.helpers import write_jsonl
 
 from gainscope.agents import ResultMapping, read_conversations, read_traces, write_traces
 from gainscope.agents.readers import detect_trace_format
 from gainscope.agents.trace import RESULT_FIELDS, schema
 from gainscope.errors import FileAccessError, FormatError, InputError, InputWarning, PolicyError, UnknownFormatError
-
-
-def write(tmp_path: Path, name: str, *lines: object) -> Path:
-    p = tmp_path / name
-    p.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
-    return p
 
 
 # ------------------------------------------------------------------------------------------------ native
@@ -29,7 +24,7 @@ NATIVE = {"conversation_id": "c1", "query_id": "q1", "turns": [{"query": "who wr
 
 
 def test_native_round_trip(tmp_path: Path) -> None:
-    src = write(tmp_path, "t.jsonl", NATIVE, {"conversation_id": 7, "turns": []})
+    src = write_jsonl(tmp_path, "t.jsonl", [NATIVE, {"conversation_id": 7, "turns": []}])
     convs = read_traces(src)
     assert [c.conversation_id for c in convs] == ["c1", "7"] and convs[0].qid == "q1" and convs[1].qid == "7"
     r = convs[0].last_turn.iterations[0].searches[0].results
@@ -53,7 +48,7 @@ def test_native_round_trip(tmp_path: Path) -> None:
     ({"conversation_id": "c2", "turns": {}}, "'turns' must be an array; got an object"),
 ])
 def test_native_errors_name_file_line_and_place(tmp_path: Path, line: object, message: str) -> None:
-    src = write(tmp_path, "t.jsonl", NATIVE, line)
+    src = write_jsonl(tmp_path, "t.jsonl", [NATIVE, line])
     with pytest.raises(FormatError, match=message):
         read_traces(src)
 
@@ -95,7 +90,7 @@ CHAT = {"conversation_id": "chat-1", "messages": [
 
 
 def test_openai_chat(tmp_path: Path) -> None:
-    src = write(tmp_path, "chat.jsonl", CHAT)
+    src = write_jsonl(tmp_path, "chat.jsonl", [CHAT])
     assert detect_trace_format(src) == "openai-chat"
     (conv,) = read_conversations(src)
     assert conv.conversation_id == "chat-1" and len(conv.turns) == 2
@@ -117,7 +112,7 @@ def test_openai_chat_mapping(tmp_path: Path) -> None:
                 {"role": "assistant", "tool_calls": [_call("c1", "kb_lookup", {"question": "q"})]},
                 {"role": "tool", "tool_call_id": "c1", "content": json.dumps(
                     {"data": {"hits": [{"_source": {"docid": "D1", "body": "x"}}, {"_source": {"docid": "D2"}}]}})}]
-    src = write(tmp_path, "chat.jsonl", messages)
+    src = write_jsonl(tmp_path, "chat.jsonl", [messages])
     mapping = ResultMapping(search_tools=("kb_lookup",), results_path="$.data.hits[*]._source",
                             fields={"domain_id": "docid", "content": "body"})
     (conv,) = read_conversations(src, "openai-chat", mapping=mapping)
@@ -134,10 +129,10 @@ def test_openai_chat_errors(tmp_path: Path) -> None:
     no_result = [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [_call("c9", "search", {})]}]
     with pytest.raises(FormatError, match=re.escape("c.jsonl:1: messages[1].tool_calls[0]: the search call 'c9' "
                                                     "has no tool message")):
-        read_conversations(write(tmp_path, "c.jsonl", no_result), "openai-chat")
+        read_conversations(write_jsonl(tmp_path, "c.jsonl", [no_result]), "openai-chat")
     text = [*no_result, {"role": "tool", "tool_call_id": "c9", "content": "Top result: example.com"}]
     with pytest.raises(FormatError, match="the tool output is not JSON"):
-        read_conversations(write(tmp_path, "c.jsonl", text), "openai-chat")
+        read_conversations(write_jsonl(tmp_path, "c.jsonl", [text]), "openai-chat")
 
 
 def test_gains_in_tool_outputs_are_read_with_a_gain_key(tmp_path: Path) -> None:
@@ -149,8 +144,9 @@ def test_gains_in_tool_outputs_are_read_with_a_gain_key(tmp_path: Path) -> None:
              {"type": "function_call_output", "call_id": "f1", "output": json.dumps(output)}]
     span = {"name": "retrieval", "trace_id": "t", "span_id": "s", "start_time": 1,
             "attributes": {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": output["results"]}}
-    files = {"openai-chat": write(tmp_path, "chat.jsonl", chat), "openai-responses": write(tmp_path, "r.jsonl", items),
-             "otel": write(tmp_path, "spans.jsonl", span)}
+    files = {"openai-chat": write_jsonl(tmp_path, "chat.jsonl", [chat]),
+             "openai-responses": write_jsonl(tmp_path, "r.jsonl", [items]),
+             "otel": write_jsonl(tmp_path, "spans.jsonl", [span])}
     for fmt, src in files.items():
         # without a gain key the gains are not read: such traces need judgments or a judge
         (conv,) = read_conversations(src, fmt)
@@ -162,7 +158,7 @@ def test_gains_in_tool_outputs_are_read_with_a_gain_key(tmp_path: Path) -> None:
     bad = [*chat[:2], {"role": "tool", "tool_call_id": "c1", "content": json.dumps([{"url": "u", "gain": 7}])}]
     with pytest.raises(FormatError, match=re.escape("bad.jsonl:1: messages[2] (result of c1): result 0: the "
                                                     "gain (key gain) must be an integer 0-4; got 7")):
-        read_conversations(write(tmp_path, "bad.jsonl", bad), "openai-chat", mapping=ResultMapping(gain="gain"))
+        read_conversations(write_jsonl(tmp_path, "bad.jsonl", [bad]), "openai-chat", mapping=ResultMapping(gain="gain"))
 
 
 # ------------------------------------------------------------------------------------------------ responses
@@ -195,7 +191,7 @@ ITEMS = {"conversation_id": "agent-7", "query_id": "Q7", "items": [
 
 
 def test_openai_responses(tmp_path: Path) -> None:
-    src = write(tmp_path, "resp.jsonl", RESPONSES, ITEMS)
+    src = write_jsonl(tmp_path, "resp.jsonl", [RESPONSES, ITEMS])
     assert detect_trace_format(src) == "openai-responses"
     mapping = ResultMapping(search_tools=("search_papers",), fields={"domain_id": "paper_id"})
     hosted, agent = read_conversations(src, mapping=mapping)
@@ -216,7 +212,7 @@ def test_openai_responses(tmp_path: Path) -> None:
 
 def test_responses_without_sources_warn(tmp_path: Path) -> None:
     item = {"type": "web_search_call", "id": "ws_9", "status": "completed", "action": {"type": "search", "query": "x"}}
-    src = write(tmp_path, "r.jsonl", [item])
+    src = write_jsonl(tmp_path, "r.jsonl", [[item]])
     with pytest.warns(InputWarning, match="ws_9.*no action.sources"):
         (conv,) = read_conversations(src, "openai-responses")
     assert conv.last_turn.iterations[0].searches[0].results == ()
@@ -234,7 +230,7 @@ def test_responses_sources_without_url_are_kept_by_type_and_name(tmp_path: Path)
                     "sources": [{"type": "url", "url": "https://www.example.com/news/"},
                                 {"type": "api", "name": "oai-weather"}, {"type": "api"}, "junk"]}},
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "..."}]}]}
-    src = write(tmp_path, "resp.jsonl", response)
+    src = write_jsonl(tmp_path, "resp.jsonl", [response])
     with pytest.warns(InputWarning) as caught:
         (conv,) = read_conversations(src)
     searches = [s for it in conv.last_turn.iterations for s in it.searches]
@@ -291,7 +287,7 @@ OTLP = {"resourceSpans": [{"resource": {"attributes": _attrs(service__name="supp
 
 
 def test_otel_spans(tmp_path: Path) -> None:
-    src = write(tmp_path, "spans.jsonl", OTLP)
+    src = write_jsonl(tmp_path, "spans.jsonl", [OTLP])
     assert detect_trace_format(src) == "otel"
     (conv,) = read_conversations(src)
     assert conv.conversation_id == "conv-42" and conv.last_turn.query == "refund policy?"
@@ -325,7 +321,7 @@ def test_otel_model_calls_inside_tools_do_not_open_iterations(tmp_path: Path) ->
              span("c2", "a", 30, "chat"),  # the answer: a step without a search
              span("r3", "a", 35, "retrieval", **docs("d3")),
              span("r3c", "r3", 36, "text_completion")]  # a model call inside a retrieval (a reranker)
-    (conv,) = read_conversations(write(tmp_path, "nested.jsonl", *spans), "otel")
+    (conv,) = read_conversations(write_jsonl(tmp_path, "nested.jsonl", [*spans]), "otel")
     assert [[[r.id for r in s.results] for s in it.searches] for it in conv.last_turn.iterations] == [
         [["d0"], ["d1"], ["d2"]], [["d3"]]]
 
@@ -353,7 +349,7 @@ def test_otel_console_exporter_objects(tmp_path: Path) -> None:
 def test_otel_bad_documents_name_the_line(tmp_path: Path) -> None:
     bad = {"name": "retrieval kb", "trace_id": "t", "span_id": "s", "start_time": 5,
            "attributes": {"gen_ai.operation.name": "retrieval", "gen_ai.retrieval.documents": "[{\"score\": 1}]"}}
-    src = write(tmp_path, "bad.jsonl", {"name": "x", "trace_id": "t", "span_id": "s0", "attributes": {}}, bad)
+    src = write_jsonl(tmp_path, "bad.jsonl", [{"name": "x", "trace_id": "t", "span_id": "s0", "attributes": {}}, bad])
     with pytest.raises(FormatError, match=re.escape("bad.jsonl:2: retrieval span s (retrieval kb): result 0: a "
                                                     "result without id")):
         read_conversations(src, "otel")
@@ -362,11 +358,11 @@ def test_otel_bad_documents_name_the_line(tmp_path: Path) -> None:
 def test_tool_calls_none_of_them_a_search_are_refused(tmp_path: Path) -> None:
     # the agent's search tool is kb_lookup, which is not a default search tool: read as it was, every
     # conversation had N = 0 and the evaluation was a table of zeros
-    chat = write(tmp_path, "chat.jsonl", [
+    chat = write_jsonl(tmp_path, "chat.jsonl", [[
         {"role": "user", "content": "q"},
         {"role": "assistant", "tool_calls": [_call("c1", "kb_lookup", {"query": "q"}), _call("c2", "get_time", {})]},
         {"role": "tool", "tool_call_id": "c1", "content": json.dumps([{"id": "D1"}])},
-        {"role": "tool", "tool_call_id": "c2", "content": "12:00"}])
+        {"role": "tool", "tool_call_id": "c2", "content": "12:00"}]])
     defaults = "search, web_search, search_web, retrieve, retrieval, file_search, search_documents, vector_search"
     with pytest.raises(InputError) as info:
         read_conversations(chat)
@@ -377,11 +373,11 @@ def test_tool_calls_none_of_them_a_search_are_refused(tmp_path: Path) -> None:
     (conv,) = read_conversations(chat, mapping=ResultMapping(search_tools=("kb_lookup",)))
     assert len(conv.last_turn.search_iterations()) == 1
     # no tool called at all: what the agent did, read as it is
-    (conv,) = read_conversations(write(tmp_path, "plain.jsonl", [{"role": "user", "content": "q"},
-                                                                 {"role": "assistant", "content": "a"}]))
+    (conv,) = read_conversations(write_jsonl(tmp_path, "plain.jsonl", [[{"role": "user", "content": "q"},
+                                                                 {"role": "assistant", "content": "a"}]]))
     assert conv.last_turn.search_iterations() == ()
     items = [item for item in ITEMS["items"] if item["type"] != "file_search_call"]  # type: ignore[index, union-attr]
-    responses = write(tmp_path, "resp.jsonl", {"conversation_id": "agent-7", "items": items})
+    responses = write_jsonl(tmp_path, "resp.jsonl", [{"conversation_id": "agent-7", "items": items}])
     with pytest.raises(InputError, match=r"resp\.jsonl: no tool call is a search, .*the tools called are "
                                          r"search_papers, and .*--search-tool search_papers"):
         read_conversations(responses)
@@ -392,21 +388,21 @@ def test_tool_calls_none_of_them_a_search_are_refused(tmp_path: Path) -> None:
               gen_ai__tool__call__result='[{"id": "x"}]')]}]}]}
     with pytest.raises(InputError, match=r"spans\.jsonl: no tool call is a search, .*the tools called are "
                                          r"docs_lookup, and"):
-        read_conversations(write(tmp_path, "spans.jsonl", spans))
+        read_conversations(write_jsonl(tmp_path, "spans.jsonl", [spans]))
 
 
 def test_detection_failures(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match=re.escape("x.jsonl:1: not JSON (Expecting value at column 1)")):
-        detect_trace_format(write(tmp_path, "x.jsonl", "hello"))
+        detect_trace_format(write_jsonl(tmp_path, "x.jsonl", ["hello"]))
     with pytest.raises(UnknownFormatError, match="cannot tell the trace format"):
-        detect_trace_format(write(tmp_path, "y.jsonl", {"foo": 1}))
+        detect_trace_format(write_jsonl(tmp_path, "y.jsonl", [{"foo": 1}]))
     with pytest.raises(FileAccessError, match="no such file"):  # an I/O failure: exit 4
         read_conversations(tmp_path / "missing.jsonl")
 
 
 def test_detection_names_the_line_like_the_readers(tmp_path: Path) -> None:
     # a malformed first conversation: the same file:line message as the native reader gives
-    bad = write(tmp_path, "bad.jsonl", "", '{"conversation_id": "b", turns}', NATIVE)
+    bad = write_jsonl(tmp_path, "bad.jsonl", ["", '{"conversation_id": "b", turns}', NATIVE])
     message = "bad.jsonl:2: not JSON (Expecting property name enclosed in double quotes at column 26)"
     with pytest.raises(FormatError, match=re.escape(message)):
         read_conversations(bad)
@@ -417,7 +413,7 @@ def test_detection_names_the_line_like_the_readers(tmp_path: Path) -> None:
     pretty.write_text('{\n  "name": "chat",\n  "context": {"trace_id": 1,}\n}\n', encoding="utf-8")
     with pytest.raises(FormatError, match=re.escape("pretty.json:3: not JSON (")):
         detect_trace_format(pretty)
-    blank = write(tmp_path, "blank.jsonl", "", "   ", "")
+    blank = write_jsonl(tmp_path, "blank.jsonl", ["", "   ", ""])
     with pytest.raises(InputError, match=re.escape("blank.jsonl: no trace in file (it is empty or blank)")):
         read_conversations(blank)
     latin = tmp_path / "latin.jsonl"

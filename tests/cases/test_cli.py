@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests.helpers import invoke as invoke_command
 
 from gainscope.cli.case import case_group
 
@@ -24,9 +25,7 @@ SW = (3 + 1 / math.log2(3) + 3.5 + 7 / math.log2(6)) / (7 + 7 / math.log2(3) + 3
 ST = (1 + 7 / math.log2(3) + 1.5) / (7 + 3 / math.log2(3) + 1.5 + 1 / math.log2(5))
 
 
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(case_group, list(args))
-    return result.exit_code, result.stdout, result.stderr
+invoke = partial(invoke_command, case_group)
 
 
 def test_score_table_prints_queries_case_score_and_conventions() -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import write
 
 import gainscope
 from gainscope.cases import Case, CaseQuery, RatingScale
@@ -30,12 +31,6 @@ CASE_JSON = """{
   ]
 }
 """
-
-
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    p = tmp_path / name
-    p.write_text(text, encoding="utf-8")
-    return p
 
 
 # ------------------------------------------------------------------------------------------ case files

@@ -4,11 +4,12 @@ are errors naming both sides and the fix; a partial match is a warning naming wh
 
 from __future__ import annotations
 
-import json
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests.helpers import invoke as invoke_command
+from tests.helpers import write
 
 from gainscope.cases import Case, CaseQuery, RatingScale, compare_cases, resolve_scorer, score_case
 from gainscope.cases.quepid_csv import case_from_quepid
@@ -22,15 +23,7 @@ GRADED = RatingScale.parse("graded")
 NDCG = resolve_scorer("nDCG@10")
 
 
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(case_group, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def write(tmp_path: Path, name: str, data: object) -> str:
-    path = tmp_path / name
-    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-    return str(path)
+invoke = partial(invoke_command, case_group)
 
 
 # ------------------------------------------------------------------------------------------ scoring a case

@@ -7,10 +7,11 @@ import gzip
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests.helpers import invoke, write
 
 from gainscope.cli import cli
 
@@ -19,17 +20,7 @@ EX = ROOT / "examples"
 QRELS, BM25, HYBRID = str(EX / "qrels.txt"), str(EX / "bm25.run"), str(EX / "hybrid.run")
 
 
-def run_cli(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), input=stdin, env={"NO_COLOR": "1", "COLUMNS": "120"})
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> str:
-    path = tmp_path / name
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return str(path)
+run_cli = partial(invoke, cli)
 
 
 # ---------------------------------------------------------------------- item 16: exit codes, one rule
@@ -176,21 +167,21 @@ def test_python_evaluate_runs_names_runs_in_warnings(tmp_path: Path) -> None:
 def test_dash_reads_the_run_from_standard_input() -> None:
     from_file = run_cli("evaluate", QRELS, BM25, "-m", "nDCG@10 AP", "--format", "csv")
     from_stdin = run_cli("evaluate", QRELS, "-", "-m", "nDCG@10 AP", "--format", "csv",
-                         stdin=Path(BM25).read_bytes())
+                         input=Path(BM25).read_bytes())
     assert from_stdin[0] == 0
     assert from_stdin[1] == from_file[1]
-    gz = run_cli("evaluate", QRELS, "-", "-m", "nDCG@10 AP", "--format", "csv", stdin=GZ)
+    gz = run_cli("evaluate", QRELS, "-", "-m", "nDCG@10 AP", "--format", "csv", input=GZ)
     assert gz[1] == from_file[1]
 
 
 def test_only_one_input_can_be_standard_input() -> None:
-    code, _, err = run_cli("evaluate", QRELS, "-", "-", "-m", "AP", stdin=b"")
+    code, _, err = run_cli("evaluate", QRELS, "-", "-", "-m", "AP", input=b"")
     assert code == 2 and "only one input can be read from standard input (-); give the others as files" in err
-    assert run_cli("compare", "-", "-", BM25, "-m", "AP", stdin=b"")[0] == 2
+    assert run_cli("compare", "-", "-", BM25, "-m", "AP", input=b"")[0] == 2
 
 
 def test_standard_input_errors_name_it(tmp_path: Path) -> None:
-    code, _, err = run_cli("evaluate", QRELS, "-", "-m", "AP", stdin=b"MQ001 Q0 d1 1 1 r\nMQ001 Q0 d1 2 1 r\n")
+    code, _, err = run_cli("evaluate", QRELS, "-", "-m", "AP", input=b"MQ001 Q0 d1 1 1 r\nMQ001 Q0 d1 2 1 r\n")
     assert code == 3 and err.startswith("error: <stdin>:2: duplicate doc 'd1' for query 'MQ001'")
 
 

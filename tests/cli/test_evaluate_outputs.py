@@ -9,15 +9,11 @@ import io
 from pathlib import Path
 
 import pytest
+from tests.helpers import write
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 QRELS, BM25, HYBRID = str(EX / "qrels.txt"), str(EX / "bm25.run"), str(EX / "hybrid.run")
-
-
-def write(path: Path, text: str) -> str:
-    path.write_text(text, encoding="utf-8")
-    return str(path)
 
 
 def csv_rows(out: str) -> list[tuple[str, ...]]:
@@ -57,8 +53,8 @@ def test_a_number_glued_to_a_name_is_a_usage_error_suggesting_the_at_form(cli_ru
 
 # -------------------------------------------------------------------------------------------- grading scales
 def test_err_on_a_0_to_100_scale_without_a_warning(cli_runner, tmp_path: Path) -> None:
-    qrels = write(tmp_path / "qrels", "q 0 a 100\nq 0 b 100\nq 0 c 50\n")
-    run = write(tmp_path / "run", "q Q0 c 1 3 r\nq Q0 a 2 2 r\nq Q0 b 3 1 r\n")
+    qrels = write(tmp_path, "qrels", "q 0 a 100\nq 0 b 100\nq 0 c 50\n")
+    run = write(tmp_path, "run", "q Q0 c 1 3 r\nq Q0 a 2 2 r\nq Q0 b 3 1 r\n")
     code, out, err = cli_runner("evaluate", qrels, run, "-m", "ERR,nDCG(gain=exponential)", "-f", "csv")
     assert code == 0
     assert "warning" not in err
@@ -69,8 +65,8 @@ def test_err_on_a_0_to_100_scale_without_a_warning(cli_runner, tmp_path: Path) -
 
 
 def test_dcg_beyond_float64_is_a_usage_error(cli_runner, tmp_path: Path) -> None:
-    qrels = write(tmp_path / "qrels", "q 0 a 1024\n")
-    run = write(tmp_path / "run", "q Q0 a 1 3 r\n")
+    qrels = write(tmp_path, "qrels", "q 0 a 1024\n")
+    run = write(tmp_path, "run", "q Q0 a 1 3 r\n")
     code, out, err = cli_runner("evaluate", qrels, run, "-m", "DCG(gain=exponential)")
     assert code == 2 and out == ""
     assert err.splitlines()[-1].startswith("error: DCG(gain=exponential) of query 'q' exceeds the largest float64")
@@ -88,7 +84,7 @@ TE_RUN = ("q1 Q0 d1 1 3.0 r1\nq1 Q0 dx 2 2.0 r1\nq1 Q0 d2 3 1.0 r1\nq2 Q0 zz 1 5
 
 @pytest.fixture
 def te_files(tmp_path: Path) -> tuple[str, str]:
-    return write(tmp_path / "qrels", TE_QRELS), write(tmp_path / "run", TE_RUN)
+    return write(tmp_path, "qrels", TE_QRELS), write(tmp_path, "run", TE_RUN)
 
 
 def _lines(*rows: tuple[str, str, str]) -> str:
@@ -126,8 +122,8 @@ def test_trec_eval_nan_for_interpolated_precision_of_an_empty_ranking(cli_runner
 def test_trec_eval_nan_for_rndcg_without_positive_gain(cli_runner, tmp_path: Path) -> None:
     # -l 0: q4's only judgment (grade 0) is relevant, but no document has a positive gain: trec_eval's
     # Rndcg is sum / num_changed_ideal_gain = 0/0. q2 has a positive gain (e1) but retrieves nothing judged: 0.
-    qrels = write(tmp_path / "qrels", TE_QRELS.replace("q3 0 f1 2\nq3 0 f2 1\n", ""))
-    run = write(tmp_path / "run", TE_RUN)
+    qrels = write(tmp_path, "qrels", TE_QRELS.replace("q3 0 f1 2\nq3 0 f2 1\n", ""))
+    run = write(tmp_path, "run", TE_RUN)
     code, out, _ = cli_runner("evaluate", qrels, run, "-f", "trec_eval", "-q", "-l", "0", "-m", "Rndcg")
     assert code == 0
     assert out == _lines(("Rndcg", "q1", "0.5537"), ("Rndcg", "q2", "0.0000"), ("Rndcg", "q4", "  -nan"),
@@ -176,8 +172,8 @@ def test_trec_eval_format_names_runs_by_path_when_names_repeat(cli_runner) -> No
 
 # -------------------------------------------------------------------------------------- a query named 'all'
 def test_a_query_named_all_is_warned_about_and_aggregates_stay_distinguishable(cli_runner, tmp_path) -> None:
-    qrels = write(tmp_path / "qrels", "all 0 d1 1\nq 0 d1 1\nq 0 d2 1\n")
-    run = write(tmp_path / "run", "all Q0 d1 1 1 r\nq Q0 d1 1 1 r\n")
+    qrels = write(tmp_path, "qrels", "all 0 d1 1\nq 0 d1 1\nq 0 d2 1\n")
+    run = write(tmp_path, "run", "all Q0 d1 1 1 r\nq Q0 d1 1 1 r\n")
     code, out, err = cli_runner("evaluate", qrels, run, "-f", "csv", "-q", "-m", "R@1")
     assert code == 0
     # query 'all' has R = 1, query q R = 1/2: the mean 0.75 is the row marked as an aggregate
@@ -196,8 +192,8 @@ def test_a_query_named_all_is_warned_about_and_aggregates_stay_distinguishable(c
 
 # ------------------------------------------------------------------------------------------- CSV injection
 def test_csv_text_cells_that_would_run_as_formulas_are_quoted(cli_runner, tmp_path: Path) -> None:
-    qrels = write(tmp_path / "qrels", "=1+1 0 d 1\n@SUM(A1) 0 d 1\n-2+3 0 d 1\n-5 0 d 1\n+cmd 0 d 1\nq 0 d 1\n")
-    run = write(tmp_path / "run", "".join(f"{q} Q0 d 1 1 -tag\n" for q in ("=1+1", "@SUM(A1)", "-2+3", "-5",
+    qrels = write(tmp_path, "qrels", "=1+1 0 d 1\n@SUM(A1) 0 d 1\n-2+3 0 d 1\n-5 0 d 1\n+cmd 0 d 1\nq 0 d 1\n")
+    run = write(tmp_path, "run", "".join(f"{q} Q0 d 1 1 -tag\n" for q in ("=1+1", "@SUM(A1)", "-2+3", "-5",
                                                                           "+cmd", "q")))
     code, out, _ = cli_runner("evaluate", qrels, run, "-f", "csv", "-q", "-m", "P@1")
     assert code == 0
@@ -208,8 +204,8 @@ def test_csv_text_cells_that_would_run_as_formulas_are_quoted(cli_runner, tmp_pa
 
 
 def test_every_csv_output_guards_text_cells(cli_runner, tmp_path: Path) -> None:
-    qrels = write(tmp_path / "qrels", "q 0 =d 1\nq 0 e 0\n")
-    run = write(tmp_path / "run", "q Q0 =d 1 2 r\nq Q0 e 2 1 r\n")
+    qrels = write(tmp_path, "qrels", "q 0 =d 1\nq 0 e 0\n")
+    run = write(tmp_path, "run", "q Q0 =d 1 2 r\nq Q0 e 2 1 r\n")
     code, out, _ = cli_runner("explain", qrels, run, "--query", "q", "-m", "nDCG@2", "-f", "csv")
     assert code == 0
     assert out.splitlines()[1] == "run,1,'=d,1.0,1.0,1.0,1.0,1.0"
@@ -224,8 +220,8 @@ def test_trec_eval_rbp_resid_to_the_last_bit(cli_runner, tmp_path: Path) -> None
     # resid = p^7 + (1 - p)(1 + p + p^2 + p^4 + p^5 + p^6) = 0.9271 exactly in decimals, and the mean 0.96355
     # sits on a rounding boundary. trec_eval multiplies p out (cur_p = cur_p * p) and gets 0.9271, printing
     # 0.9636; p ** k and a complement sum gave 0.92709999999999990 and printed 0.9635.
-    qrels = write(tmp_path / "qrels", "q0 0 a 1\nq1 0 d4 1\nq1 0 z 2\n")
-    run = write(tmp_path / "run", "".join(f"{q} Q0 {d}{i} {i} {10 - i} r\n" for q, d in (("q0", "u"), ("q1", "d"))
+    qrels = write(tmp_path, "qrels", "q0 0 a 1\nq1 0 d4 1\nq1 0 z 2\n")
+    run = write(tmp_path, "run", "".join(f"{q} Q0 {d}{i} {i} {10 - i} r\n" for q, d in (("q0", "u"), ("q1", "d"))
                                           for i in range(1, 8)))
     code, out, _ = cli_runner("evaluate", qrels, run, "-f", "trec_eval", "-q", "-m", "rbp_resid")
     assert code == 0
@@ -233,8 +229,8 @@ def test_trec_eval_rbp_resid_to_the_last_bit(cli_runner, tmp_path: Path) -> None
 
 
 def test_bounds_csv_guards_text_cells(cli_runner, tmp_path: Path) -> None:
-    qrels = write(tmp_path / "qrels", "=q 0 d 1\n")
-    run = write(tmp_path / "run", "=q Q0 d 1 1 r\n=q Q0 u 2 0 r\n")
+    qrels = write(tmp_path, "qrels", "=q 0 d 1\n")
+    run = write(tmp_path, "run", "=q Q0 d 1 1 r\n=q Q0 u 2 0 r\n")
     code, out, _ = cli_runner("evaluate", qrels, run, "-m", "P@2", "--bounds", "-f", "csv", "-q")
     assert code == 0
     assert [r[1] for r in csv_rows(out)] == ["all", "'=q"]

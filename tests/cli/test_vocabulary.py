@@ -4,11 +4,13 @@ keep working with a note on standard error that names the new one (:class:`gains
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
+from tests.helpers import invoke
 
 from gainscope.cli import cli
 from gainscope.cli.spelling import Respelled
@@ -98,11 +100,7 @@ def test_old_spellings_are_declared_and_hidden(path: str, old: str, new: str) ->
 
 
 # ---------------------------------------------------------------------- the old spellings at work
-def _run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args), env={"NO_COLOR": "1", "COLUMNS": "120"})
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+_run = partial(invoke, cli)
 
 
 def _note(command: str, old: str, new: str) -> str:

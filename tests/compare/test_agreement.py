@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from scipy import stats as sps
+from tests.helpers import invoke as invoke_command
 
 import gainscope
 from gainscope.agreement import (
@@ -349,11 +350,7 @@ def test_agreement_ranks_systems_under_both_label_sets(files: dict[str, str]) ->
 
 
 # ---------------------------------------------------------------------------------------------- command line
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(agreement_cmd, list(args), env={"NO_COLOR": "1", "COLUMNS": "120"})
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+invoke = partial(invoke_command, agreement_cmd)
 
 
 def test_cli_table_json_and_markdown(files: dict[str, str]) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from tests.helpers import write
 
 from gainscope.errors import FormatError, InconsistentInputError, InputWarning
 from gainscope.io import read_judgments, read_run, trec
@@ -21,12 +22,6 @@ def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     threshold = 0 if request.param == "fast-first" else 10**18
     monkeypatch.setattr(trec, "FAST_MIN_BYTES", threshold)
     return str(request.param)
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return path
 
 
 RUN = "q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d3 3 1.0 r\nq2 Q0 d5 1 1.0 r\nq2 Q0 d4 2 0.5 r\n"

@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from tests.helpers import write
 
 from gainscope.core.judged_run import PreparedJudgments, build_judged_run
 from gainscope.core.judgments import Judgments
@@ -33,12 +34,6 @@ from gainscope.io.text import MAX_LINE_BYTES, TextFile
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(trec, "FAST_MIN_BYTES", 0 if request.param == "fast-first" else 10**18)
     return str(request.param)
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return path
 
 
 PREPARED = PreparedJudgments.of(Judgments.from_dict({"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 2}}))

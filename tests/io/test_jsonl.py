@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from tests.helpers import write
 
 from gainscope.errors import FormatError, InconsistentInputError, UnknownFormatError
 from gainscope.io import read_judgments, read_run
@@ -23,12 +24,6 @@ SEED = [
      "ground_truth_document_ids": ["ROBOT-WELD-TCP-SETUP-MANUAL.pdf", "ROBOT-CALIBRATION-PROC-V3.pdf",
                                    "WELDING-TIP-GUIDE.docx"]},
 ]
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return path
 
 
 def jsonl(records: list[object]) -> str:

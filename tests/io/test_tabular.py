@@ -7,15 +7,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from tests.helpers import write
 
 from gainscope.errors import FormatError, InconsistentInputError, UnknownFormatError
 from gainscope.io import read_judgments, read_run
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return path
 
 
 @pytest.mark.parametrize(("header", "sep", "suffix"), [

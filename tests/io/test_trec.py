@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
+from tests.helpers import write
 
 from gainscope.errors import FormatError, InputWarning, UnknownFormatError, spell
 from gainscope.io import detect_format, read_judgments, read_run, trec, write_judgments, write_run
@@ -28,12 +29,6 @@ from gainscope.io.trec import (
     read_trec_run,
 )
 from gainscope.io.writers import trec_order
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return path
 
 
 def both_judgments(path: Path, fmt: str = "trec") -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -8,15 +8,10 @@ import warnings
 from pathlib import Path
 
 import pytest
+from tests.helpers import write
 
 from gainscope.errors import InputError, PolicyError
 from gainscope.io import Issue, validate_files
-
-
-def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return path
 
 
 def by_code(issues: list[Issue]) -> dict[str, Issue]:

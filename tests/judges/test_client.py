@@ -1,4 +1,4 @@
-"""ChatClient against a real chat-completions server on 127.0.0.1 (tests/judges/server.py); httpx is not mocked.
+"""ChatClient against a real chat-completions server on 127.0.0.1 (tests/chat_server.py); httpx is not mocked.
 
 Delays are scaled down (backoff of hundredths of a second, 1 s rate windows) so the file runs in seconds.
 """
@@ -15,6 +15,7 @@ from email.utils import formatdate
 from typing import Any, TypeVar
 
 import pytest
+from tests.chat_server import FakeChatServer, RecordedRequest, Reply, default_behaviour
 
 from gainscope.errors import JudgeRequestError, PolicyError
 from gainscope.judges.client import (
@@ -25,7 +26,6 @@ from gainscope.judges.client import (
     retry_after_seconds,
 )
 
-from .server import FakeChatServer, RecordedRequest, Reply, default_behaviour
 
 T = TypeVar("T")
 

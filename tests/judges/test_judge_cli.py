@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .server import FakeChatServer, Reply, user_text
+from tests.chat_server import FakeChatServer, Reply, user_text
 
 N_QUERIES, N_DOCS = 4, 6
 

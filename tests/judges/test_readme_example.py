@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .server import FakeChatServer
+from tests.chat_server import FakeChatServer
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 README_URL = "http://localhost:8000/v1"

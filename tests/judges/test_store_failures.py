@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.chat_server import FakeChatServer, Reply
 
 from gainscope.errors import StoreError
 from gainscope.io.texts import Document, Query
@@ -27,7 +28,6 @@ from gainscope.judges.prompts import BUILTIN
 from gainscope.judges.spec import JudgeSpec
 from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel
 
-from .server import FakeChatServer, Reply
 
 Invoke = Callable[..., tuple[int, str, str]]
 

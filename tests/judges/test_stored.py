@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.chat_server import FakeChatServer, Reply, user_text
 
 from gainscope.errors import PolicyError
 from gainscope.io.texts import Document, Query
@@ -23,7 +24,6 @@ from gainscope.judges.spec import JudgeSpec
 from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel
 from gainscope.judges.stored import StoredJudge
 
-from .server import FakeChatServer, Reply, user_text
 
 SLOW = 0.3  # seconds per answer: both runs have looked at every pair before the first answer arrives
 

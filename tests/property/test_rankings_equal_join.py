@@ -31,6 +31,7 @@ def _rankings(judgments, run, query_ids) -> list[Ranking]:
     return [Ranking(q, tuple(ordered[q]), pools[q]) for q in query_ids]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=gst.judgments_and_runs(scored=False), policies=gst.policies(missing_queries="skip"), draw=st.data())

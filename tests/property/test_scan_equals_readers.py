@@ -114,6 +114,7 @@ def write_run(path: Path, run_frame, rnd: random.Random, *, messy: bool,  # type
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+@pytest.mark.slow
 @needs_native
 @settings(max_examples=150, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
@@ -213,6 +214,7 @@ def test_options_are_left_to_the_readers(tmp_path: Path) -> None:
     assert_same(fast, slow)
 
 
+@pytest.mark.slow
 @needs_native
 @settings(max_examples=300, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -257,6 +259,7 @@ def test_many_queries_cut_into_parts(tmp_path: Path) -> None:
                 assert_same(fast, slow)
 
 
+@pytest.mark.slow
 @needs_native
 @settings(max_examples=200, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -17,6 +17,7 @@ from gainscope.metrics.registry import all_metric_classes
 from gainscope.testing import strategies as gst
 
 
+@pytest.mark.slow
 @settings(max_examples=100, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=gst.judgments_and_runs(), policies=gst.policies(), draw=st.data())

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import math
 import sys
+import functools
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from matplotlib.colors import to_hex
+from tests.helpers import invoke
 
 import gainscope
 from gainscope.cli.plot import plot_cmd
@@ -316,11 +317,7 @@ def test_missing_matplotlib_names_the_extra(examples: list[gainscope.Results],
 
 
 # ------------------------------------------------------------------------------------------------ command line
-def _plot(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(plot_cmd, [QRELS, *args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+_plot = functools.partial(invoke, plot_cmd, QRELS)
 
 
 def test_cli_writes_every_kind(tmp_path: Path) -> None:

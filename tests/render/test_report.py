@@ -27,6 +27,7 @@ def _comparison(figures: ReportFigures) -> tuple[gainscope.Comparison, list[gain
     return c, results
 
 
+@pytest.mark.slow
 def test_report_holds_comparison_figures_per_query_tables_and_conventions() -> None:
     figures = ReportFigures(cutoffs=(1, 5, 10))
     c, results = _comparison(figures)
@@ -49,6 +50,7 @@ def test_report_holds_comparison_figures_per_query_tables_and_conventions() -> N
     assert html.count("<style>") == 1 and html.count("<script>") == 1 and ".gs-s1 {" in html
 
 
+@pytest.mark.slow
 def test_report_without_plots_and_in_png() -> None:
     c, _ = _comparison(ReportFigures(enabled=False))
     html = render_report(c, figures=ReportFigures(enabled=False))
@@ -58,6 +60,7 @@ def test_report_without_plots_and_in_png() -> None:
     assert html.count('src="data:image/png;base64,') == 2 * len(METRICS) + 4
 
 
+@pytest.mark.slow
 def test_report_command(cli_runner, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     code, stdout, _ = cli_runner("report", QRELS, BM25, HYBRID, "-m", " ".join(METRICS), "-o", str(out),

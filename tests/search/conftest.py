@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import json
+from functools import partial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from tests.helpers import invoke as invoke_command
+from tests.helpers import write_jsonl
+
+from gainscope.cli import cli
 
 FILMS = [
     {"_id": "d1", "title": "Star Wars", "text": "A space opera about a galaxy far away"},
@@ -16,19 +19,8 @@ FILMS = [
 ]
 
 
-def invoke(*args: object) -> tuple[int, str, str]:
-    """Run the gainscope command line in-process: (exit code, standard output, standard error)."""
-    from gainscope.cli import cli
-
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
+#: the gainscope command line in-process: (exit code, standard output, standard error)
+invoke = partial(invoke_command, cli)
 
 
 @pytest.fixture(scope="session")
@@ -37,5 +29,5 @@ def films_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gainscope.search.embedded import build_index
 
     folder = tmp_path_factory.mktemp("films")
-    corpus = write_jsonl(folder / "corpus.jsonl", FILMS)
+    corpus = write_jsonl(folder, "corpus.jsonl", FILMS)
     return build_index(corpus, folder / "index", fields="title^2,text").path

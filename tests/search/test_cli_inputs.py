@@ -9,14 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import invoke, write_jsonl
+from tests.helpers import write_jsonl
+
+from .conftest import invoke
 
 
 def test_a_python_engine_from_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "my_retriever_gs.py").write_text(
         "def search(query, params, top):\n"
         "    return [(f'{query.split()[0]}-{i}', 10 - i) for i in range(min(top, params.get('n', 3)))]\n")
-    write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "text": "red shoe"}, {"id": "b", "text": "blue hat"}])
+    write_jsonl(tmp_path, "q.jsonl", [{"id": "a", "text": "red shoe"}, {"id": "b", "text": "blue hat"}])
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))  # undone after the test, like the folder the command adds
     code, out, err = invoke("search", "--engine", "my_retriever_gs:search", "--queries", "q.jsonl", "--top", "2")
@@ -46,7 +48,7 @@ def test_a_case_file_as_queries_and_as_judgments(films_index: Path, tmp_path: Pa
 
 
 def test_snapshot_store_errors_are_io_errors(films_index: Path, tmp_path: Path) -> None:
-    write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "text": "star"}])
+    write_jsonl(tmp_path, "q.jsonl", [{"id": "a", "text": "star"}])
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"\x00\x01 not a database at all " * 100)
     code, _, err = invoke("search", "--engine", films_index, "--queries", tmp_path / "q.jsonl", "--snapshot", junk)

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import invoke, write_jsonl
+from tests.helpers import write_jsonl
+
+from .conftest import invoke
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +34,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     queries.append({"_id": "q_none", "text": "nothing matches"})
     qrels.append("q_none 0 rel0 1")
     rng.shuffle(docs)
-    write_jsonl(folder / "corpus.jsonl", docs)
-    write_jsonl(folder / "queries.jsonl", queries)
+    write_jsonl(folder, "corpus.jsonl", docs)
+    write_jsonl(folder, "queries.jsonl", queries)
     (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
     code, out, err = invoke("index", folder / "corpus.jsonl", "--index", folder / "index", "--fields", "title^2,text")
     assert code == 0, err
@@ -91,7 +93,7 @@ def test_unknown_knob_and_missing_options_are_usage_errors(generated: dict[str, 
 
 
 def test_index_errors_are_exit_3(tmp_path: Path) -> None:
-    write_jsonl(tmp_path / "c.jsonl", [{"_id": "a", "text": "x"}, {"_id": "a", "text": "y"}])
+    write_jsonl(tmp_path, "c.jsonl", [{"_id": "a", "text": "x"}, {"_id": "a", "text": "y"}])
     code, _, err = invoke("index", tmp_path / "c.jsonl", "--index", tmp_path / "idx")
     assert code == 3
     assert err == f"error: {tmp_path}/c.jsonl:2: document id 'a' is given again (first on line 1); each document once\n"

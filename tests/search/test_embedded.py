@@ -21,11 +21,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.helpers import write_jsonl
 
 from gainscope.errors import EngineConfigError, FormatError, InconsistentInputError, InputError
 from gainscope.search.embedded import EmbeddedEngine, build_index, parse_fields, read_info
 
-from .conftest import FILMS, write_jsonl
+from .conftest import FILMS
 
 LN2 = math.log(2)
 D1 = 2 * (2 * LN2 / 2.02)                       # 1.372569
@@ -83,7 +84,7 @@ def test_display_fields_come_with_hits(films_index: Path) -> None:
 
 def test_ties_are_ordered_by_index_order_also_at_the_cut(tmp_path: Path) -> None:
     rows = [{"_id": f"t{i}", "text": "same words here"} for i in (3, 1, 2)] + [{"_id": "x", "text": "other"}]
-    info = build_index(write_jsonl(tmp_path / "c.jsonl", rows), tmp_path / "idx")
+    info = build_index(write_jsonl(tmp_path, "c.jsonl", rows), tmp_path / "idx")
     engine = EmbeddedEngine(info.path)
     every = engine.search("same", top=10)
     assert [h.id for h in every.hits] == ["t3", "t1", "t2"] and len({h.score for h in every.hits}) == 1
@@ -115,7 +116,7 @@ def test_bad_knob_values_are_refused_before_searching(films_index: Path, knobs: 
 
 
 def test_stop_words_and_the_index_description(tmp_path: Path) -> None:
-    corpus = write_jsonl(tmp_path / "c.jsonl", FILMS)
+    corpus = write_jsonl(tmp_path, "c.jsonl", FILMS)
     plain = EmbeddedEngine(build_index(corpus, tmp_path / "plain").path)
     stop = EmbeddedEngine(build_index(corpus, tmp_path / "stop", stopwords="en").path)
     assert [h.id for h in plain.search("the", top=5).hits] == ["d3", "d4"]
@@ -130,7 +131,7 @@ def test_stop_words_and_the_index_description(tmp_path: Path) -> None:
 def test_id_field_other_fields_and_knob_names(tmp_path: Path) -> None:
     rows = [{"pid": 7, "name": "red shoe", "body-text": ["leather", "red"], "price": 10},
             {"pid": 8, "name": "blue hat", "body-text": ["wool"], "price": 12}]
-    info = build_index(write_jsonl(tmp_path / "p.jsonl", rows), tmp_path / "idx", fields="name^3,body-text",
+    info = build_index(write_jsonl(tmp_path, "p.jsonl", rows), tmp_path / "idx", fields="name^3,body-text",
                        id_field="pid")
     engine = EmbeddedEngine(info.path)
     assert engine.knobs == {"k1": 1.2, "b": 0.75, "name_boost": 3.0, "body_text_boost": 1.0}
@@ -166,7 +167,7 @@ def test_building_refuses_bad_corpora_and_leaves_nothing_behind(tmp_path: Path) 
                                              "fields with --fields"),
     ]
     for rows, error, message in cases:
-        corpus = write_jsonl(tmp_path / "c.jsonl", rows)
+        corpus = write_jsonl(tmp_path, "c.jsonl", rows)
         with pytest.raises(error) as caught:
             build_index(corpus, tmp_path / "idx", fields="text" if "nested" in str(rows) else None)
         assert str(caught.value) == f"{tmp_path}/{message}"
@@ -175,13 +176,13 @@ def test_building_refuses_bad_corpora_and_leaves_nothing_behind(tmp_path: Path) 
     (tmp_path / "empty.jsonl").write_text("")
     with pytest.raises(InputError, match="no document to index"):
         build_index(tmp_path / "empty.jsonl", tmp_path / "idx")
-    write_jsonl(tmp_path / "c.jsonl", FILMS)
+    write_jsonl(tmp_path, "c.jsonl", FILMS)
     with pytest.raises(InputError, match=r"no document has the field 'body'; the documents' fields are: title, text"):
         build_index(tmp_path / "c.jsonl", tmp_path / "idx", fields="title,body")
 
 
 def test_an_existing_folder_is_replaced_only_when_asked_and_only_if_it_is_an_index(tmp_path: Path) -> None:
-    corpus = write_jsonl(tmp_path / "c.jsonl", FILMS)
+    corpus = write_jsonl(tmp_path, "c.jsonl", FILMS)
     build_index(corpus, tmp_path / "idx")
     with pytest.raises(EngineConfigError, match="already exists; give another --index folder, or --overwrite"):
         build_index(corpus, tmp_path / "idx")
@@ -203,7 +204,7 @@ def test_a_folder_that_is_not_an_index(tmp_path: Path) -> None:
 def test_a_hit_is_a_document_holding_a_query_term_even_with_score_zero(tmp_path: Path) -> None:
     # atire's idf is ln(N / df): 0 for a term in every document, so every score is 0, yet all three match
     rows = [{"_id": f"x{i}", "text": f"common word{i}"} for i in range(3)]
-    info = build_index(write_jsonl(tmp_path / "c.jsonl", rows), tmp_path / "idx", method="atire")
+    info = build_index(write_jsonl(tmp_path, "c.jsonl", rows), tmp_path / "idx", method="atire")
     response = EmbeddedEngine(info.path).search("common", top=10)
     assert [(h.id, h.score) for h in response.hits] == [("x0", 0.0), ("x1", 0.0), ("x2", 0.0)]
     assert response.total == 3

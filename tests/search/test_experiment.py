@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+from tests.helpers import write_jsonl
 
 import gainscope
 from gainscope.compare import CompareSettings
@@ -17,7 +18,7 @@ from gainscope.search import SearchQuery, SnapshotStore, replay, results_to_run
 from gainscope.search.experiment import Configuration, ExperimentPlan, grid, run_experiment
 from gainscope.search.python import PythonEngine
 
-from .conftest import invoke, write_jsonl
+from .conftest import invoke
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +41,8 @@ def titles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         qrels.append(f"q{i} 0 rel{i} 1")
     docs += [{"_id": f"f{i}", "title": " ".join(rng.sample(filler, 3)), "text": " ".join(rng.sample(filler, 20))}
              for i in range(60)]
-    write_jsonl(folder / "corpus.jsonl", docs)
-    write_jsonl(folder / "queries.jsonl", queries)
+    write_jsonl(folder, "corpus.jsonl", docs)
+    write_jsonl(folder, "queries.jsonl", queries)
     (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
     from gainscope.search.embedded import build_index
 

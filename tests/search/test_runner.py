@@ -125,6 +125,7 @@ def test_duplicate_query_ids_are_refused(tmp_path: Path) -> None:
                                  "each query needs its own")
 
 
+@pytest.mark.slow
 def test_a_run_killed_with_sigkill_resumes_without_resending_what_is_recorded(tmp_path: Path) -> None:
     """A real process, killed mid-run: the server holds request 6 until the test has killed the process."""
     total, hold_at = 12, 6

@@ -91,7 +91,7 @@ def add_case(workspace: Any, path: Path, **options: Any) -> Any:
 
 
 def load_test_module(relative: str) -> Any:
-    """A helper module of another test folder (``judges/server.py``), loaded from its file: test folders are not
+    """A helper module of another test folder (``render/browser.py``), loaded from its file: test folders are not
     packages of one another."""
     import importlib.util
     import sys

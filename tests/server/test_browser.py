@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.chat_server import FakeChatServer, Reply
 
 from gainscope.cases import read_case, resolve_scorer, score_case
 from gainscope.search.store import SnapshotStore
@@ -25,7 +26,6 @@ from .conftest import HOSTILE, MOVIES, Dashboard, add_case, load_test_module, se
 pytestmark = pytest.mark.slow
 
 _driver = load_test_module("render/browser.py")
-_chat = load_test_module("judges/server.py")
 CASE = "movies-baseline-snapshot"
 
 
@@ -245,9 +245,9 @@ def test_run_a_javascript_scorer_ad_hoc(site: Dashboard, browser: Any, shots: Pa
 
 def test_label_with_an_llm_judge_and_see_the_agreement(site: Dashboard, browser: Any, shots: Path) -> None:
     def judge(body: dict[str, Any], attempt: int) -> Any:
-        return _chat.Reply("ok", grade=2 if "butter" in body["messages"][-1]["content"].lower() else 0)
+        return Reply("ok", grade=2 if "butter" in body["messages"][-1]["content"].lower() else 0)
 
-    with _chat.FakeChatServer(judge) as chat:
+    with FakeChatServer(judge) as chat:
         browser.open(f"{site.url}/cases/recipes/judges")
         _ready(browser)
         browser.type_into("#judge input[name=base_url]", chat.url)

@@ -9,11 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.chat_server import FakeChatServer, Reply
 
-from .conftest import Dashboard, add_case, load_test_module
-
-_chat = load_test_module("judges/server.py")  # the judge tests' fake OpenAI-compatible server
-FakeChatServer, Reply = _chat.FakeChatServer, _chat.Reply
+from .conftest import Dashboard, add_case
 
 
 def butter_judge(body: dict[str, Any], attempt: int) -> Reply:

@@ -46,6 +46,7 @@ def shared() -> Iterator[Workspace]:
         yield ws
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(drawn=cases_and_changes())

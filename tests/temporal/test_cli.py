@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.chat_server import FakeChatServer, Reply, default_behaviour, user_text
 
 from gainscope.errors import InputError, InvalidParameterError, UndefinedMetricWarning
 from gainscope.stats import bootstrap_ci
@@ -127,21 +128,20 @@ def test_metric_names() -> None:
         parse_metric("TemporalNDCG(use_llm=True)@5")
 
 
-def test_llm_mode_end_to_end(tmp_path: Path, fake_server: Any) -> None:
+def test_llm_mode_end_to_end(tmp_path: Path, chat_server: FakeChatServer) -> None:
     lines = [{"query_id": "q1", "query": "Who won in 2020?",
               "retrieved": [{"doc_id": "a", "text": "About 2019. grade=1"}, {"doc_id": "b", "text": "2020! grade=4"}]},
              {"query_id": "q2", "query": "Prices in 2021?",
               "retrieved": [{"doc_id": "c", "text": "broken"}, {"doc_id": "d", "text": "2021 prices grade=3"}]}]
-    Reply = fake_server.module.Reply
 
     def behaviour(body: dict[str, Any], attempt: int) -> Any:
-        if "broken" in fake_server.module.user_text(body):
+        if "broken" in user_text(body):
             return Reply("malformed")
-        return fake_server.module.default_behaviour(body, attempt)
+        return default_behaviour(body, attempt)
 
-    fake_server.behaviour = behaviour
+    chat_server.behaviour = behaviour
     code, out, err = invoke("evaluate", write(tmp_path, lines), "-m", "TemporalNDCG@2", "--mode", "llm",
-                            "--base-url", fake_server.url, "--model", "fake", "-f", "json", "-q",
+                            "--base-url", chat_server.url, "--model", "fake", "-f", "json", "-q",
                             "--answer-attempts", "1")
     # q1: grades 1, 4; ideal 4, 1 -> (1 + 4 / log2 3) / (4 + 1 / log2 3); q2: document c failed -> no value
     assert code == 4 and "judge failed to grade" in err
@@ -150,7 +150,7 @@ def test_llm_mode_end_to_end(tmp_path: Path, fake_server: Any) -> None:
                                         "q2": {"TemporalNDCG@2": None}}
     assert data["failures"]["run"][0]["documents"][0]["doc_id"] == "c"
     assert data["comparison"]["rows"][0]["queries"] == 1  # the failed query is not in the mean
-    code, _, _ = invoke("evaluate", write(tmp_path, lines), "--mode", "llm", "--base-url", fake_server.url,
+    code, _, _ = invoke("evaluate", write(tmp_path, lines), "--mode", "llm", "--base-url", chat_server.url,
                         "--model", "fake", "--allow-failures", "--answer-attempts", "1")
     assert code == 0
 

@@ -5,6 +5,7 @@ and there is one markdown pipe-table helper (render.text.markdown_table)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ SRC = Path(gainscope.errors.__file__).parent
 INTERNAL = {"FastPathUnavailable", "LineTooLong", "NeedLocations"}
 
 
+@functools.cache
 def _modules() -> list[tuple[Path, ast.Module]]:
+    """Every source module of the package, parsed once for the whole file (the parse is most of its time)."""
     return [(p, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(SRC.rglob("*.py"))]
 
 

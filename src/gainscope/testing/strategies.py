@@ -26,6 +26,7 @@ imports it.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import MISSING, fields
@@ -70,6 +71,7 @@ _LARGE_FLOAT_GRADES = (0.0, 0.5, 1.5, 53.5, 54.25, 959.5, 1023.75, 1024.5, 1999.
 _SCORES = (0.0, 0.5, 1.0, 1.0, 2.0, 3.0, -1.5)
 
 
+@functools.cache
 def grades(*, float_grades: bool = False, no_relevant: bool = False,
            large: bool = False) -> st.SearchStrategy[int | float]:
     """One grade: 0..4 and negative ones (float grades when asked), or with ``large`` up to 2000; only
@@ -86,6 +88,20 @@ def grades(*, float_grades: bool = False, no_relevant: bool = False,
     return st.sampled_from(tuple(pool))
 
 
+@functools.cache
+def _unique_lists(values: tuple[str, ...], min_size: int, max_size: int,
+                  more: tuple[str, ...] = ()) -> st.SearchStrategy[list[str]]:
+    """Lists of distinct ``values`` (each drawn from ``values`` or, when given, from ``more``), built once per
+    argument: building strategies inside every draw was most of the time of the property tests."""
+    element = st.one_of(st.sampled_from(values), st.sampled_from(more)) if more else st.sampled_from(values)
+    return st.lists(element, min_size=min_size, max_size=max_size, unique=True)
+
+
+_ONE_IN_FIVE = st.integers(0, 4)
+_ONE_IN_THREE = st.integers(0, 2)
+_SCORE_MODES = st.sampled_from(("decreasing", "few", "two"))
+
+
 @st.composite
 def judgments_and_runs(draw: st.DrawFn, *, min_queries: int = 1, max_queries: int = 5, max_docs: int = 10,
                        float_grades: bool | None = None, scored: bool | None = None,
@@ -99,27 +115,26 @@ def judgments_and_runs(draw: st.DrawFn, *, min_queries: int = 1, max_queries: in
     use_floats = draw(st.booleans()) if float_grades is None else float_grades
     with_scores = draw(st.booleans()) if scored is None else scored
     max_queries = max(min(max_queries, len(QUERY_IDS)), min_queries)
-    qids = draw(st.lists(st.sampled_from(QUERY_IDS), min_size=min_queries, max_size=max_queries, unique=True))
+    qids = draw(_unique_lists(QUERY_IDS, min_queries, max_queries))
     max_docs = max(1, min(max_docs, len(DOC_IDS)))
 
     judgments: dict[str, dict[str, int | float]] = {}
     for q in qids:
-        no_relevant = draw(st.integers(0, 4)) == 0  # about one query in five has no relevant document
-        docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=max_docs, unique=True))
+        no_relevant = draw(_ONE_IN_FIVE) == 0  # about one query in five has no relevant document
+        docs = draw(_unique_lists(DOC_IDS, 1, max_docs))
         judgments[q] = {d: draw(grades(float_grades=use_floats, no_relevant=no_relevant, large=large_grades))
                         for d in docs}
 
-    ranked = draw(st.lists(st.sampled_from(qids), min_size=1, max_size=len(qids), unique=True))
+    ranked = draw(_unique_lists(tuple(qids), 1, len(qids)))
     if run_only_queries:
-        ranked += draw(st.lists(st.sampled_from(RUN_ONLY_QUERY_IDS), max_size=len(RUN_ONLY_QUERY_IDS),
-                                unique=True))
+        ranked += draw(_unique_lists(RUN_ONLY_QUERY_IDS, 0, len(RUN_ONLY_QUERY_IDS)))
     rankings: dict[str, list[str]] = {}
     for q in ranked:
-        judged_docs = list(judgments.get(q, {}))
+        judged_docs = tuple(judgments.get(q, {}))
         # mostly judged documents, some unjudged ones; some judged documents stay unretrieved
-        pool = st.one_of(st.sampled_from(judged_docs), st.sampled_from(DOC_IDS)) if judged_docs \
-            else st.sampled_from(DOC_IDS)
-        rankings[q] = draw(st.lists(pool, min_size=0 if rankings else 1, max_size=max_docs, unique=True))
+        min_size = 0 if rankings else 1
+        rankings[q] = draw(_unique_lists(judged_docs, min_size, max_docs, DOC_IDS) if judged_docs
+                           else _unique_lists(DOC_IDS, min_size, max_docs))
     if all(not rankings[q] for q in ranked if q in judgments):
         first = next(q for q in ranked if q in judgments)
         rankings[first] = [next(iter(judgments[first]))]
@@ -127,13 +142,13 @@ def judgments_and_runs(draw: st.DrawFn, *, min_queries: int = 1, max_queries: in
     if with_scores:
         # "decreasing": one score per rank with some equal neighbours; "few": a handful of values;
         # "two": only two values, so that most documents tie
-        mode = draw(st.sampled_from(("decreasing", "few", "two")))
+        mode = draw(_SCORE_MODES)
         scores: dict[str, dict[str, float]] = {}
         for q, docs in rankings.items():
             if mode == "decreasing":
                 values = [float(len(docs) - i) for i in range(len(docs))]
                 for i in range(1, len(values)):
-                    if draw(st.integers(0, 2)) == 0:
+                    if draw(_ONE_IN_THREE) == 0:
                         values[i] = values[i - 1]
             else:
                 choices = _SCORES if mode == "few" else (0.0, 1.0)

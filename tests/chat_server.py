@@ -41,7 +41,7 @@ Every request is recorded (``RecordedRequest``: arrival time on ``time.monotonic
 body, reply kind, attempt). ``GET /_requests`` returns the records as JSON, for tests whose server runs in another
 process::
 
-    python tests/judges/server.py --port 0 --grade-from-marker [--faults 429=0.05,500=0.05,drop=0.05 --seed 1]
+    python tests/chat_server.py --port 0 --grade-from-marker [--faults 429=0.05,500=0.05,drop=0.05 --seed 1]
 
 prints the base URL on its first stdout line and serves until SIGTERM or SIGINT.
 """
