@@ -15,7 +15,6 @@ from gainscope.agents.readers import detect_trace_format
 from gainscope.agents.trace import RESULT_FIELDS, schema
 from gainscope.errors import FileAccessError, FormatError, InputError, InputWarning, PolicyError, UnknownFormatError
 
-
 # ------------------------------------------------------------------------------------------------ native
 NATIVE = {"conversation_id": "c1", "query_id": "q1", "turns": [{"query": "who wrote it?", "iterations": [
     {"searches": [{"query": "author", "tool": "web_search", "results": [

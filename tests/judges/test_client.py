@@ -26,7 +26,6 @@ from gainscope.judges.client import (
     retry_after_seconds,
 )
 
-
 T = TypeVar("T")
 
 # The limits hold at the client's send times; arrivals at the server lag them by a varying few milliseconds (more

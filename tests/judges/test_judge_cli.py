@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from tests.chat_server import FakeChatServer, Reply, user_text
 
 N_QUERIES, N_DOCS = 4, 6

@@ -11,7 +11,6 @@ import shlex
 from pathlib import Path
 
 import pytest
-
 from tests.chat_server import FakeChatServer
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -28,7 +28,6 @@ from gainscope.judges.prompts import BUILTIN
 from gainscope.judges.spec import JudgeSpec
 from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel
 
-
 Invoke = Callable[..., tuple[int, str, str]]
 
 

@@ -24,7 +24,6 @@ from gainscope.judges.spec import JudgeSpec
 from gainscope.judges.store import JudgmentStore, PairKey, StoredLabel
 from gainscope.judges.stored import StoredJudge
 
-
 SLOW = 0.3  # seconds per answer: both runs have looked at every pair before the first answer arrives
 
 

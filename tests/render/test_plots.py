@@ -4,9 +4,9 @@ and the errors for bad requests."""
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
-import functools
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any

@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from tests.helpers import write_jsonl
 
 from .conftest import invoke

@@ -8,7 +8,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from tests.helpers import write_jsonl
 
 from .conftest import invoke
