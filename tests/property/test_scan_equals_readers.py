@@ -419,7 +419,7 @@ def test_compressed_run_equals_its_plain_twin(tmp_path: Path, monkeypatch: pytes
     packed.write_bytes(compress(plain.read_bytes(), kind, members))
     monkeypatch.setattr(scan, "CHUNK_BYTES", chunk)  # small pieces: queries cut by blocks, many pieces
     if zlib_only:  # ISA-L is an optional extra: zlib alone must give the same
-        monkeypatch.setattr(compressed, "_isal", None)
+        monkeypatch.setattr(compressed, "_isal", lambda: None)
     prepared = PreparedJudgments.of(judgments, policies.negative_grades)
     scanned = scan_trec_run(prepared, TextFile(packed), policies)
     assert not isinstance(scanned, str), scanned  # the scanner takes it: no fallback
@@ -484,7 +484,7 @@ def test_gzip_is_inflated_as_pythons_gzip_inflates_it(monkeypatch: pytest.Monkey
     import io
 
     if zlib_only:
-        monkeypatch.setattr(compressed, "_isal", None)
+        monkeypatch.setattr(compressed, "_isal", lambda: None)
     body = b"".join(f"q{i} Q0 d{j} {j + 1} {100 - j} t\n".encode() for i in range(300) for j in range(50))
     for blob in (gzip.compress(body), gzip.compress(body[:1000]) + gzip.compress(body[1000:]),
                  gzip.compress(body) + b"\0\0" + gzip.compress(b"")):
@@ -497,7 +497,7 @@ def test_gzip_is_inflated_as_pythons_gzip_inflates_it(monkeypatch: pytest.Monkey
 def test_damaged_compressed_runs_give_the_readers_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str,
                                                         zlib_only: bool) -> None:
     if zlib_only:
-        monkeypatch.setattr(compressed, "_isal", None)
+        monkeypatch.setattr(compressed, "_isal", lambda: None)
     path = tmp_path / "run.txt.gz"
     path.write_bytes(_damaged()[case])
     prepared = _prepared(**PREPARED)

@@ -43,7 +43,6 @@ from gainscope.io.scan_qrels import scan_trec_judgments
 from gainscope.io.tabular import load_tabular_table
 from gainscope.io.text import TextFile, is_stream
 from gainscope.io.trec import read_trec_judgments, read_trec_run
-from gainscope.io.validate import Issue, validate_files
 from gainscope.io.writers import write_judgments, write_run
 
 __all__ = [
@@ -55,6 +54,18 @@ __all__ = [
     "write_judgments",
     "write_run",
 ]
+
+
+
+def __getattr__(name: str) -> Any:
+    """``Issue`` and ``validate_files`` (:mod:`gainscope.io.validate`), imported when first asked for: evaluating
+    a run never needs them."""
+    if name in ("Issue", "validate_files"):
+        from gainscope.io import validate
+
+        return getattr(validate, name)
+    raise AttributeError(f"module 'gainscope.io' has no attribute {name!r}")
+
 
 _QRELS3_NOTE = "3-column qrels detected (query_id doc_id relevance, without the TREC iteration column)"
 

@@ -19,6 +19,7 @@ for corrupt deflate data, :class:`gzip.BadGzipFile` for a bad header, checksum o
 
 from __future__ import annotations
 
+import functools
 import gzip
 import struct
 import sys
@@ -38,16 +39,15 @@ _READ = 1 << 20  # compressed bytes read at a time
 _TRUNCATED = "Compressed file ended before the end-of-stream marker was reached"  # gzip's own words
 _FTEXT, _FHCRC, _FEXTRA, _FNAME, _FCOMMENT = 1, 2, 4, 8, 16
 
-def _load_isal() -> Any:
-    """ISA-L's inflate (the same results as zlib's, faster), or None where the optional package is missing."""
+@functools.cache
+def _isal() -> Any:
+    """ISA-L's inflate (the same results as zlib's, faster), or None where the optional package is missing;
+    imported on the first compressed file, not at start-up."""
     try:
         from isal import isal_zlib
     except ImportError:  # pragma: no cover - depends on the platform's wheels
         return None
     return isal_zlib
-
-
-_isal: Any = _load_isal()
 
 
 def compression_of(head: bytes) -> str | None:
@@ -152,7 +152,7 @@ def _member(src: _Input, size: int) -> Iterator[bytes]:
     when ISA-L refuses the data, zlib inflates the member again from its start (what was yielded already is not
     yielded twice), to say what is wrong in zlib's words or, should zlib take the data, to go on."""
     start = src.tell() if src.seekable else -1
-    libs: list[Any] = [_isal, zlib] if _isal is not None and start >= 0 else [zlib]
+    libs: list[Any] = [_isal(), zlib] if _isal() is not None and start >= 0 else [zlib]
     done = 0  # bytes of the member yielded so far
     for lib in libs:
         crc = produced = 0
