@@ -1,4 +1,5 @@
-"""The helpers every test folder shares: one way to write an input file, one way to run a command line.
+"""The helpers every test folder shares: one way to write an input file, one way to run a command line, one way to
+record what a call gives (its result or its error, and its warnings).
 
 Import them as ``from tests.helpers import invoke, write, write_jsonl`` (the suite runs with
 ``--import-mode=importlib``, and the root conftest makes ``tests`` a namespace package). The fake chat-completions
@@ -8,8 +9,10 @@ server is ``tests/chat_server.py`` (the ``chat_server`` fixture of the root conf
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 from click.testing import CliRunner
@@ -50,3 +53,17 @@ def invoke(command: click.Command, *args: object, input: str | bytes | None = No
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.stdout, result.stderr
+
+
+def outcome(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """What ``fn()`` gives, to compare two ways of doing one job: its result, or the type and message of the
+    gainscope error it raises; and every warning, as ``"Category: message"`` in the order given."""
+    from gainscope.errors import GainscopeError
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn()
+        except GainscopeError as exc:
+            result = (type(exc), str(exc))
+    return result, [f"{w.category.__name__}: {w.message}" for w in caught]

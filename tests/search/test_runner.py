@@ -267,3 +267,15 @@ def test_who_waits_after_a_failure(status: int, retry_after: float | None, qps: 
 
     error = EngineRequestError("x", status=status, retryable=True, retry_after=retry_after)
     assert cooldown(error, 0.3, qps) == pause
+
+
+def test_a_qps_cap_caps_the_backoff_at_one_pass_of_the_slots_through_the_gate() -> None:
+    from gainscope.search.engine import RetryPolicy
+    from gainscope.search.runner import capped_backoff
+
+    policy = RetryPolicy(backoff_base=0.25, backoff_max=10.0)
+    assert capped_backoff(policy, None, 16) is policy                      # no cap: the policy as given
+    assert capped_backoff(policy, 100.0, 16).backoff_max == 0.25           # 16 / 100 = 0.16 < the base 0.25
+    assert capped_backoff(policy, 2.0, 16).backoff_max == 8.0              # 16 / 2 = 8 seconds
+    assert capped_backoff(policy, 0.5, 16).backoff_max == 10.0             # 16 / 0.5 = 32, above the policy's 10
+    assert capped_backoff(policy, 2.0, 16).max_retry_after == policy.max_retry_after  # Retry-After still honoured

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
+from tests.helpers import outcome
 
 import gainscope
 import gainscope.io.scan
@@ -97,16 +98,6 @@ def spark_like_trec(judgments: Judgments, run: Run, metrics: list[Any], policies
                    nan_score=options.nan_score, on_duplicate=options.on_duplicate)
     return evaluate_with(lambda p: partitioned(p, judged, rows, parts=parts, seed=seed), plan, judgments=judgments,
                          metrics=mets, policies=policies, run=info)
-
-
-def outcome(fn: Any) -> tuple[Any, list[str]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn()
-        except GainscopeError as exc:
-            result = (type(exc), str(exc))
-    return result, [f"{w.category.__name__}: {w.message}" for w in caught]
 
 
 def assert_identical(a: Results, b: Results) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from tests.helpers import outcome
 
 import gainscope
 from gainscope.errors import DuplicateError, FormatError, GainscopeError, InputError, PolicyError
@@ -48,16 +49,6 @@ def write_data(folder: Path, seed: int = 7) -> tuple[Path, Path, pl.DataFrame]:
     frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64},
                          orient="row")
     return folder / "qrels.txt", folder / "run.txt", frame
-
-
-def outcome(fn: Any) -> tuple[Any, list[str]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn()
-        except GainscopeError as exc:
-            result = (type(exc), str(exc))
-    return result, [f"{w.category.__name__}: {w.message}" for w in caught]
 
 
 def same(a: Results, b: Results) -> None:

@@ -15,7 +15,8 @@
    :class:`~gainscope.search.engine.RetryPolicy` says (429, 5xx, timeouts and dropped connections, with backoff and
    jitter, never sooner than ``Retry-After``). A ``Retry-After`` also holds every other request for that long (the
    server asked); a 429 without one holds them for the query's backoff only when there is no ``qps`` cap (with a
-   cap the load is bounded already, and the rejected query alone waits). A slot is held only while a request is
+   cap the load is bounded already, and the rejected query alone waits, its backoff capped by
+   :func:`capped_backoff`). A slot is held only while a request is
    in flight, never during a backoff, so other queries use it meanwhile;
 4. each query is recorded when it ends: ``ok`` with its hits (zero hits included), or ``failed`` with its error --
    never as an empty list;
@@ -33,6 +34,7 @@ stay in the snapshot. ``scores="engine"`` keeps them regardless.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import random
 import time
@@ -232,6 +234,17 @@ def cooldown(error: EngineRequestError, delay: float, qps: float | None) -> floa
     return None
 
 
+def capped_backoff(policy: RetryPolicy, qps: float | None, concurrency: int) -> RetryPolicy:
+    """The retry policy of a run: with a ``qps`` cap the load on the engine is bounded by the gate whatever is
+    retried, so a failed query waits at most the time its ``concurrency`` slots take to pass the gate once
+    (``concurrency / qps`` seconds, never less than ``backoff_base``) instead of a growing backoff that leaves the
+    engine idle at the end of a run; a ``Retry-After`` is still honoured in full. Without a cap, ``policy``."""
+    if qps is None:
+        return policy
+    ceiling = min(policy.backoff_max, max(policy.backoff_base, concurrency / qps))
+    return dataclasses.replace(policy, backoff_max=ceiling)
+
+
 class _Stop(Exception):
     """The run stopped before this attempt was sent."""
 
@@ -241,6 +254,7 @@ async def _send_all(engine: Engine, snapshot: Snapshot, store: SnapshotStore, to
                     progress: Callable[[Progress], None] | None) -> None:
     slots = asyncio.Semaphore(settings.concurrency)
     gate = Gate(requests=settings.qps, length=1.0, sleep=asyncio.sleep, clock=time.monotonic)
+    retry = capped_backoff(settings.retry, settings.qps, settings.concurrency)
     rng = random.Random(settings.seed)
     pending = iter(todo)
     in_a_row = [0]
@@ -268,7 +282,7 @@ async def _send_all(engine: Engine, snapshot: Snapshot, store: SnapshotStore, to
                 return
             sent = utc_now()
             try:
-                response = await search_once(engine, p, settings.retry, rng=rng, send=send, on_retry=on_retry)
+                response = await search_once(engine, p, retry, rng=rng, send=send, on_retry=on_retry)
             except _Stop:
                 return
             except EngineRequestError as exc:
