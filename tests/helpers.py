@@ -55,9 +55,10 @@ def invoke(command: click.Command, *args: object, input: str | bytes | None = No
     return result.exit_code, result.stdout, result.stderr
 
 
-def outcome(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
+def outcome(fn: Callable[[], Any], *, any_order: bool = False) -> tuple[Any, list[str]]:
     """What ``fn()`` gives, to compare two ways of doing one job: its result, or the type and message of the
-    gainscope error it raises; and every warning, as ``"Category: message"`` in the order given."""
+    gainscope error it raises; and every warning, as ``"Category: message"`` in the order given (sorted with
+    ``any_order``, for two ways that may warn in another order)."""
     from gainscope.errors import GainscopeError
 
     with warnings.catch_warnings(record=True) as caught:
@@ -66,4 +67,5 @@ def outcome(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
             result = fn()
         except GainscopeError as exc:
             result = (type(exc), str(exc))
-    return result, [f"{w.category.__name__}: {w.message}" for w in caught]
+    said = [f"{w.category.__name__}: {w.message}" for w in caught]
+    return result, sorted(said) if any_order else said

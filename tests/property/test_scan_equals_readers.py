@@ -15,12 +15,12 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.helpers import outcome as shared_outcome
 
 from gainscope.core.judged_run import JudgedRun, PreparedJudgments, build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import GainscopeError
 from gainscope.io import compressed, read_run, scan
 from gainscope.io.scan import (
     judged_run_of,
@@ -60,14 +60,8 @@ def assert_same(a: JudgedRun, b: JudgedRun) -> None:
 
 
 def outcome(fn):  # type: ignore[no-untyped-def]
-    """What a reading gives: (result, warning messages) or (the error's type and message, warnings)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = fn()
-        except GainscopeError as exc:
-            result = (type(exc), str(exc))
-    return result, sorted(str(w.message) for w in caught)
+    """What a reading gives: (result, warnings in any order) or (the error's type and message, warnings)."""
+    return shared_outcome(fn, any_order=True)
 
 
 def both(prepared: PreparedJudgments, path: Path, policies: Policies, **read: object) -> tuple:  # type: ignore[type-arg]
