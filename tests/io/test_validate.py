@@ -154,6 +154,15 @@ def test_unknown_kind_and_unreadable_files(tmp_path: Path) -> None:
     assert forced["bad-columns"].line == 1
 
 
+def test_a_file_whose_every_line_is_refused_is_not_called_empty(tmp_path: Path) -> None:
+    # old Mac line ends: the one line holds a lone CR, refused with its line; the file is not "empty"
+    run = write(tmp_path, "mac.run", b"q1 Q0 d1 1 2.0 r\rq1 Q0 d2 2 1.0 r\r")
+    codes = [i.code for i in validate_files([run], kinds=["run"]) if i.severity == "error"]
+    assert codes == ["lone-cr"]
+    empty = write(tmp_path, "empty.run", b"")  # a file with no line at all still is
+    assert [i.code for i in validate_files([empty], kinds=["run"]) if i.severity == "error"] == ["empty"]
+
+
 def test_kinds_mapping_and_length(tmp_path: Path) -> None:
     path = write(tmp_path, "x.txt", "q1 d1 1\n")
     assert by_code(validate_files([path], kinds={str(path): "run"}))["format"].message == \

@@ -192,7 +192,9 @@ def _validate_file(path: str, kind: str | None, reading: _Reading) -> tuple[list
         return [Issue("error", path, line, "unreadable", message)], None
     issues += read_issues
     analysis = _Analysis(table, kind, opts)
-    issues += analysis.issues
+    lines_refused = any(i.severity == "error" for i in read_issues)
+    # a file whose every data line was refused is not empty: its line errors say what is wrong
+    issues += [i for i in analysis.issues if not (lines_refused and i.code == "empty")]
     return issues, _Checked(path, kind, analysis.frame)
 
 
