@@ -123,3 +123,26 @@ def test_with_run_results_matching_part_of_the_case_still_reports_the_rest() -> 
     match = with_run_results(case, {"star_wars": ["d1"], "rock": ["d9"]})
     assert match.unmatched == ("rock",) and match.missing == ("star trek",)
     assert match.case.query("star wars").results == ("d1",)
+
+
+def test_ratings_of_another_case_that_share_no_query_are_an_error_and_a_partial_match_warns(tmp_path: Path) -> None:
+    from gainscope.cases.live import with_ratings
+    from gainscope.errors import InconsistentInputError, QueryCoverageWarning, spell
+
+    snapshot = Case((CaseQuery("star wars", {}, ("a", "b")), CaseQuery("alien", {}, ("c",))), source="snap.json")
+    ratings = Case((CaseQuery("star trek", {"a": 3}),), source="today.json")
+    with pytest.raises(InconsistentInputError) as err:
+        with_ratings(snapshot, ratings)
+    assert spell(str(err.value)) == (
+        "snap.json and the ratings case today.json share no query (queries are matched by their text; the case's: "
+        "star wars, alien; the ratings case's: star trek): give ratings=... a case of the same queries")
+    partial = Case((CaseQuery("star wars", {"a": 3}),), source="today.json")
+    with pytest.warns(QueryCoverageWarning, match=r"^1 query of snap.json is not in the ratings case today.json and "
+                                                  r"is unrated: alien$"):
+        rated = with_ratings(snapshot, partial)
+    assert [q.ratings for q in rated.queries] == [{"a": 3}, {}]
+    # the command line names the flag
+    other = write(tmp_path, "other.json", '{"queries": [{"query": "zz", "ratings": {"a": 1}}]}')
+    before = write(tmp_path, "before.json", '{"queries": [{"query": "q", "results": ["a"], "ratings": {"a": 1}}]}')
+    code, _, err_text = invoke("compare", str(before), str(before), "--ratings", str(other))
+    assert code == 3 and err_text.endswith("give --ratings a case of the same queries\n")
