@@ -64,3 +64,16 @@ def chat_server() -> Iterator[FakeChatServer]:
     stopped after the test; set ``.behaviour``."""
     with FakeChatServer() as server:
         yield server
+
+
+#: the test files that take longest (Spark's JVM start, the property searches), run first so that two workers
+#: (dev.py test: -n 2 --dist loadfile) do not end with one of them alone on a long file
+FIRST = ("tests/spark/test_spark.py", "tests/property/", "tests/parity/", "tests/spark/")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid
+        return next((i for i, prefix in enumerate(FIRST) if path.startswith(prefix)), len(FIRST))
+
+    items.sort(key=rank)  # stable: the order within each group is kept
