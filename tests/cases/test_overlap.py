@@ -134,15 +134,16 @@ def test_ratings_of_another_case_that_share_no_query_are_an_error_and_a_partial_
     with pytest.raises(InconsistentInputError) as err:
         with_ratings(snapshot, ratings)
     assert spell(str(err.value)) == (
-        "snap.json and the ratings case today.json share no query (queries are matched by their text; the case's: "
-        "star wars, alien; the ratings case's: star trek): give ratings=... a case of the same queries")
+        "no query of snap.json is in the ratings case today.json: snap.json has 'star wars', 'alien'; the ratings "
+        "case today.json has 'star trek' (queries are matched by their text; give ratings=... a case of the same "
+        "queries)")
     partial = Case((CaseQuery("star wars", {"a": 3}),), source="today.json")
-    with pytest.warns(QueryCoverageWarning, match=r"^1 query of snap.json is not in the ratings case today.json and "
-                                                  r"is unrated: alien$"):
+    with pytest.warns(QueryCoverageWarning, match=r"^1 query of snap.json is not in the ratings case today.json: "
+                                                  r"alien$"):
         rated = with_ratings(snapshot, partial)
     assert [q.ratings for q in rated.queries] == [{"a": 3}, {}]
     # the command line names the flag
     other = write(tmp_path, "other.json", '{"queries": [{"query": "zz", "ratings": {"a": 1}}]}')
     before = write(tmp_path, "before.json", '{"queries": [{"query": "q", "results": ["a"], "ratings": {"a": 1}}]}')
     code, _, err_text = invoke("compare", str(before), str(before), "--ratings", str(other))
-    assert code == 3 and err_text.endswith("give --ratings a case of the same queries\n")
+    assert code == 3 and err_text.endswith("give --ratings a case of the same queries)\n")

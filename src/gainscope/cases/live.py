@@ -18,22 +18,15 @@ case's ratings (queries matched by TREC id).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gainscope.cases.model import Case, CaseQuery
+from gainscope.cases.overlap import check_query_join
 from gainscope.cases.trec import trec_ids
-from gainscope.errors import (
-    EngineConfigError,
-    InconsistentInputError,
-    InputError,
-    QueryCoverageWarning,
-    format_ids,
-    option,
-)
+from gainscope.errors import EngineConfigError, InputError, option
 
 __all__ = ["TRY_KEYS", "case_engine", "case_from_snapshot", "refreshed_case", "with_ratings"]
 
@@ -115,19 +108,11 @@ def case_from_snapshot(ratings: Case, results: Sequence[Any], *, name: str) -> C
 def with_ratings(case: Case, ratings: Case) -> Case:
     """``case``'s results scored with ``ratings``' ratings (queries matched by text; a query ``ratings`` lacks is
     unrated), as Quepid scores an old snapshot with today's ratings."""
+    check_query_join([q.query for q in case.queries], [q.query for q in ratings.queries],
+                     left_name=case.source or "the case",
+                     right_name="the ratings case" + (f" {ratings.source}" if ratings.source else ""),
+                     hint=f"queries are matched by their text; give {option('ratings', ..., cli='--ratings')} a case "
+                          "of the same queries")
     by_text = {q.query: q.ratings for q in ratings.queries}
-    other = "the ratings case" + (f" {ratings.source}" if ratings.source else "")
-    unmatched = [q.query for q in case.queries if q.query not in by_text]
-    if case.queries and len(unmatched) == len(case.queries):
-        raise InconsistentInputError(
-            f"{case.source or 'the case'} and {other} share no query (queries are "
-            f"matched by their text; the case's: {format_ids(unmatched)}; the ratings case's: "
-            f"{format_ids([q.query for q in ratings.queries])}): give {option('ratings', ..., cli='--ratings')} a "
-            "case of the same queries")
-    if unmatched:
-        warnings.warn(QueryCoverageWarning(
-            f"{len(unmatched)} quer{'y' if len(unmatched) == 1 else 'ies'} of {case.source or 'the case'} "
-            f"{'is' if len(unmatched) == 1 else 'are'} not in {other} and "
-            f"{'is' if len(unmatched) == 1 else 'are'} unrated: {format_ids(unmatched)}"), stacklevel=2)
     queries = tuple(replace(q, ratings=dict(by_text.get(q.query, {}))) for q in case.queries)
     return replace(case, queries=queries, scale=ratings.scale if ratings.scale is not None else case.scale)
