@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gainscope.core.judgments import JudgmentArrays, Judgments
-from gainscope.core.policies import Policies
+from gainscope.core.policies import Policies, policy_option
 from gainscope.core.run import Run
 from gainscope.deferred import DeferredSeries, deferred_module
 from gainscope.errors import InconsistentInputError, InputWarning, QueryCoverageWarning, format_ids, loose_match, option
@@ -523,8 +523,8 @@ def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies
             f"{len(ignored)} ranked quer{'y has' if len(ignored) == 1 else 'ies have'} no judgments and "
             f"{'is' if len(ignored) == 1 else 'are'} ignored: {format_ids(list(ignored))}"), stacklevel=3)
     if missing:
-        what = {"zero": f"scored 0 ({option('missing_queries', 'zero', cli='-c')}, as trec_eval -c)",
-                "skip": f"left out ({option('missing_queries', 'skip', cli='--skip-missing')})",
+        what = {"zero": f"scored 0 ({policy_option('missing_queries', 'zero')}, as trec_eval -c)",
+                "skip": f"left out ({policy_option('missing_queries', 'skip')})",
                 "empty": f"scored as {'an empty ranking' if len(missing) == 1 else 'empty rankings'} "
                          f"({option('missing_queries', 'empty', cli='--profile quepid')})"}[policies.missing_queries]
         warnings.warn(QueryCoverageWarning(
