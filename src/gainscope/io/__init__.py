@@ -134,8 +134,8 @@ def _read_judgments(source: Any, fmt: str | None, opts: JudgmentOptions, encodin
         return finish_judgments(mapping_table(source, "judgments"), opts)
     if not isinstance(source, (str, os.PathLike, TextFile)) and not is_stream(source):
         raise InputError(f"cannot read judgments from a {type(source).__name__}; give a path, a binary file "
-                         f"object, a polars or pandas DataFrame, a pyarrow Table, a dict {{query_id: {{doc_id: grade}}}} or a "
-                         f"Judgments")
+                         f"object, a polars or pandas DataFrame, a pyarrow Table, a dict "
+                         f"{{query_id: {{doc_id: grade}}}} or a Judgments")
     src = source if isinstance(source, TextFile) else TextFile(source, encoding)
     detected = fmt is None
     fmt = fmt or detect_text_format(src, "judgments")
@@ -208,7 +208,8 @@ def _read_run(source: Any, fmt: str | None, opts: RunOptions, encoding: str) -> 
         return finish_run(mapping_table(source, "run"), opts)
     if not isinstance(source, (str, os.PathLike, TextFile)) and not is_stream(source):
         raise InputError(f"cannot read a run from a {type(source).__name__}; give a path, a binary file object, "
-                         f"a polars or pandas DataFrame, a pyarrow Table, a dict {{query_id: {{doc_id: score}}}} or a Run")
+                         f"a polars or pandas DataFrame, a pyarrow Table, a dict {{query_id: {{doc_id: score}}}} "
+                         f"or a Run")
     src = source if isinstance(source, TextFile) else TextFile(source, encoding)
     detected = fmt is None
     fmt = fmt or detect_text_format(src, "run")

@@ -137,10 +137,13 @@ def _pandas_run(pa: Any, df: Any) -> ArrowRun | None:
                     arrays.append(column.slice(start, PIECE_ROWS))
                     continue
                 values = column[start:start + PIECE_ROWS]
-                if pd.api.types.infer_dtype(values, skipna=False) != "string":
-                    yield f"an object column {found[role]!r} that does not hold only strings"
+                try:
+                    if pd.api.types.infer_dtype(values, skipna=False) != "string":
+                        raise TypeError("not only strings")
+                    arrays.append(pa.array(values, type=pa.string()))  # chunked by pyarrow beyond 2 GB of text
+                except (pa.ArrowException, UnicodeError, TypeError, ValueError):  # a lone surrogate...
+                    yield f"an object column {found[role]!r} that does not hold only strings Arrow takes"
                     return
-                arrays.append(pa.array(values, type=pa.large_string()))
             yield pa.table(arrays, names=list(roles))
 
     return ArrowRun(chunks, roles, Origin(None, "row"))
@@ -239,10 +242,18 @@ def _unusual(pa: Any, chunk: Any, roles: tuple[str, ...]) -> str | None:
 
 def _last_query_start(pc: Any, np: Any, ids: Any, start: int = 0) -> int:
     """The first row of the last query of ``ids`` (0 when all rows are of one query), its rows before ``start``
-    being known to be of one query."""
-    n = len(ids) - start
-    if n < 2:
+    being known to be of one query. The rows are compared with the last one in windows growing back from the end,
+    so the cost follows the last query's length, not the table's."""
+    n = len(ids)
+    if n - start < 2:
         return 0
-    changed = pc.not_equal(ids.slice(start + 1), ids.slice(start, n - 1))
-    where = np.flatnonzero(changed.to_numpy(zero_copy_only=False))
-    return start + int(where[-1]) + 1 if len(where) else 0
+    last = ids[n - 1]
+    width = 4096
+    while True:
+        begin = max(start, n - width)
+        other = np.flatnonzero(pc.not_equal(ids.slice(begin), last).to_numpy(zero_copy_only=False))
+        if len(other):
+            return begin + int(other[-1]) + 1
+        if begin == start:
+            return 0
+        width *= 4

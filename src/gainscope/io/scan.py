@@ -15,8 +15,10 @@ The scanner is used when all of these hold, and the result is the same either wa
   ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``; ``extra_columns`` either way);
 * ``ties`` is ``"trec_eval"`` or ``"rank"`` (``"average"`` needs every position).
 
-DataFrames (polars, pandas) and Parquet files with the same options are scanned through the Arrow C stream
-interface, without copying their columns and before the readers' checks (:func:`scan_table`): the scanner does
+DataFrames (polars, pandas), pyarrow Tables and Parquet files with the same options are scanned through the Arrow C
+stream interface, without copying their columns and before the readers' checks (:func:`scan_table` for polars
+frames; :func:`scan_arrow_run` for the others, in pieces of whole queries from :mod:`gainscope.io.arrow_tables`,
+so that pandas' object strings are converted and a Parquet file is read a piece at a time): the scanner does
 those checks itself (empty ids, control characters, ids not in NFC, duplicates, NaN and infinite scores), and a
 table that fails one, or whose columns are not plain (ids not strings, scores not numbers, ranks not integers,
 missing values), goes to the readers, which say what is wrong.
@@ -78,8 +80,8 @@ try:
 except ImportError:  # built without a C compiler: the Python readers do all the work
     _scan = None
 
-__all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_arrow_run", "scan_run",
-           "scan_trec_run"]
+__all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_arrow_run",
+           "scan_run", "scan_trec_run"]
 
 log = logging.getLogger("gainscope")
 
@@ -580,7 +582,8 @@ def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
         columns = parquet_run(source, src.name, src.stem)
         if columns is not None:
             return columns
-        return load_tabular_table(src, "run", fmt, located=False)  # its errors are the readers' (the same function reads it)
+        # its errors are the readers' (the same function reads it)
+        return load_tabular_table(src, "run", fmt, located=False)
     if fmt != "trec":
         return None
     return src if compressed else os.fspath(source)
