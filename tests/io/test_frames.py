@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import polars as pl
@@ -183,6 +184,19 @@ def test_pyarrow_is_not_imported_by_gainscope_io() -> None:
     code = "import sys, gainscope.io, gainscope.io.scan; print('pyarrow' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_a_parquet_run_is_evaluated_without_importing_pandas(tmp_path: Path) -> None:
+    """pyarrow imports pandas when asked to convert Python or numpy values (a third of a second): the Parquet
+    path, score-only and rank-only, never asks."""
+    for values in ({"score": [2.0, 1.0, 1.0]}, {"rank": [1, 2, 1]}):
+        pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], **values}).write_parquet(
+            tmp_path / "run.parquet")
+        code = ("import sys, gainscope; from gainscope.io.arrow_tables import parquet_run, pieces; "
+                f"path = {str(tmp_path / 'run.parquet')!r}; "
+                "print(len(list(pieces(parquet_run(path, path, 'run')))), 'pandas' in sys.modules)")
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert result.stdout.split() == ["2", "False"], result
 
 
 def test_non_nfc_ids_in_frames_warn() -> None:

@@ -183,10 +183,9 @@ def pieces(run: ArrowRun) -> Iterator[Any]:
     column) and ``rank`` (int64; 0 without a rank column), each of whole queries, in order; a reason (a string)
     instead, and nothing after it, when a column is not what the scanner takes (see the module docstring)."""
     import numpy as np
-
-    pa = _pyarrow()
     import pyarrow.compute as pc
 
+    pa = _pyarrow()
     carry = None  # the rows of the last query seen, which may go on in the next chunk
     rows = 0
     for chunk in run.chunks():
@@ -201,16 +200,15 @@ def pieces(run: ArrowRun) -> Iterator[Any]:
         if not n:
             continue
         rows += n
-        score = (pc.cast(chunk.column("score"), pa.float64()) if run.has_scores
-                 else pa.array(np.full(n, np.nan)))
-        rank = pc.cast(chunk.column("rank"), pa.int64()) if run.has_ranks else pa.array(np.zeros(n, np.int64))
+        score = pc.cast(chunk.column("score"), pa.float64()) if run.has_scores else _filled(pa, np.nan, n)
+        rank = pc.cast(chunk.column("rank"), pa.int64()) if run.has_ranks else _filled(pa, 0, n)
         table = pa.table([chunk.column("query_id"), chunk.column("doc_id"), score, rank],
                          names=["query_id", "doc_id", "score", "rank"])
         start = 0
         if carry is not None:
             table = pa.concat_tables([carry, table])
             start = max(carry.num_rows - 1, 0)  # the carried rows are one query
-        cut = _last_query_start(pc, np, table.column("query_id"), start)
+        cut = _last_query_start(pc, table.column("query_id"), start)
         if cut:
             yield table.slice(0, cut)
         carry = table.slice(cut)
@@ -218,6 +216,16 @@ def pieces(run: ArrowRun) -> Iterator[Any]:
         yield "an empty table"
     elif carry is not None and carry.num_rows:
         yield carry
+
+
+def _filled(pa: Any, value: float, n: int) -> Any:
+    """An Arrow array of ``n`` times ``value`` (float64 NaN, or int64 0), made from a numpy buffer: ``pa.array`` and
+    ``pa.scalar`` of Python or numpy values import pandas (a third of a second), which the Parquet path does not
+    otherwise need."""
+    import numpy as np
+
+    kind = (pa.float64(), np.float64) if isinstance(value, float) else (pa.int64(), np.int64)
+    return pa.Array.from_buffers(kind[0], n, [None, pa.py_buffer(np.full(n, value, dtype=kind[1]))])
 
 
 def _unusual(pa: Any, chunk: Any, roles: tuple[str, ...]) -> str | None:
@@ -240,7 +248,7 @@ def _unusual(pa: Any, chunk: Any, roles: tuple[str, ...]) -> str | None:
     return None
 
 
-def _last_query_start(pc: Any, np: Any, ids: Any, start: int = 0) -> int:
+def _last_query_start(pc: Any, ids: Any, start: int = 0) -> int:
     """The first row of the last query of ``ids`` (0 when all rows are of one query), its rows before ``start``
     being known to be of one query. The rows are compared with the last one in windows growing back from the end,
     so the cost follows the last query's length, not the table's."""
@@ -251,9 +259,9 @@ def _last_query_start(pc: Any, np: Any, ids: Any, start: int = 0) -> int:
     width = 4096
     while True:
         begin = max(start, n - width)
-        other = np.flatnonzero(pc.not_equal(ids.slice(begin), last).to_numpy(zero_copy_only=False))
+        other = pc.indices_nonzero(pc.not_equal(ids.slice(begin), last))  # (not to_numpy: it imports pandas)
         if len(other):
-            return begin + int(other[-1]) + 1
+            return begin + other[-1].as_py() + 1
         if begin == start:
             return 0
         width *= 4
