@@ -182,33 +182,28 @@ def pieces(run: ArrowRun) -> Iterator[Any]:
     """The run's rows as tables of ``query_id``, ``doc_id`` (Arrow strings), ``score`` (float64; NaN without a score
     column) and ``rank`` (int64; 0 without a rank column), each of whole queries, in order; a reason (a string)
     instead, and nothing after it, when a column is not what the scanner takes (see the module docstring)."""
-    import numpy as np
     import pyarrow.compute as pc
 
     pa = _pyarrow()
     carry = None  # the rows of the last query seen, which may go on in the next chunk
     rows = 0
     for chunk in run.chunks():
-        if isinstance(chunk, str):
-            yield chunk
+        try:
+            table = chunk if isinstance(chunk, str) else _typed(pa, pc, chunk, run)
+            if isinstance(table, str):
+                yield table
+                return
+            if not table.num_rows:
+                continue
+            rows += table.num_rows
+            start = 0
+            if carry is not None:
+                table = pa.concat_tables([carry, table])
+                start = max(carry.num_rows - 1, 0)  # the carried rows are one query
+            cut = _last_query_start(pc, table.column("query_id"), start)
+        except pa.ArrowException as exc:  # a type pyarrow cannot cast or compare: the readers' turn
+            yield f"columns pyarrow cannot take ({exc})"
             return
-        why = _unusual(pa, chunk, run.roles)
-        if why is not None:
-            yield why
-            return
-        n = chunk.num_rows
-        if not n:
-            continue
-        rows += n
-        score = pc.cast(chunk.column("score"), pa.float64()) if run.has_scores else _filled(pa, np.nan, n)
-        rank = pc.cast(chunk.column("rank"), pa.int64()) if run.has_ranks else _filled(pa, 0, n)
-        table = pa.table([chunk.column("query_id"), chunk.column("doc_id"), score, rank],
-                         names=["query_id", "doc_id", "score", "rank"])
-        start = 0
-        if carry is not None:
-            table = pa.concat_tables([carry, table])
-            start = max(carry.num_rows - 1, 0)  # the carried rows are one query
-        cut = _last_query_start(pc, table.column("query_id"), start)
         if cut:
             yield table.slice(0, cut)
         carry = table.slice(cut)
@@ -216,6 +211,21 @@ def pieces(run: ArrowRun) -> Iterator[Any]:
         yield "an empty table"
     elif carry is not None and carry.num_rows:
         yield carry
+
+
+def _typed(pa: Any, pc: Any, chunk: Any, run: ArrowRun) -> Any:
+    """``chunk`` as the scanner takes it (ids as they are, scores float64, ranks int64, missing ones filled), or why
+    it cannot."""
+    import numpy as np
+
+    why = _unusual(pa, chunk, run.roles)
+    if why is not None:
+        return why
+    n = chunk.num_rows
+    score = pc.cast(chunk.column("score"), pa.float64()) if run.has_scores else _filled(pa, np.nan, n)
+    rank = pc.cast(chunk.column("rank"), pa.int64()) if run.has_ranks else _filled(pa, 0, n)
+    return pa.table([chunk.column("query_id"), chunk.column("doc_id"), score, rank],
+                    names=["query_id", "doc_id", "score", "rank"])
 
 
 def _filled(pa: Any, value: float, n: int) -> Any:
