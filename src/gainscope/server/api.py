@@ -604,8 +604,8 @@ def add_queue(request: Request, body: dict[str, Any]) -> Any:
     filename = Path(_field(body, "filename", str, default="pairs.txt")).name or "pairs.txt"
     content = _field(body, "content", str, required=True)
     with _uploaded(filename, content) as path:
-        record = queues.add_queue(ws, case_id, path, name=_field(body, "name", str), shown_as=filename)
-    return json_response(queues.queue_summary(ws, record), 201)
+        record, created = queues.add_queue(ws, case_id, path, name=_field(body, "name", str), shown_as=filename)
+    return json_response(queues.queue_summary(ws, record), 201 if created else 200)
 
 
 def _position(body: Mapping[str, Any]) -> int:

@@ -108,7 +108,7 @@ ROUTES: list[tuple[str, str, str, dict[str, Any] | None, list[str], dict[str, An
     ("post", "/api/cases/{case_id}/queues", "A new rating queue from a pairs file's text: what gainscope pool -o "
      "writes ('query_id doc_id' lines), or qrels or run lines, in the file's order; query ids are the case's TREC ids "
      "(as its qrels and run exports write them). A bad line or a query the case does not have is a 400 naming the "
-     "file and line.",
+     "file and line. The same pairs under the same name again answer the existing queue (200, not 201).",
      {"type": "object", "required": ["content"], "properties": {
          "filename": {"type": "string"}, "content": {"type": "string"}, "name": {"type": "string"}}}, [],
      {"type": "object"}),

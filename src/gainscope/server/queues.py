@@ -55,9 +55,11 @@ def next_position(rated: Sequence[bool], skipped: Sequence[bool], after: int) ->
 
 
 def add_queue(ws: Workspace, case_id: str, path: str | Path, *, name: str | None = None,
-              shown_as: str | None = None) -> QueueRecord:
+              shown_as: str | None = None) -> tuple[QueueRecord, bool]:
     """Store the pairs of the file ``path`` as a new queue of the case ``case_id``, named ``name`` (default: the
-    file's name without its extension). ``shown_as`` is the file's name in messages and in the queue's source (an
+    file's name without its extension); returns the queue and whether it is new. A queue of the case with the same
+    name and the same pairs in the same order is the one returned (adding a file again, or ``gainscope serve
+    --queue`` started again, resumes it). ``shown_as`` is the file's name in messages and in the queue's source (an
     upload's name rather than its temporary copy)."""
     from gainscope.judges.pool import read_pairs_file
 
@@ -81,13 +83,16 @@ def add_queue(ws: Workspace, case_id: str, path: str | Path, *, name: str | None
                 "case's, as its TREC qrels and run exports write them")
         pairs.append((found, doc))
     label = name.strip() if name and name.strip() else Path(where).stem or "queue"
+    for existing in ws.store.queues.queues(case_id):
+        if existing.name == label and [(i.query_id, i.doc_id) for i in ws.store.queues.items(existing.id)] == pairs:
+            return existing, False
     taken = {q.id for q in ws.store.queues.queues()}
     base = slug(label, fallback="queue")
     queue_id, n = base, 2
     while queue_id in taken:
         queue_id, n = f"{base}-{n}", n + 1
     note = "\n".join(read.header) or None
-    return ws.store.queues.add(queue_id, case_id, label, pairs, source=Path(where).name, note=note)
+    return ws.store.queues.add(queue_id, case_id, label, pairs, source=Path(where).name, note=note), True
 
 
 class _Loaded:
