@@ -650,11 +650,12 @@ def skip_in_queue(request: Request, body: dict[str, Any]) -> Any:
     return queues.skip(_ws(request), p["case_id"], p["queue_id"], _position(body))
 
 
-def undo_in_queue(request: Request, _: Any) -> Any:
+def undo_in_queue(request: Request, body: dict[str, Any]) -> Any:
     from gainscope.server import queues
 
     p = request.path_params
-    return queues.undo(_ws(request), p["case_id"], p["queue_id"])
+    author = _field(body, "author", str) or request.headers.get("x-gainscope-user") or None
+    return queues.undo(_ws(request), p["case_id"], p["queue_id"], author=author)
 
 
 def move_in_queue(request: Request, body: dict[str, Any]) -> Any:

@@ -126,7 +126,8 @@ ROUTES: list[tuple[str, str, str, dict[str, Any] | None, list[str], dict[str, An
      "items are rated), then move on.", {"type": "object", "required": ["position"], "properties": {
          "position": {"type": "integer"}}}, [], {"type": "object"}),
     ("post", "/api/cases/{case_id}/queues/{queue_id}/undo", "Take back the newest rating or skip of the queue (the "
-     "rating in force before comes back) and go back to its item.", {"type": "object"}, [], {"type": "object"}),
+     "rating in force before comes back) and go back to its item.",
+     {"type": "object", "properties": {"author": {"type": "string"}}}, [], {"type": "object"}),
     ("put", "/api/cases/{case_id}/queues/{queue_id}/position", "Show the item at position and remember it as where "
      "the person is.", {"type": "object", "required": ["position"], "properties": {"position": {"type": "integer"}}},
      [], {"type": "object"}),

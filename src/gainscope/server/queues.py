@@ -218,9 +218,10 @@ def skip(ws: Workspace, case_id: str, queue_id: str, position: int) -> dict[str,
     return _moved(ws, case_id, queue_id, position, {"skipped": {"position": position, "doc": item.doc_id}})
 
 
-def undo(ws: Workspace, case_id: str, queue_id: str) -> dict[str, Any]:
-    """Take back the newest rating or skip of the queue and go back to its item. A rating changed since (on the
-    query page, by someone else) is not overwritten: that is refused."""
+def undo(ws: Workspace, case_id: str, queue_id: str, *, author: str | None = None) -> dict[str, Any]:
+    """Take back the newest rating or skip of the queue and go back to its item. The rating in force before comes
+    back with its source and author; a rating that was not there is removed (an event by ``author``). A rating
+    changed since (on the query page, by someone else) is not overwritten: that is refused."""
     data = _Loaded(ws, case_id, queue_id)
     action = ws.store.queues.last_action(queue_id)
     if action is None:
@@ -235,7 +236,8 @@ def undo(ws: Workspace, case_id: str, queue_id: str) -> dict[str, Any]:
             raise InputError(f"the rating of document {item.doc_id!r} for query {q.text!r} changed after it was given "
                              f"in this queue (it is now {shown}); undo would overwrite that: rate it again instead")
         changed, _ = ws.store.set_rating(case_id, item.query_id, item.doc_id, action.previous,
-                                         source=action.previous_source or "human", author=action.previous_author)
+                                         source=action.previous_source or "human",
+                                         author=author if action.previous is None else action.previous_author)
         extra["scores"] = _scores(ws, case_id, q, changed)
     ws.store.queues.set_skipped(queue_id, action.position, action.was_skipped)
     ws.store.queues.forget_action(queue_id, action.seq)

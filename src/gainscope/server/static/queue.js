@@ -112,7 +112,7 @@ function skip() {
 }
 
 function undo() {
-  act("POST", "/undo", {}, (a) => `undone: the ${a.undone.action === "rate" ? "rating" : "skip"} of ${a.undone.doc}`);
+  act("POST", "/undo", { author: author() || undefined }, (a) => `undone: the ${a.undone.action === "rate" ? "rating" : "skip"} of ${a.undone.doc}`);
 }
 
 function move(step) {
