@@ -253,10 +253,11 @@ def queue_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]]:
 
     case_id, queue_id = request.path_params["case_id"], request.path_params["queue_id"]
     state = queue_state(ws, case_id, queue_id)
+    scores = ws.scoreboard.scores(case_id)
     return "queue.html", {"title": f"Queue {state['queue']['name']}", "case": _case_nav(ws, case_id),
                           "state": state, "keys": _keys(state["scale"]["values"]),
-                          "case_scores": {name: sc.score for name, sc in
-                                          ws.scoreboard.scores(case_id).by_scorer.items()}}
+                          "case_scores": {name: sc.score for name, sc in scores.by_scorer.items()},
+                          "answered": any(q.results for q in scores.queries)}
 
 
 def scorers_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]]:

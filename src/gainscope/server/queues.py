@@ -13,8 +13,8 @@ one at a time in the file's order, into a case of the dashboard (tables: :mod:`g
   queue is done (position = the number of items). The position is stored: a queue opens again where the person
   stopped, after a restart too. Undo takes back the newest rating or skip (the rating in force before, with its
   source and author, comes back) and returns to its item.
-* **Export.** The queue's ratings as TREC qrels (``QID 0 DOC GRADE``, the case's TREC ids, in the queue's order):
-  feed them to ``gainscope evaluate``, or to ``gainscope judge --human`` so the judge leaves those pairs to people.
+* **Export.** The queue's ratings as TREC qrels (``QID 0 DOC GRADE``, the case's TREC ids; a query's lines
+  together, queries in the order of their first pair, each query's pairs in the queue's order): feed them to ``gainscope evaluate``, or to ``gainscope judge --human`` so the judge leaves those pairs to people.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ function showScores(scores, query) {
   for (const [scorer, s] of Object.entries(scores || {})) {
     const box = document.querySelector(`#queue-scores [data-scorer="${CSS.escape(scorer)}"]`);
     if (!box) continue;
-    const value = box.querySelector(".case-value");
+    const value = box.querySelector(".value");
     value.dataset.value = s.case === null || s.case === undefined ? "" : String(s.case);
     value.textContent = fmt(s.case);
     setBand(box, s.case);
