@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import gainscope
-from gainscope.cases import read_case, resolve_scorer, score_case
 from gainscope.errors import FormatError, InconsistentInputError, InputError, NotFoundError, QueryCoverageWarning
 from gainscope.judges.pool import pairs_text, read_pairs_file
 from gainscope.server import queues
 from gainscope.server.workspace import Workspace
 
 from .conftest import EXAMPLES, MOVIES, Dashboard, add_case
+from .test_api import _expected
 
 CASE = "movies-baseline-snapshot"
 #: what gainscope pool writes: a header comment, then 'query_id doc_id' lines (the movies case's TREC ids q1..q4)
@@ -67,18 +66,7 @@ def _open(folder: Path, database: str | None) -> Workspace:
 
 def _scores_with(changes: dict[tuple[str, str], float | None], scorer: str) -> Any:
     """score_case of the movies case with ``changes`` ({(query text, doc): rating}) to its ratings."""
-    case = read_case(MOVIES)
-    out = []
-    for q in case.queries:
-        ratings = dict(q.ratings)
-        for (text, doc), rating in changes.items():
-            if text == q.query:
-                if rating is None:
-                    ratings.pop(doc, None)
-                else:
-                    ratings[doc] = rating
-        out.append(replace(q, ratings=ratings))
-    return score_case(replace(case, queries=tuple(out)), resolve_scorer(scorer))
+    return _expected(MOVIES, scorer, changes)
 
 
 def test_rate_skip_undo_resume_and_export(tmp_path: Path, database: str | None) -> None:

@@ -104,7 +104,8 @@ def queue_list(workspace: Path, case_id: str | None, database: str | None) -> No
 @guarded
 def queue_export(workspace: Path, queue_id: str, output: Path | None, database: str | None) -> None:
     """The ratings of the queue QUEUE as TREC qrels (QID 0 DOC GRADE, the case's TREC query ids, a query's lines
-    together, in the queue's order): for gainscope evaluate, or gainscope judge --human (the judge then leaves those pairs to people)."""
+    together, in the queue's order): for gainscope evaluate, or gainscope judge --human (the judge then leaves those
+    pairs to people)."""
     from gainscope.errors import NotFoundError
     from gainscope.server.queues import export_qrels, queue_summary
 

@@ -132,7 +132,8 @@ ROUTES: list[tuple[str, str, str, dict[str, Any] | None, list[str], dict[str, An
      "the person is.", {"type": "object", "required": ["position"], "properties": {"position": {"type": "integer"}}},
      [], {"type": "object"}),
     ("get", "/api/cases/{case_id}/queues/{queue_id}/export", "The queue's ratings as TREC qrels (format=qrels): the "
-     "rated pairs with the case's TREC query ids, a query's lines together, in the queue's order.", None, ["format"], {"type": "string"}),
+     "rated pairs with the case's TREC query ids, a query's lines together, in the queue's order.", None, ["format"],
+     {"type": "string"}),
     ("get", "/api/scorers", "The built-in scorers and the scorers saved in the workspace.", None, [],
      {"type": "object"}),
     ("post", "/api/scorers/test", "Run a scorer ad hoc on one query: its code (language, code, scale) or a saved or "

@@ -14,7 +14,8 @@ one at a time in the file's order, into a case of the dashboard (tables: :mod:`g
   stopped, after a restart too. Undo takes back the newest rating or skip (the rating in force before, with its
   source and author, comes back) and returns to its item.
 * **Export.** The queue's ratings as TREC qrels (``QID 0 DOC GRADE``, the case's TREC ids; a query's lines
-  together, queries in the order of their first pair, each query's pairs in the queue's order): feed them to ``gainscope evaluate``, or to ``gainscope judge --human`` so the judge leaves those pairs to people.
+  together, queries in the order of their first pair, each query's pairs in the queue's order): feed them to
+  ``gainscope evaluate``, or to ``gainscope judge --human`` so the judge leaves those pairs to people.
 """
 
 from __future__ import annotations

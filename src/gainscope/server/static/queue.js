@@ -5,7 +5,7 @@
 // moved) is what the page shows, so a reload -- or another day -- resumes where the person stopped. The root's
 // data-acted counts the actions answered (a test waits for it).
 // The queues page: add a queue from a pairs file (read in the browser, sent as text).
-import { author, call, fmt, say, setAuthor, setBand } from "./api.js";
+import { author, call, fmt, gradeKeys, notForUs, say, setAuthor, setBand } from "./api.js";
 
 let state = null;
 let busy = Promise.resolve();
@@ -112,27 +112,19 @@ function skip() {
 }
 
 function undo() {
-  act("POST", "/undo", { author: author() || undefined }, (a) => `undone: the ${a.undone.action === "rate" ? "rating" : "skip"} of ${a.undone.doc}`);
+  act("POST", "/undo", { author: author() || undefined }, (a) =>
+    `undone: the ${a.undone.action === "rate" ? "rating" : "skip"} of ${a.undone.doc}`);
 }
 
 function move(step) {
-  const to = Math.max(0, Math.min(state.queue.total - 1, (state.item ? state.item.position : state.queue.total) + step));
+  const from = state.item ? state.item.position : state.queue.total;
+  const to = Math.max(0, Math.min(state.queue.total - 1, from + step));
   if (state.item && to === state.item.position) return;
   act("PUT", "/position", { position: to }, null);
 }
 
-function keyMap() {
-  const map = new Map();
-  for (const [key, value] of JSON.parse(root().dataset.keys)) {
-    if (key) map.set(key, value);
-  }
-  return map;
-}
-
 function onKey(event, keys) {
-  const target = event.target;
-  if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
-  if (event.altKey || event.ctrlKey || event.metaKey) return;
+  if (notForUs(event)) return;
   const key = event.key;
   if (keys.has(key)) {
     rate(keys.get(key));
@@ -154,7 +146,7 @@ export function setupQueue() {
   const node = root();
   if (!node) return;
   show(JSON.parse(node.dataset.state));
-  const keys = keyMap();
+  const keys = gradeKeys(root());
   if (document.body.dataset.writable === "yes") {
     document.addEventListener("keydown", (event) => onKey(event, keys));
     document.getElementById("pair-grades").addEventListener("click", (event) => {
@@ -184,7 +176,8 @@ export function setupQueues() {
     say("adding\u2026");
     try {
       const created = await call("POST", `/api/cases/${encodeURIComponent(form.dataset.case)}/queues`, body);
-      window.location.assign(`/cases/${encodeURIComponent(form.dataset.case)}/queues/${encodeURIComponent(created.id)}`);
+      const where = `/cases/${encodeURIComponent(form.dataset.case)}/queues/${encodeURIComponent(created.id)}`;
+      window.location.assign(where);
     } catch (error) {
       say(error.message, "error");
     }
