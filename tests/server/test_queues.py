@@ -176,11 +176,11 @@ def test_what_a_queue_refuses(tmp_path: Path) -> None:
         queues.add_queue(ws, CASE, good)
         with pytest.raises(NotFoundError, match=f"^no queue 'nope' in case '{CASE}'; its queues: good$"):
             queues.queue_state(ws, CASE, "nope")
-        with pytest.raises(InputError, match="^queue 'good' has nothing to undo$"):
+        with pytest.raises(InputError, match=r"^queue 'good' has nothing to undo$"):
             queues.undo(ws, CASE, "good")
         with pytest.raises(InputError, match=r"^'position' is an item of queue 'good': 0 to 3; got 4$"):
             queues.rate(ws, CASE, "good", 4, 1)
-        with pytest.raises(InputError, match="outside|scale"):
+        with pytest.raises(InputError, match=r"outside|scale"):
             queues.rate(ws, CASE, "good", 0, 7)
         with pytest.raises(InputError, match=r"^'rating' is a number on the case's scale"):
             queues.rate(ws, CASE, "good", 0, None)
@@ -232,7 +232,7 @@ def test_the_api_imports_rates_and_exports(movies: Dashboard) -> None:
     assert response.headers["content-disposition"] == 'attachment; filename="first-batch.qrels"'
     assert movies.call("GET", f"{q}/export", params={"format": "csv"})[0] == 400
     assert movies.call("GET", f"{base}/nope")[0] == 404
-    assert movies.call("GET", f"/api/cases/nope/queues")[0] == 404
+    assert movies.call("GET", "/api/cases/nope/queues")[0] == 404
     assert movies.anonymous.post(f"{q}/rate", json={"position": 0, "rating": 1}).status_code == 403
     # the pages
     page = movies.client.get(f"/cases/{CASE}/queues")

@@ -42,9 +42,9 @@ from typing import Any
 
 from gainscope.errors import NotFoundError, StoreError
 from gainscope.io.database import Database
-from gainscope.server.queue_store import QUEUE_SCHEMA, QueueStore
 from gainscope.search.store import KIND as SNAPSHOT_KIND
 from gainscope.search.store import SnapshotStore, utc_now
+from gainscope.server.queue_store import QUEUE_SCHEMA, QueueStore
 
 __all__ = [
     "WORKSPACE_SCHEMA",
