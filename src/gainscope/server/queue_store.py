@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gainscope.errors import NotFoundError
 from gainscope.io.database import Database
@@ -47,6 +48,11 @@ class QueueRecord:
     note: str | None
     created: str
     position: int
+
+
+def _record(row: Sequence[Any]) -> QueueRecord:
+    """A ``ws_queues`` row (id, case_id, name, source, note, created, position) as a record."""
+    return QueueRecord(row[0], row[1], row[2], row[3], row[4], row[5], int(row[6]))
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,7 @@ class QueueStore:
         where, params = ("WHERE case_id = ? ", (case_id,)) if case_id is not None else ("", ())
         rows = self.database.query(f"SELECT id, case_id, name, source, note, created, position FROM ws_queues {where}"
                                    "ORDER BY created, id", params)
-        return [QueueRecord(*row[:6], int(row[6])) for row in rows]
+        return [_record(row) for row in rows]
 
     def queue(self, queue_id: str, case_id: str | None = None) -> QueueRecord:
         """The queue ``queue_id`` (of the case ``case_id`` when given); a NotFoundError naming the queues there are."""
@@ -97,7 +103,7 @@ class QueueStore:
             raise NotFoundError(f"no queue {queue_id!r} in {where}" + (
                 f"; its queues: {', '.join(known[:10])}" if known else "; it holds no queue yet"))
         row = rows[0]
-        return QueueRecord(*row[:6], int(row[6]))
+        return _record(row)
 
     def add(self, queue_id: str, case_id: str, name: str, pairs: Sequence[tuple[str, str]], *,
             source: str | None, note: str | None) -> QueueRecord:
