@@ -70,6 +70,10 @@ def test_rate_a_pool_with_the_keyboard_reload_and_export(site: Dashboard, cli_ru
         # the document's text comes from the case's engine (the embedded index)
         title = browser.evaluate("document.getElementById('pair-title').textContent")
         assert title and browser.evaluate("document.getElementById('pair-unknown').hidden")
+        # the case has no results yet: no score cards of zeros, the sentence that says why instead (rendered,
+        # not only the attribute: a class's display once showed the hidden cards)
+        assert browser.evaluate("getComputedStyle(document.getElementById('queue-scores')).display") == "none"
+        assert browser.evaluate("getComputedStyle(document.getElementById('queue-no-results')).display") != "none"
         browser.type_into("#author", "tester")
         browser.evaluate("document.getElementById('author').dispatchEvent(new Event('change')); "
                          "document.activeElement.blur()")
