@@ -43,6 +43,27 @@ def test_evaluate_on_trec_files_imports_neither_polars_nor_scipy(fmt: str) -> No
     assert [m for m in HEAVY if loaded[m]] == []
 
 
+#: what ``gainscope evaluate`` of TREC files as a table does without: other formats' readers and writers, the
+#: fallbacks' logging, the threads of large files (each costs the command 0.5 to 4 ms, which add up against
+#: pytrec_eval's whole run: issue 13 item 28)
+NOT_FOR_A_TABLE = ("json", "csv", "logging", "concurrent.futures", "gainscope.io.jsonl",
+                   "gainscope.io.tabular", "gainscope.io.writers")
+
+
+@pytest.mark.skipif(not native_available(), reason="without the C scanner, TREC files are read with polars")
+def test_evaluate_as_a_table_leaves_out_what_only_other_inputs_and_formats_need() -> None:
+    argv = ["gainscope", "evaluate", str(EXAMPLES / "qrels.txt"), str(EXAMPLES / "bm25.run"),
+            "-m", "nDCG@10 AP RR P@10 R@100"]
+    code = ("import contextlib, io, sys\n"
+            f"sys.argv = {argv!r}\n"
+            "from gainscope.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+            "    try:\n        main()\n    except SystemExit as exc:\n        assert not exc.code, exc.code\n"
+            f"print([m for m in {NOT_FOR_A_TABLE!r} if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_import_gainscope_and_the_command_line_load_no_numerics() -> None:
     loaded = _modules_after("import gainscope, gainscope.cli")
     assert not any(loaded.values()), loaded
