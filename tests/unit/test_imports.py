@@ -110,6 +110,26 @@ def test_every_command_is_listed_and_loads_under_its_name(cli_runner) -> None:  
     assert code == 2 and "No such command 'evaluat'" in err
 
 
+def test_the_console_script_pauses_garbage_collection_only_until_the_command_is_found() -> None:
+    code = ("import gc, json, sys\nfrom gainscope.cli import cli, main\nseen = []\n"
+            "@cli.command('probe')\ndef probe():\n    seen.append([gc.isenabled(), gc.get_freeze_count() > 0])\n"
+            "for argv in (['gainscope', 'probe'], ['gainscope', '--version'], ['gainscope', 'nosuchcommand']):\n"
+            "    sys.argv = argv\n    try:\n        main()\n    except SystemExit:\n        pass\n"
+            "    seen.append(gc.isenabled())\n"
+            "print(json.dumps(seen))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # the command runs with the collector on, what the imports made frozen; on after --version and errors too
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [[True, True], True, True, True]
+
+
+def test_the_command_line_as_a_library_leaves_garbage_collection_alone(cli_runner) -> None:  # type: ignore[no-untyped-def]
+    import gc
+
+    frozen = gc.get_freeze_count()
+    code, _, _ = cli_runner("metrics")
+    assert code == 0 and gc.isenabled() and gc.get_freeze_count() == frozen
+
+
 def test_deferred_module_imports_on_first_use() -> None:
     assert deferred_module("json") is json  # imported already: the module itself
     code = ("import sys\nfrom gainscope.deferred import deferred_module\n"
