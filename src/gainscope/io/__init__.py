@@ -40,7 +40,6 @@ from gainscope.io.frames import (
 )
 from gainscope.io.scan_qrels import scan_trec_judgments
 from gainscope.io.text import TextFile, is_stream
-from gainscope.io.trec import read_trec_judgments, read_trec_run
 
 if TYPE_CHECKING:
     from gainscope.io.validate import Issue, validate_files
@@ -149,6 +148,8 @@ def _read_judgments(source: Any, fmt: str | None, opts: JudgmentOptions, encodin
         scanned = scan_trec_judgments(src, fmt, opts, notes=notes)  # the C scanner, when the file is plain
         if scanned is not None:
             return scanned
+        from gainscope.io.trec import read_trec_judgments  # here: the scanner reads plain files without it
+
         return read_trec_judgments(src, fmt, opts, notes=notes)
     return finish_judgments(_load_table(src, "judgments", fmt), opts)
 
@@ -224,5 +225,7 @@ def _read_run(source: Any, fmt: str | None, opts: RunOptions, encoding: str) -> 
     detected = fmt is None
     fmt = fmt or detect_text_format(src, "run")
     if fmt in ("trec", "msmarco"):
+        from gainscope.io.trec import read_trec_run  # here: evaluate scans plain files without it
+
         return read_trec_run(src, fmt, opts, check_ranks=detected and fmt == "msmarco")
     return finish_run(_load_table(src, "run", fmt), opts)
