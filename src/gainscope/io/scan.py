@@ -40,12 +40,10 @@ a few pieces, never the whole content.
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -68,8 +66,12 @@ from gainscope.io.frames import RunOptions, TokenTable, frame_table, is_datafram
 from gainscope.io.text import BOM, MAX_LINE_BYTES, TextFile, canonical_encoding, id_form_warnings, is_stream
 
 if TYPE_CHECKING:
+    import logging
+    from concurrent.futures import Future
+
     import polars as pl
-else:
+else:  # the fallback's note and the threads of large files: modules a small TREC file never needs
+    logging = deferred_module("logging")
     pl = deferred_module("polars")
 
 try:
@@ -79,8 +81,6 @@ except ImportError:  # built without a C compiler: the Python readers do all the
 
 __all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_run",
            "scan_trec_run"]
-
-log = logging.getLogger("gainscope")
 
 PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
 CHUNK_BYTES = 8 << 20  # compressed files: decompressed content is scanned in pieces of about this size
@@ -185,6 +185,8 @@ def _each(scan: Callable[[_T], dict[str, Any]], parts: Sequence[_T]) -> list[dic
     """``scan`` over the parts, in parallel threads when there are several (the scanner releases the GIL)."""
     if len(parts) == 1:
         return [scan(parts[0])]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(len(parts)) as pool:
         return list(pool.map(scan, parts))
 
@@ -313,6 +315,8 @@ def _scan_pieces(src: TextFile, scan: Callable[[memoryview], dict[str, Any]]) ->
     next blocks are decompressed; the results in order, or why the readers must read the file (a piece the
     scanner refused: the rest is not decompressed; damaged data: the readers then say what is wrong, as they
     would have met it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     workers = max(1, min(os.cpu_count() or 1, 8))
     results: list[Future[dict[str, Any]]] = []
     with ThreadPoolExecutor(workers) as pool:
@@ -510,7 +514,7 @@ def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies)
         positions = scan_run(prepared, run, policies)
         if not isinstance(positions, str):
             return judged_run_from_positions(prepared, positions, policies, run_name=run.name, run_source=run.source)
-        log.info("run %r: ordered by polars (%s)", run.name, positions)
+        logging.getLogger("gainscope").info("run %r: ordered by polars (%s)", run.name, positions)
     return build_judged_run(prepared, run, policies, sparse=True)
 
 
@@ -584,7 +588,7 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     if table is not None:
         scanned = scan_table(prepared, table, policies, normalize_ids=options.normalize_ids)
     if isinstance(scanned, str):
-        log.info("%s: read by the Python readers (%s)", label, scanned)
+        logging.getLogger("gainscope").info("%s: read by the Python readers (%s)", label, scanned)
     elif scanned is not None:
         for message in scanned.warnings:
             warnings.warn(message, InputWarning, stacklevel=3)
