@@ -42,12 +42,10 @@ a few pieces, never the whole content.
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -71,8 +69,12 @@ from gainscope.io.frames import RunOptions, TokenTable, frame_table, is_datafram
 from gainscope.io.text import BOM, MAX_LINE_BYTES, TextFile, canonical_encoding, id_form_warnings, is_stream
 
 if TYPE_CHECKING:
+    import logging
+    from concurrent.futures import Future
+
     import polars as pl
-else:
+else:  # the fallback's note and the threads of large files: modules a small TREC file never needs
+    logging = deferred_module("logging")
     pl = deferred_module("polars")
 
 try:
@@ -82,8 +84,6 @@ except ImportError:  # built without a C compiler: the Python readers do all the
 
 __all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_arrow_run",
            "scan_run", "scan_trec_run"]
-
-log = logging.getLogger("gainscope")
 
 PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
 CHUNK_BYTES = 8 << 20  # compressed files: decompressed content is scanned in pieces of about this size
@@ -188,6 +188,8 @@ def _each(scan: Callable[[_T], dict[str, Any]], parts: Sequence[_T]) -> list[dic
     """``scan`` over the parts, in parallel threads when there are several (the scanner releases the GIL)."""
     if len(parts) == 1:
         return [scan(parts[0])]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(len(parts)) as pool:
         return list(pool.map(scan, parts))
 
@@ -326,6 +328,8 @@ def _scan_in_threads(pieces: Iterable[_T | str], scan: Callable[[_T], dict[str, 
     """``scan`` over ``pieces`` (made while earlier ones are scanned, in threads); the results in order, or why the
     readers must take over: a reason yielded instead of a piece, or a piece the scanner refused (the rest is not
     made). A few pieces are held at a time, never all."""
+    from concurrent.futures import ThreadPoolExecutor
+
     workers = max(1, min(os.cpu_count() or 1, 8))
     results: list[Future[dict[str, Any]]] = []
     with ThreadPoolExecutor(workers) as pool:
@@ -550,7 +554,7 @@ def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies)
         positions = scan_run(prepared, run, policies)
         if not isinstance(positions, str):
             return judged_run_from_positions(prepared, positions, policies, run_name=run.name, run_source=run.source)
-        log.info("run %r: ordered by polars (%s)", run.name, positions)
+        logging.getLogger("gainscope").info("run %r: ordered by polars (%s)", run.name, positions)
     return build_judged_run(prepared, run, policies, sparse=True)
 
 
@@ -630,7 +634,7 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     elif table is not None:
         scanned = scan_table(prepared, table, policies, normalize_ids=options.normalize_ids)
     if isinstance(scanned, str):
-        log.info("%s: read by the Python readers (%s)", label, scanned)
+        logging.getLogger("gainscope").info("%s: read by the Python readers (%s)", label, scanned)
     elif scanned is not None:
         for message in scanned.warnings:
             warnings.warn(message, InputWarning, stacklevel=3)
