@@ -9,11 +9,16 @@ measures, in the same rounds (each command once per round, in a rotating order, 
   with ``GAINSCOPE_NATIVE=0`` (no C scanner): wall time, CPU time, peak memory, and the ratio to the plain file
   (the median over rounds of each round's ratio);
 * through the API, ``gainscope.evaluate(QRELS, RUN, METRICS)`` called alone (its own clock, inside the process) for
-  a polars and a pandas DataFrame (loaded from the Parquet file before the call) against the same call given the
-  plain file's path; peak memory is the whole process's;
+  a polars DataFrame, pandas DataFrames (pandas' default strings -- Arrow-backed ``str`` since pandas 3 --, object
+  strings, and ``dtype_backend="pyarrow"``) and a pyarrow Table, each loaded from the Parquet file before the call,
+  against the same call given the plain file's path; peak memory is the whole process's, and the peak before the
+  call (the user's own frame, as loaded) is given beside it;
 * the wide shape (``generate.py W10k W50k W200k``: 50 documents per query) from the shell, against the plain M file.
 
-    .venv/bin/python bench/paths.py --data /tmp/gs/data --rounds 3 [--out paths.md]
+    .venv/bin/python bench/paths.py --data /tmp/gs/data --rounds 3 [--out paths.md] [--only "API: " Parquet]
+
+``--only`` keeps the rows whose name starts with one of the given prefixes (and the plain file's rows they are
+compared with).
 """
 
 from __future__ import annotations
@@ -74,7 +79,11 @@ def prepare(data: Path) -> None:
 
 
 def api_child(kind: str, qrels: str, source: str) -> None:
-    """Child mode: load the run as ``kind`` (path, polars, pandas), time ``evaluate`` alone, print the seconds."""
+    """Child mode: load the run as ``kind`` (path, polars, pandas, pandas-object, pandas-pyarrow, arrow), time
+    ``evaluate`` alone; print the peak MB before the call (the frame as loaded), the call's CPU and wall seconds."""
+    import resource
+    import warnings
+
     import gainscope
 
     run: object = source
@@ -82,17 +91,27 @@ def api_child(kind: str, qrels: str, source: str) -> None:
         import polars as pl
 
         run = pl.read_parquet(source)
-    elif kind == "pandas":
+    elif kind.startswith("pandas"):
         import pandas as pd
 
-        run = pd.read_parquet(source)
-    started = time.perf_counter()
+        if kind == "pandas-object":  # object strings, as pandas before 3 made them
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the option is deprecated in pandas 3, not gone
+                pd.set_option("future.infer_string", False)
+        run = pd.read_parquet(source, **({"dtype_backend": "pyarrow"} if kind == "pandas-pyarrow" else {}))
+    elif kind == "arrow":
+        import pyarrow.parquet as pq
+
+        run = pq.read_table(source)
+    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu, started = sum(os.times()[:2]), time.perf_counter()
     gainscope.evaluate(qrels, run, METRICS.split())
-    print(time.perf_counter() - started)
+    print(loaded, sum(os.times()[:2]) - cpu, time.perf_counter() - started)
 
 
-def measure(cmd: list[str], env: dict[str, str]) -> tuple[Usage, float | None]:
-    """One fresh process: its usage, and the figure it printed (API children), else None."""
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[Usage, tuple[float, ...] | None]:
+    """One fresh process: its usage, and the figures it printed (API children: peak MB before the call, the call's
+    CPU and wall seconds), else None."""
     started = time.perf_counter()
     child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert child.stdout is not None
@@ -102,7 +121,7 @@ def measure(cmd: list[str], env: dict[str, str]) -> tuple[Usage, float | None]:
     if os.waitstatus_to_exitcode(status):
         raise SystemExit(f"{' '.join(cmd)} failed")
     lines = out.decode().split()
-    figure = float(lines[-1]) if cmd[1:2] == [__file__] and lines else None
+    figure = tuple(float(v) for v in lines[-3:]) if cmd[1:2] == [__file__] and lines else None
     return Usage(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024), figure
 
 
@@ -111,6 +130,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path(__file__).parent / "data")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--only", nargs="+", metavar="PREFIX", help="measure only the rows whose name starts so")
     ap.add_argument("--api", nargs=3, metavar=("KIND", "QRELS", "RUN"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.api:
@@ -134,8 +154,16 @@ def main() -> None:
              "one non-ASCII id, last line": cli(qrels, str(data / "M.last.run")),
              "Parquet (CLI)": cli(qrels, str(data / "M.parquet")), "no native (GAINSCOPE_NATIVE=0)": None,
              **{f"wide {size} x 50": cli(str(data / f"{size}.qrels"), str(data / f"{size}.run")) for size in WIDE}}
-    calls = {"API: path": api("path", str(data / "M.run")), "API: polars": api("polars", str(data / "M.parquet")),
-             "API: pandas": api("pandas", str(data / "M.parquet"))}
+    parquet = str(data / "M.parquet")
+    calls = {"API: path": api("path", str(data / "M.run")), "API: polars": api("polars", parquet),
+             "API: pandas (default str)": api("pandas", parquet), "API: pandas object": api("pandas-object", parquet),
+             "API: pandas pyarrow": api("pandas-pyarrow", parquet), "API: Arrow table": api("arrow", parquet)}
+    if args.only:
+        def kept(name: str) -> bool:
+            return name in ("plain", "API: path") or name.startswith(tuple(args.only))
+
+        shell = {n: c for n, c in shell.items() if kept(n)}
+        calls = {n: c for n, c in calls.items() if kept(n)}
     commands = {name: cmd or cli(qrels, str(data / "M.run")) for name, cmd in {**shell, **calls}.items()}
     envs = {name: {**env, "GAINSCOPE_NATIVE": "0"} if name.startswith("no native") else env for name in commands}
     names = list(commands)
@@ -162,12 +190,20 @@ def main() -> None:
     for name in shell:
         lines.append(f"| {name} | {med(name, 'wall'):.2f} | {med(name, 'cpu'):.2f} | {med(name, 'rss_mb'):.0f} | "
                      f"{ratio(name, 'plain', 'wall'):.2f} | {ratio(name, 'plain', 'cpu'):.2f} |")
-    lines += ["", "| API, `evaluate` call alone | call s | process peak MB | x path (call) |", "|---|---:|---:|---:|"]
+    lines += ["", "| API, `evaluate` call alone | call s | call CPU s | peak MB before the call | process peak MB "
+              "| x path (call) | x path (call CPU) |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name in calls:
-        call = [f for _, f in seen[name] if f is not None]
+        figures = [f for _, f in seen[name] if f is not None]
         base = [f for _, f in seen["API: path"] if f is not None]
-        lines.append(f"| {name} | {statistics.median(call):.2f} | {med(name, 'rss_mb'):.0f} | "
-                     f"{statistics.median(a / b for a, b in zip(call, base, strict=True)):.2f} |")
+
+        def fig(k: int, figures: list[tuple[float, ...]] = figures) -> float:
+            return statistics.median(f[k] for f in figures)
+
+        def times(k: int, figures: list[tuple[float, ...]] = figures, base: list[tuple[float, ...]] = base) -> float:
+            return statistics.median(a[k] / b[k] for a, b in zip(figures, base, strict=True))
+
+        lines.append(f"| {name} | {fig(2):.2f} | {fig(1):.2f} | {fig(0):.0f} | {med(name, 'rss_mb'):.0f} | "
+                     f"{times(2):.2f} | {times(1):.2f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

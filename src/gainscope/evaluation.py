@@ -180,7 +180,7 @@ def evaluate(judgments: Judgments | Any, run: Run | Any, metrics: MetricsArg, *,
     ----------
     judgments, run:
         :class:`Judgments` / :class:`Run` objects, or anything the readers accept: a path (TREC, JSON,
-        JSONL, CSV/TSV, Parquet, BEIR), a polars or pandas DataFrame, a dict.
+        JSONL, CSV/TSV, Parquet, BEIR), a polars or pandas DataFrame, a pyarrow Table, a dict.
     metrics:
         Names (``"nDCG@10"``, ``"P(rel=2)@5"``, trec_eval's ``"ndcg_cut.10"``, ``"official"``) or metric
         objects.

@@ -1,10 +1,12 @@
-"""DataFrames (polars, pandas), dicts and ready-made objects as input; pandas stays optional."""
+"""DataFrames (polars, pandas), pyarrow tables, dicts and ready-made objects as input; pandas and pyarrow stay
+optional."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import polars as pl
@@ -33,7 +35,7 @@ def test_judgments_and_runs_are_returned_as_is() -> None:
 
 def test_wrong_source_types() -> None:
     message = ("cannot read judgments from a list; give a path, a binary file object, a polars or pandas "
-               "DataFrame, a dict {query_id: {doc_id: grade}} or a Judgments")
+               "DataFrame, a pyarrow Table, a dict {query_id: {doc_id: grade}} or a Judgments")
     with pytest.raises(InputError, match=re.escape(message)):
         read_judgments([("q", "d", 1)])
     with pytest.raises(InputError, match=re.escape("cannot read a run from a Judgments")):
@@ -162,6 +164,39 @@ def test_pandas_float_ids_are_refused() -> None:
                "missing values or ids already turned into numbers)")
     with pytest.raises(InputError, match=re.escape(message)):
         read_judgments(frame)
+
+
+# ---------------------------------------------------------------------- pyarrow
+def test_pyarrow_tables_and_batches_read_as_their_polars_twins() -> None:
+    pa = pytest.importorskip("pyarrow")
+    run = pl.DataFrame({"qid": ["001", "001", "002"], "docno": ["a", "b", "a"], "score": [0.5, 0.25, 1.0]})
+    for source in (run.to_arrow(), run.to_arrow().to_batches()[0]):
+        assert read_run(source).to_dict() == read_run(run).to_dict() == {"001": {"a": 0.5, "b": 0.25},
+                                                                          "002": {"a": 1.0}}
+    judgments = pa.table({"query": [1, 2], "doc": ["x", "y"], "rel": [1, 0]})  # integer ids become text
+    assert read_judgments(judgments).to_dict() == {"1": {"x": 1}, "2": {"y": 0}}
+    bad = pa.table({"qid": ["q", "q"], "docno": ["a", "b"], "score": [0.5, float("nan")]})
+    with pytest.raises(FormatError, match=re.escape("row 2: score is NaN for query 'q', doc 'b'")):
+        read_run(bad)
+
+
+def test_pyarrow_is_not_imported_by_gainscope_io() -> None:
+    code = "import sys, gainscope.io, gainscope.io.scan; print('pyarrow' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_a_parquet_run_is_evaluated_without_importing_pandas(tmp_path: Path) -> None:
+    """pyarrow imports pandas when asked to convert Python or numpy values (a third of a second): the Parquet
+    path, score-only and rank-only, never asks."""
+    for values in ({"score": [2.0, 1.0, 1.0]}, {"rank": [1, 2, 1]}):
+        pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], **values}).write_parquet(
+            tmp_path / "run.parquet")
+        code = ("import sys, gainscope; from gainscope.io.arrow_tables import parquet_run, pieces; "
+                f"path = {str(tmp_path / 'run.parquet')!r}; "
+                "print(len(list(pieces(parquet_run(path, path, 'run')))), 'pandas' in sys.modules)")
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert result.stdout.split() == ["2", "False"], result
 
 
 def test_non_nfc_ids_in_frames_warn() -> None:

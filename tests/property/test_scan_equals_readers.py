@@ -21,7 +21,7 @@ from gainscope.core.judged_run import JudgedRun, PreparedJudgments, build_judged
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.io import compressed, read_run, scan
+from gainscope.io import arrow_tables, compressed, read_run, scan
 from gainscope.io.scan import (
     judged_run_of,
     judged_run_of_run,
@@ -574,18 +574,44 @@ def _table_problem(frame: pl.DataFrame, problem: str) -> pl.DataFrame:
     return frame
 
 
+TABLE_KINDS = ("polars", "pandas", "pandas-object", "pandas-pyarrow", "arrow", "arrow-batch", "parquet")
+
+
+def table_source(frame: pl.DataFrame, kind: str, tmp_path: Path) -> object:
+    """``frame`` as a source of ``kind``: a polars frame, a pandas DataFrame (its default strings, object strings,
+    or ``dtype_backend="pyarrow"``), a pyarrow Table or RecordBatch, or a Parquet file."""
+    if kind == "pandas":
+        return frame.to_pandas()
+    if kind == "pandas-object":
+        df = frame.to_pandas()
+        return df.astype({c: object for c in df.columns if frame.schema[c] == pl.String})
+    if kind == "pandas-pyarrow":
+        return frame.to_pandas(use_pyarrow_extension_array=True)
+    if kind == "arrow":
+        return frame.to_arrow()
+    if kind == "arrow-batch":
+        batches = frame.to_arrow().to_batches()
+        return batches[0] if len(batches) == 1 else frame.to_arrow()
+    if kind == "parquet":
+        path = tmp_path / "run.parquet"
+        frame.write_parquet(path, row_group_size=3)
+        return path
+    return frame
+
+
 PROBLEMS = (None, "duplicate", "nan", "inf", "-inf", "", "d\x07", "d\u0085", "null id", "de\u0301", "rows apart",
             "float ranks", "int ids", "string scores", "aliases")
 
 
 @needs_native
-@settings(max_examples=100, derandomize=True, database=None, deadline=None,
+@settings(max_examples=200, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
-       problem=st.sampled_from(PROBLEMS), kind=st.sampled_from(("polars", "pandas", "parquet")),
-       columns=st.sampled_from(("both", "score", "rank")), nfc=st.booleans())
-def test_tables_equal_the_readers(tmp_path: Path, data, policies: Policies, problem: str | None, kind: str,  # type: ignore[no-untyped-def]
-                                  columns: str, nfc: bool) -> None:
+       problem=st.sampled_from(PROBLEMS), kind=st.sampled_from(TABLE_KINDS),
+       columns=st.sampled_from(("both", "score", "rank")), nfc=st.booleans(), piece=st.integers(1, 4))
+def test_tables_equal_the_readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data, policies: Policies,  # type: ignore[no-untyped-def]
+                                  problem: str | None, kind: str, columns: str, nfc: bool, piece: int) -> None:
+    monkeypatch.setattr(arrow_tables, "PIECE_ROWS", piece)  # Arrow tables cut into pieces of whole queries
     judgments, run = data
     frame = run.frame
     if columns != "both" or frame["score"].null_count() or frame["rank"].null_count():
@@ -594,12 +620,7 @@ def test_tables_equal_the_readers(tmp_path: Path, data, policies: Policies, prob
     needs = {"nan": "score", "inf": "score", "-inf": "score", "string scores": "score", "float ranks": "rank"}
     if problem is not None and needs.get(problem, "doc_id") in frame.columns:
         frame = _table_problem(frame, None if problem == "null id" else problem)
-    source: object = frame
-    if kind == "pandas":
-        source = frame.to_pandas()
-    elif kind == "parquet":
-        source = tmp_path / "run.parquet"
-        frame.write_parquet(source)
+    source = table_source(frame, kind, tmp_path)
     prepared = PreparedJudgments.of(judgments, policies.negative_grades)
     read = {"normalize_ids": "NFC"} if nfc else {}
     fast, fast_warnings = outcome(lambda: judged_run_of(prepared, source, policies, **read))
@@ -615,9 +636,17 @@ def test_tables_equal_the_readers(tmp_path: Path, data, policies: Policies, prob
 
 
 @needs_native
-def test_a_plain_dataframe_takes_the_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No readers' checks for a plain frame: the scanner does them (finish_run is never called)."""
+@pytest.mark.parametrize("piece", [1, 2, 3, 4, 1000])
+def test_a_plain_table_takes_the_scanner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int) -> None:
+    """No readers' checks for a plain table of any kind: the scanner does them (finish_run is never called), and
+    tables cut into pieces of ``piece`` rows are cut between queries, never inside one (both queries span pieces)."""
     from gainscope.io import frames
+
+    prepared = _prepared(**PREPARED)
+    frame = pl.DataFrame({"query_id": ["q1", "q1", "q1", "q1", "q2", "q2", "q2"],
+                          "doc_id": ["d1", "d\u00e9", "d2", "d4", "d5", "d1", "d2"],
+                          "score": [4.0, 3.0, 2.0, 1.0, 3.0, 2.0, 1.0], "rank": [1, 2, 3, 4, 1, 2, 3]})
+    reference = build_judged_run(prepared, read_run(frame), Policies(), sparse=True)
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("finish_run called")
@@ -626,8 +655,9 @@ def test_a_plain_dataframe_takes_the_scanner(monkeypatch: pytest.MonkeyPatch) ->
     import gainscope.io as gio
 
     monkeypatch.setattr(gio, "finish_run", never)
-    prepared = _prepared(**PREPARED)
-    frame = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d\u00e9", "d5"], "score": [3.0, 2.0, 1.0]})
-    for source in (frame, frame.to_pandas(), frame.lazy()):
+    monkeypatch.setattr(arrow_tables, "PIECE_ROWS", piece)
+    sources = [table_source(frame, kind, tmp_path) for kind in TABLE_KINDS] + [frame.lazy()]
+    for source in sources:
         jr, notes = judged_run_of(prepared, source, Policies())
-        assert list(jr.query_ids) == ["q1", "q2"] and notes == ()
+        assert list(jr.query_ids) == ["q1", "q2"] and notes == (), source
+        assert_same(jr, reference)

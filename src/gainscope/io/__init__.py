@@ -6,7 +6,7 @@ Every source becomes the same columnar objects, :class:`~gainscope.core.judgment
 * files: TREC qrels and runs (also 3-column qrels and MS MARCO runs), the JSON / JSON Lines evaluation
   datasets of agent and RAG benchmarks, CSV/TSV with a header, BEIR qrels, Parquet; gzip transparently;
   the format is detected from the extension and the first lines, or given with ``format=``;
-* polars or pandas DataFrames (columns matched by common aliases), plain dicts, and already-built
+* polars or pandas DataFrames and pyarrow Tables (columns matched by common aliases), plain dicts, and already-built
   Judgments/Run objects (returned unchanged).
 
 Ids are always strings. Problems are reported with ``file:line``, what was read and how to fix it;
@@ -138,8 +138,8 @@ def _read_judgments(source: Any, fmt: str | None, opts: JudgmentOptions, encodin
         return finish_judgments(mapping_table(source, "judgments"), opts)
     if not isinstance(source, (str, os.PathLike, TextFile)) and not is_stream(source):
         raise InputError(f"cannot read judgments from a {type(source).__name__}; give a path, a binary file "
-                         f"object, a polars or pandas DataFrame, a dict {{query_id: {{doc_id: grade}}}} or a "
-                         f"Judgments")
+                         f"object, a polars or pandas DataFrame, a pyarrow Table, a dict "
+                         f"{{query_id: {{doc_id: grade}}}} or a Judgments")
     src = source if isinstance(source, TextFile) else TextFile(source, encoding)
     detected = fmt is None
     fmt = fmt or detect_text_format(src, "judgments")
@@ -220,7 +220,8 @@ def _read_run(source: Any, fmt: str | None, opts: RunOptions, encoding: str) -> 
         return finish_run(mapping_table(source, "run"), opts)
     if not isinstance(source, (str, os.PathLike, TextFile)) and not is_stream(source):
         raise InputError(f"cannot read a run from a {type(source).__name__}; give a path, a binary file object, "
-                         f"a polars or pandas DataFrame, a dict {{query_id: {{doc_id: score}}}} or a Run")
+                         f"a polars or pandas DataFrame, a pyarrow Table, a dict {{query_id: {{doc_id: score}}}} "
+                         f"or a Run")
     src = source if isinstance(source, TextFile) else TextFile(source, encoding)
     detected = fmt is None
     fmt = fmt or detect_text_format(src, "run")

@@ -298,8 +298,10 @@ def resolve_columns(names: Sequence[Any], kind: str, where: str = "") -> dict[st
 
 
 def table_from_columns(frame: pl.DataFrame, kind: str, origin: Origin, *, where: str = "",
-                        notes: list[str] | None = None, default_name: str | None = None) -> TokenTable:
-    """Rename a frame's columns to roles, add ``_loc`` (1-based row number) and keep provenance."""
+                        notes: list[str] | None = None, default_name: str | None = None,
+                        located: bool = True) -> TokenTable:
+    """Rename a frame's columns to roles, add ``_loc`` (1-based row number; not with ``located=False``, for the
+    scanner, which does not need it: a column as long as the table) and keep provenance."""
     found = resolve_columns(frame.columns, kind, where)
     frame = frame.rename({v: k for k, v in found.items()})
     provenance: tuple[str, ...] = ()
@@ -307,19 +309,21 @@ def table_from_columns(frame: pl.DataFrame, kind: str, origin: Origin, *, where:
         provenance = tuple(c for c in frame.columns
                            if c not in ROLES[kind] and c.strip().lower() not in _NOT_PROVENANCE)
     keep = [c for c in ROLES[kind] if c in frame.columns] + list(provenance)
-    frame = frame.select(keep).with_row_index("_loc", offset=1).with_columns(pl.col("_loc").cast(pl.Int64))
+    frame = frame.select(keep)
+    if located:
+        frame = frame.with_row_index("_loc", offset=1).with_columns(pl.col("_loc").cast(pl.Int64))
     return TokenTable(frame, origin, notes=list(notes or []), default_name=default_name,
                       provenance=provenance)
 
 
 # ---------------------------------------------------------------------- DataFrames
 def is_dataframe(obj: Any) -> bool:
-    """True for a polars DataFrame or LazyFrame, or a pandas DataFrame (recognised without importing either:
-    nothing is a polars frame while polars is not imported)."""
+    """True for a polars DataFrame or LazyFrame, a pandas DataFrame, or a pyarrow Table or RecordBatch (recognised
+    without importing any of them: nothing is a polars frame while polars is not imported)."""
     if "polars" in sys.modules and isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
         return True
-    module = type(obj).__module__ or ""
-    return module.split(".")[0] == "pandas" and type(obj).__name__ == "DataFrame"
+    module, name = (type(obj).__module__ or "").split(".")[0], type(obj).__name__
+    return (module == "pandas" and name == "DataFrame") or (module == "pyarrow" and name in ("Table", "RecordBatch"))
 
 
 def _pandas_to_polars(df: Any) -> pl.DataFrame:
@@ -345,12 +349,18 @@ def _object_token(value: Any) -> str | None:
     return value if isinstance(value, str) else scalar_token(value, integral=False)
 
 
-def frame_table(data: Any, kind: str) -> TokenTable:
-    """A table from a polars or pandas DataFrame (columns matched by alias; rows located as ``row N``)."""
+def frame_table(data: Any, kind: str, *, located: bool = True) -> TokenTable:
+    """A table from a polars or pandas DataFrame or a pyarrow Table (columns matched by alias; rows located as
+    ``row N``, unless ``located=False``)."""
     if isinstance(data, pl.LazyFrame):
         data = data.collect()
-    frame = data if isinstance(data, pl.DataFrame) else _pandas_to_polars(data)
-    return table_from_columns(frame, kind, Origin(None, "row"))
+    if isinstance(data, pl.DataFrame):
+        frame = data
+    elif (type(data).__module__ or "").startswith("pyarrow"):
+        frame = pl.DataFrame(pl.from_arrow(data))
+    else:
+        frame = _pandas_to_polars(data)
+    return table_from_columns(frame, kind, Origin(None, "row"), located=located)
 
 
 # ---------------------------------------------------------------------- dicts

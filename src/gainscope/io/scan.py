@@ -15,8 +15,10 @@ The scanner is used when all of these hold, and the result is the same either wa
   ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``; ``extra_columns`` either way);
 * ``ties`` is ``"trec_eval"`` or ``"rank"`` (``"average"`` needs every position).
 
-DataFrames (polars, pandas) and Parquet files with the same options are scanned through the Arrow C stream
-interface, without copying their columns and before the readers' checks (:func:`scan_table`): the scanner does
+DataFrames (polars, pandas), pyarrow Tables and Parquet files with the same options are scanned through the Arrow C
+stream interface, without copying their columns and before the readers' checks (:func:`scan_table` for polars
+frames; :func:`scan_arrow_run` for the others, in pieces of whole queries from :mod:`gainscope.io.arrow_tables`,
+so that pandas' object strings are converted and a Parquet file is read a piece at a time): the scanner does
 those checks itself (empty ids, control characters, ids not in NFC, duplicates, NaN and infinite scores), and a
 table that fails one, or whose columns are not plain (ids not strings, scores not numbers, ranks not integers,
 missing values), goes to the readers, which say what is wrong.
@@ -60,6 +62,7 @@ from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.deferred import deferred_module
 from gainscope.errors import FileAccessError, FormatError, InputWarning
+from gainscope.io.arrow_tables import ArrowRun, arrow_run, parquet_run, pieces
 from gainscope.io.compressed import MAGIC_BYTES, compression_of
 from gainscope.io.detect import check_format, detect_text_format
 from gainscope.io.frames import RunOptions, TokenTable, frame_table, is_dataframe
@@ -79,8 +82,8 @@ try:
 except ImportError:  # built without a C compiler: the Python readers do all the work
     _scan = None
 
-__all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_run",
-           "scan_trec_run"]
+__all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_arrow_run",
+           "scan_run", "scan_trec_run"]
 
 PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
 CHUNK_BYTES = 8 << 20  # compressed files: decompressed content is scanned in pieces of about this size
@@ -315,21 +318,32 @@ def _scan_pieces(src: TextFile, scan: Callable[[memoryview], dict[str, Any]]) ->
     next blocks are decompressed; the results in order, or why the readers must read the file (a piece the
     scanner refused: the rest is not decompressed; damaged data: the readers then say what is wrong, as they
     would have met it)."""
+    try:
+        return _scan_in_threads(query_pieces(src.blocks(CHUNK_BYTES), CHUNK_BYTES), scan)
+    except FormatError as exc:
+        return f"damaged compressed data ({exc})"
+
+
+def _scan_in_threads(pieces: Iterable[_T | str], scan: Callable[[_T], dict[str, Any]]) -> list[dict[str, Any]] | str:
+    """``scan`` over ``pieces`` (made while earlier ones are scanned, in threads); the results in order, or why the
+    readers must take over: a reason yielded instead of a piece, or a piece the scanner refused (the rest is not
+    made). A few pieces are held at a time, never all."""
     from concurrent.futures import ThreadPoolExecutor
 
     workers = max(1, min(os.cpu_count() or 1, 8))
     results: list[Future[dict[str, Any]]] = []
     with ThreadPoolExecutor(workers) as pool:
         try:
-            for piece in query_pieces(src.blocks(CHUNK_BYTES), CHUNK_BYTES):
+            for piece in pieces:
                 if isinstance(piece, str):
                     return _cancelled(results, piece)
                 done = len(results) - workers - 1
                 if done >= 0 and "fallback" in results[done].result():  # a few pieces held, never the whole
                     return _cancelled(results, _joined([results[done].result()]))  # the piece's reason
                 results.append(pool.submit(scan, piece))
-        except FormatError as exc:
-            return _cancelled(results, f"damaged compressed data ({exc})")
+        except BaseException:
+            _cancelled(results, "")
+            raise
         return [f.result() for f in results]
 
 
@@ -476,6 +490,32 @@ def scan_table(prepared: PreparedJudgments, table: TokenTable, policies: Policie
     return _gathered(results, where, normalize_ids, tag="")
 
 
+def scan_arrow_run(prepared: PreparedJudgments, run: ArrowRun, policies: Policies, *,
+                   normalize_ids: str | None = None) -> Scanned | str:
+    """Scan a run held as Arrow columns (a pyarrow table, a pandas DataFrame, a Parquet file: see
+    :mod:`gainscope.io.arrow_tables`) piece by piece, with the same checks as :func:`scan_table`; what it makes of
+    the run, or the reason the readers must read it."""
+    if (why := _unsupported(policies)) is not None:
+        return why
+    by_scores = run.has_scores and policies.ties != "rank"
+    index, order, depth = _index(prepared), 0 if by_scores else 1, _depth(policies)
+    f32, checks = policies.score_precision == "float32", 2 if run.has_scores else 1
+
+    def scan(piece: Any) -> dict[str, Any]:
+        return _scan.scan_arrow(piece.__arrow_c_stream__(), index, order, depth, policies.judged_only, f32, checks)
+
+    results = _scan_in_threads(pieces(run), scan)
+    if isinstance(results, str):
+        return results
+    if not run.has_ranks or not by_scores:  # no rank column, or no score order: nothing to compare
+        for r in results:
+            for key in ("rank_down", "rank_steps"):
+                if key in r:
+                    r[key] = bytes(len(r[key]))
+    where = f"{run.origin.path}: " if run.origin.path else ""
+    return _gathered(results, where, normalize_ids, tag="")
+
+
 PART_MIN_ROWS = 500_000  # in-memory runs are cut into parts of at least this many rows, one per core
 
 
@@ -527,10 +567,10 @@ def _plain(options: RunOptions, encoding: str) -> bool:
 
 
 def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
-                 ) -> str | TextFile | TokenTable | None:
+                 ) -> str | TextFile | TokenTable | ArrowRun | None:
     """What the scanner reads of the file ``source``: its path (a plain TREC file), its TextFile (a compressed
-    one), its table (Parquet, read by polars), or None when the readers must read it (missing, not a regular file,
-    unreadable: they say so; another format)."""
+    one), its columns (Parquet: read batch by batch with pyarrow, else whole by polars), or None when the readers
+    must read it (missing, not a regular file, unreadable: they say so; another format)."""
     try:
         if not os.path.isfile(source):
             return None
@@ -543,7 +583,11 @@ def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
     if fmt == "parquet" and not compressed:
         from gainscope.io.tabular import load_tabular_table
 
-        return load_tabular_table(src, "run", fmt)  # its errors are the readers' (the same function reads it)
+        columns = parquet_run(source, src.name, src.stem)
+        if columns is not None:
+            return columns
+        # its errors are the readers' (the same function reads it)
+        return load_tabular_table(src, "run", fmt, located=False)
     if fmt != "trec":
         return None
     return src if compressed else os.fspath(source)
@@ -570,7 +614,7 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     scanned: Scanned | str | None = None
     label = ""
     read: dict[str, Any] = {"extra_columns": options.extra_columns, "normalize_ids": options.normalize_ids}
-    table: TokenTable | None = None  # a DataFrame's or a Parquet file's, scanned before the readers' checks
+    table: TokenTable | ArrowRun | None = None  # a DataFrame's or a Parquet file's, scanned before the readers' checks
     if is_stream(source):  # standard input or a file object: read once, scanned in memory or read from memory
         src = TextFile(source, encoding)
         source, encoding, label = src, "utf-8", src.name
@@ -579,13 +623,15 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     elif isinstance(source, (str, os.PathLike)) and _plain(options, encoding) \
             and (target := _scan_target(source, fmt, encoding)) is not None:
         label = os.fspath(source)
-        if isinstance(target, TokenTable):  # a Parquet file, read by polars
+        if isinstance(target, (TokenTable, ArrowRun)):  # a Parquet file
             table = target
         else:
             scanned = scan_trec_run(prepared, target, policies, name=label, **read)
-    elif is_dataframe(source) and _plain(options, "utf-8"):  # a polars or pandas DataFrame
-        table, label = frame_table(source, "run"), "the DataFrame"
-    if table is not None:
+    elif is_dataframe(source) and _plain(options, "utf-8"):  # a polars or pandas DataFrame, a pyarrow Table
+        table, label = arrow_run(source) or frame_table(source, "run", located=False), "the DataFrame"
+    if isinstance(table, ArrowRun):
+        scanned = scan_arrow_run(prepared, table, policies, normalize_ids=options.normalize_ids)
+    elif table is not None:
         scanned = scan_table(prepared, table, policies, normalize_ids=options.normalize_ids)
     if isinstance(scanned, str):
         logging.getLogger("gainscope").info("%s: read by the Python readers (%s)", label, scanned)

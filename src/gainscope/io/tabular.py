@@ -86,14 +86,15 @@ def _empty(kind: str, src: TextFile) -> TokenTable:
     return TokenTable(frame, Origin(src.name, "row"), default_name=src.stem)
 
 
-def load_tabular_table(src: TextFile, kind: str, fmt: str) -> TokenTable:
-    """Read a CSV, TSV, BEIR or Parquet file into a token table for :mod:`gainscope.io.frames`."""
+def load_tabular_table(src: TextFile, kind: str, fmt: str, *, located: bool = True) -> TokenTable:
+    """Read a CSV, TSV, BEIR or Parquet file into a token table for :mod:`gainscope.io.frames` (rows located
+    unless ``located=False``)."""
     frame = _read_parquet(src) if fmt == "parquet" else _read_delimited(src, fmt, kind)
     if frame is None:
         return _empty(kind, src)
     _check_header(frame, src, fmt, kind)
     table = table_from_columns(frame, kind, Origin(src.name, "row"), where=f"{src.name}: ",
-                               default_name=src.stem)
+                               default_name=src.stem, located=located)
     if kind == "judgments":
         _skip_unrated_rows(table)
     return table
