@@ -209,3 +209,19 @@ def test_pandas_is_not_imported_by_gainscope_io() -> None:
     code = "import sys, gainscope.io; print('pandas' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_an_id_with_a_lone_surrogate_is_an_input_error_naming_where_it_is() -> None:
+    # Python strings may hold lone surrogates (errors="surrogateescape"); Arrow and polars refuse them with a raw
+    # UnicodeEncodeError, which used to escape as a traceback
+    from gainscope.io import read_judgments, read_run
+
+    frame = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d2", "d\ud800"], "score": [1.0, 0.5]}, dtype=object)
+    frame["score"] = frame["score"].astype(float)
+    with pytest.raises(InputError, match=r"^column 'doc_id', row 2: 'd\\ud800' is not valid Unicode text: it holds "
+                                         r"a lone surrogate \(U\+D800\) at character 2; decode the bytes"):
+        read_run(frame)
+    with pytest.raises(InputError, match=r"^a doc id of query 'q1' 'd\\ud800' is not valid Unicode text"):
+        read_run({"q1": {"d\ud800": 1.0}})
+    with pytest.raises(InputError, match=r"^a query id 'q\\udcff' is not valid Unicode text: .*\(U\+DCFF\)"):
+        read_judgments({"q\udcff": {"d1": 1}})

@@ -337,10 +337,32 @@ def _pandas_to_polars(df: Any) -> pl.DataFrame:
         converted: pl.Series
         try:
             converted = pl.Series(str(name), pl.from_pandas(column, nan_to_null=False))
-        except Exception:  # mixed object columns (ints and strings...): keep each value's text
+        except Exception as exc:  # mixed object columns (ints and strings...): keep each value's text
+            if (error := _unencodable_cell(name, column)) is not None:
+                raise error from exc
             converted = pl.Series(str(name), [_object_token(v) for v in column.tolist()], dtype=pl.String)
         series.append(converted)
     return pl.DataFrame(series)
+
+
+def not_utf8(text: str) -> str | None:
+    """What keeps ``text`` from being stored as UTF-8 (a lone surrogate, which Python strings may hold and Arrow,
+    polars and files may not), with the fix; None when it can be."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (f"is not valid Unicode text: it holds a lone surrogate (U+{ord(text[exc.start]):04X}) at character "
+                f"{exc.start + 1}; decode the bytes it came from with their real encoding (a surrogate is what "
+                "errors='surrogateescape' leaves for bytes that are not UTF-8)")
+    return None
+
+
+def _unencodable_cell(name: Any, column: Any) -> InputError | None:
+    """The error for the first string of a pandas column that cannot be UTF-8, naming its column and row."""
+    for row, value in enumerate(column.tolist(), start=1):
+        if isinstance(value, str) and (problem := not_utf8(value)):
+            return InputError(f"column {str(name)!r}, row {row}: {value!r} {problem}")
+    return None
 
 
 def _object_token(value: Any) -> str | None:
@@ -366,6 +388,8 @@ def frame_table(data: Any, kind: str, *, located: bool = True) -> TokenTable:
 # ---------------------------------------------------------------------- dicts
 def _id_token(value: Any, what: str) -> str:
     if isinstance(value, str):
+        if problem := not_utf8(value):
+            raise InputError(f"{what} {value!r} {problem}")
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
