@@ -171,8 +171,8 @@ def _parts(path: str, size: int, count: int | None = None, start: int = 0) -> li
 
 def _unsupported(policies: Policies) -> str | None:
     """Why the scanner cannot serve these policies, or None."""
-    if _scan is None:
-        return "the C scanner is not built"
+    if not native_available():
+        return "the C scanner is not built, or is turned off (GAINSCOPE_NATIVE=0)"
     if policies.ties not in _ORDER:
         return f"ties={policies.ties!r}"
     return None
@@ -273,11 +273,13 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
 
     Raises :class:`~gainscope.errors.FileAccessError` when the file changes size while it is read, or cannot be
     read."""
+    flags = {"extra_ok": extra_columns == "ignore", "f32": policies.score_precision == "float32"}
+    if policies.ties in _ORDER and not native_available():
+        return _scan_vectorised(prepared, source, policies, flags, normalize_ids, name)
     if (why := _unsupported(policies)) is not None:
         return why
     index = _index(prepared)
     options = (index, _ORDER[policies.ties], _depth(policies), policies.judged_only)
-    flags = {"extra_ok": extra_columns == "ignore", "f32": policies.score_precision == "float32"}
     if isinstance(source, TextFile):
         label = name or source.name
         results = _scan_pieces(source, lambda piece: _scan.scan_trec_run(piece, *options, **flags))
@@ -308,7 +310,23 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
     return _gathered(results, f"{label}: ", normalize_ids)
 
 
-def _scan_pieces(src: TextFile, scan: Callable[[memoryview], dict[str, Any]]) -> list[dict[str, Any]] | str:
+def _scan_vectorised(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes | TextFile,
+                     policies: Policies, flags: dict[str, bool], normalize_ids: str | None, name: str | None
+                     ) -> Scanned | str:
+    """:func:`scan_trec_run` without the C scanner: the content cut into pieces of whole queries, each scanned by
+    :func:`gainscope.io.scan_polars.scan_piece` (polars and numpy; the same outputs)."""
+    from gainscope.io.scan_polars import scan_piece
+
+    src = source if isinstance(source, (bytes, TextFile)) else TextFile(source)
+    label = name or ("<stdin>" if isinstance(src, bytes) else src.name)
+    order, depth = _ORDER[policies.ties], _depth(policies)
+    results = _scan_pieces(src if isinstance(src, TextFile) else [src],
+                           lambda piece: scan_piece(piece, prepared, order, depth, policies.judged_only, **flags))
+    return results if isinstance(results, str) else _gathered(results, f"{label}: ", normalize_ids)
+
+
+def _scan_pieces(src: TextFile | Iterable[bytes], scan: Callable[[memoryview], dict[str, Any]]
+                 ) -> list[dict[str, Any]] | str:
     """``scan`` over the pieces of a compressed file's content (:func:`query_pieces`), in threads while the
     next blocks are decompressed; the results in order, or why the readers must read the file (a piece the
     scanner refused: the rest is not decompressed; damaged data: the readers then say what is wrong, as they
@@ -317,7 +335,8 @@ def _scan_pieces(src: TextFile, scan: Callable[[memoryview], dict[str, Any]]) ->
     results: list[Future[dict[str, Any]]] = []
     with ThreadPoolExecutor(workers) as pool:
         try:
-            for piece in query_pieces(src.blocks(CHUNK_BYTES), CHUNK_BYTES):
+            blocks = src.blocks(CHUNK_BYTES) if isinstance(src, TextFile) else src
+            for piece in query_pieces(blocks, CHUNK_BYTES):
                 if isinstance(piece, str):
                     return _cancelled(results, piece)
                 done = len(results) - workers - 1
@@ -515,11 +534,11 @@ def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies)
 
 
 def _plain(options: RunOptions, encoding: str) -> bool:
-    """True for the reading options the scanner implements: the defaults, any name, allow_empty and
-    extra_columns, normalize_ids none or NFC, UTF-8."""
+    """True for the reading options the scanners implement (the C one and its twin in polars): the defaults, any
+    name, allow_empty and extra_columns, normalize_ids none or NFC, UTF-8."""
     plain = RunOptions(name=options.name, allow_empty=options.allow_empty, extra_columns=options.extra_columns,
                        normalize_ids=options.normalize_ids if options.normalize_ids == "NFC" else None)
-    return native_available() and options == plain and canonical_encoding(encoding) == "utf-8"
+    return options == plain and canonical_encoding(encoding) == "utf-8"
 
 
 def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
@@ -536,7 +555,7 @@ def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
         return None
     src = TextFile(source, encoding)
     fmt = fmt or detect_text_format(src, "run")
-    if fmt == "parquet" and not compressed:
+    if fmt == "parquet" and not compressed and native_available():  # tables: the C scanner only
         from gainscope.io.tabular import load_tabular_table
 
         return load_tabular_table(src, "run", fmt)  # its errors are the readers' (the same function reads it)
@@ -579,7 +598,7 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
             table = target
         else:
             scanned = scan_trec_run(prepared, target, policies, name=label, **read)
-    elif is_dataframe(source) and _plain(options, "utf-8"):  # a polars or pandas DataFrame
+    elif is_dataframe(source) and _plain(options, "utf-8") and native_available():  # a polars or pandas DataFrame
         table, label = frame_table(source, "run"), "the DataFrame"
     if table is not None:
         scanned = scan_table(prepared, table, policies, normalize_ids=options.normalize_ids)

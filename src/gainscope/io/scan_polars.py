@@ -1,0 +1,329 @@
+"""The C scanner's twin in polars and numpy: pieces of a TREC run file to the scanner's outputs, vectorised.
+
+Installs without the C extension (no compiler, no wheel) and ``GAINSCOPE_NATIVE=0`` scan TREC run files with
+:func:`scan_piece` instead of ``gainscope._scan.scan_trec_run``: it takes a piece of whole queries (cut by
+:func:`gainscope.io.scan.query_pieces`) and returns the same dict -- per ranked query its id, number of ranked
+documents, tie groups and rank steps; per judged position its rank, judgment row and score -- so that everything
+after the scan is shared (:func:`gainscope.io.scan._gathered`). No Python object is made per line.
+
+Like the C scanner it is an accelerator, never a second set of rules: it takes a piece only when its bytes are
+plain, and otherwise returns the reason (``{"fallback": ...}``), and the Python readers read the file and give the
+exact error, warning or result. Plain means, checked on the bytes before polars splits them:
+
+* one separator, the first line's (a tab if it has one, else a space), once between fields: no other whitespace
+  (the other separator, VT, FF), no separator twice in a row, none at the start or the end of a line, no blank
+  line, no comment line, and lines ending with ``\\n`` (or every line with ``\\r\\n``);
+* no control character (C0 but the separator and line ends, DEL; C1 in text that is not ASCII), valid UTF-8, and no
+  line longer than :data:`~gainscope.io.text.MAX_LINE_BYTES`;
+* exactly 6 fields per line (at least 6 with ``extra_columns="ignore"``), counted: separators = 5 x lines, and
+  polars returns one row per line with no field missing.
+
+The fields are then checked with the readers' own expressions (:data:`~gainscope.io.frames.INT_RE`,
+:data:`~gainscope.io.frames.FLOAT_RE` and the casts of :func:`~gainscope.io.frames.convert_run_values`): a rank that
+is not a plain integer, a score that is not a finite decimal number, run tags that differ, a query whose lines
+are not together and a document listed twice for a query go to the readers, as in C.
+
+Ordering is trec_eval's (score descending, then doc id descending, bytes) or the rank column's (then line order).
+Files are nearly always sorted by score already: that is checked in one pass, and then only the groups of tied
+scores are sorted by doc id (polars compares strings as bytes); otherwise the piece is sorted whole.
+
+Judgments are looked up by a 64-bit key per (query, doc): polars' hash of the doc id mixed with the judged query's
+index, joined with the same keys of the judgments (made once per :class:`PreparedJudgments`); every match is then
+checked against the judgment's own query and doc id, so a collision of hashes can only send the file to the
+readers, never change a result. Duplicates are found the same way, with the query's position in the piece.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from gainscope.core.judged_run import PreparedJudgments
+from gainscope.deferred import deferred_module
+from gainscope.io.text import MAX_LINE_BYTES
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = deferred_module("polars")
+
+__all__ = ["JudgmentKeys", "judgment_keys", "scan_piece"]
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: (query index + 1) * _MIX differs for every index
+_C1 = re.compile("[\x80-\x9f]")
+_NON_ASCII = r"[^\x00-\x7F]"
+
+
+class JudgmentKeys(NamedTuple):
+    """The judgments of a :class:`PreparedJudgments` keyed for :func:`scan_piece`: the 64-bit key of every
+    judgment row, the rows by judged query (``rows[offsets[q]:offsets[q + 1]]`` are query ``q``'s), the judged
+    query index of every row, the doc ids, and the index of every judged query id."""
+
+    key: np.ndarray
+    rows: np.ndarray
+    offsets: np.ndarray
+    row_query: np.ndarray
+    doc_ids: pl.Series
+    position: dict[str, int]
+
+
+_keys: weakref.WeakKeyDictionary[PreparedJudgments, JudgmentKeys] = weakref.WeakKeyDictionary()
+
+
+def _key(doc_hashes: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The 64-bit key of each (query index, doc id): polars' hash of the doc id XOR (query index + 1) x _MIX."""
+    return doc_hashes ^ ((query.astype(np.uint64) + np.uint64(1)) * _MIX)
+
+
+def judgment_keys(prepared: PreparedJudgments) -> JudgmentKeys:
+    """The keys of ``prepared``'s judgments (made once per prepared judgments)."""
+    keys = _keys.get(prepared)
+    if keys is None:
+        frame = prepared.frame
+        position = {q: i for i, q in enumerate(prepared.query_ids)}
+        row_query = frame["query_id"].replace_strict(position, return_dtype=pl.Int64).to_numpy()
+        docs = frame["doc_id"]
+        offsets = np.zeros(len(position) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row_query, minlength=len(position)), out=offsets[1:])
+        keys = _keys[prepared] = JudgmentKeys(_key(docs.hash().to_numpy(), row_query),
+                                              np.argsort(row_query, kind="stable"), offsets, row_query, docs,
+                                              position)
+    return keys
+
+
+def _schema() -> dict[str, Any]:
+    """The six columns, as polars reads them: text, the Q0 column and the run tag as categories (cheaper)."""
+    return {"query_id": pl.String, "q0": pl.Categorical, "doc_id": pl.String, "rank": pl.Int64, "score": pl.Float64,
+            "tag": pl.Categorical}
+
+
+def _fallback(reason: str) -> dict[str, Any]:
+    return {"fallback": reason, "line": 0}
+
+
+def _plain_bytes(data: bytes, ascii_only: bool) -> tuple[bytes, bool] | str:
+    """The separator and whether lines end with CRLF, when the checks made on the bytes alone pass (see the module
+    docstring; the counts that need the number of lines are made by :func:`_counted`); else why not. Only searches
+    for one byte: C speed."""
+    first = data[: data.find(b"\n")] if b"\n" in data else data
+    sep, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
+    if other in data:
+        return "whitespace other than one separator between fields"
+    if b"\x7f" in data:
+        return "a control character"
+    crlf = b"\r" in data
+    if crlf and not (data.endswith(b"\n") and data.count(b"\r\n") == data.count(b"\n")):
+        return "a carriage return that does not end a line"
+    if _long_line(data):
+        return "a line longer than the limit"
+    if not ascii_only:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return "bytes that are not valid UTF-8"
+        if _C1.search(text):
+            return "a C1 control character"
+    return sep, crlf
+
+
+def _counted(data: bytes, sep: bytes, crlf: bool, rows: int, extra_ok: bool) -> str | None:
+    """Why the bytes are not ``rows`` plain lines (None when they are): the bytes below 32 must be exactly the line
+    ends (a LF per line but maybe the last, a CR before each with CRLF) and tab separators, and without
+    ``extra_columns="ignore"`` the separators must be 5 per line. With polars' rows, one per line (none missing:
+    a blank line would be one), this says no line has another control character and none has more than 6 fields."""
+    codes = np.frombuffer(data, dtype=np.uint8)
+    ends = rows - (not data.endswith(b"\n"))
+    below = int(np.count_nonzero(codes < 32))
+    tabs = 0
+    if sep == b"\t":
+        tabs = 5 * rows if not extra_ok else data.count(b"\t")
+    elif not extra_ok and int(np.count_nonzero(codes <= 32)) - below != 5 * rows:
+        return "a line with more than 6 columns"
+    if below != ends * (2 if crlf else 1) + tabs:
+        return "a control character, or a line with more than 6 columns"  # VT, FF: not plain
+    return None
+
+
+_BLOCK = MAX_LINE_BYTES // 2
+
+
+def _long_line(data: bytes) -> bool:
+    """True when a line of ``data`` is longer than MAX_LINE_BYTES. Every aligned block of MAX_LINE_BYTES / 2 bytes
+    holding a line end means none is (two line ends are then less than MAX_LINE_BYTES apart); else the lines are
+    measured."""
+    if all(data.find(b"\n", k, k + _BLOCK) >= 0 for k in range(0, len(data), _BLOCK)):
+        return False
+    bounds = np.concatenate(([-1], np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10), [len(data)]))
+    return int(np.diff(bounds).max()) - 1 > MAX_LINE_BYTES
+
+
+def scan_piece(piece: bytes | memoryview, prepared: PreparedJudgments, order: int, depth: int, judged_only: bool,
+               *, extra_ok: bool = False, f32: bool = False) -> dict[str, Any]:
+    """What ``gainscope._scan.scan_trec_run`` returns for ``piece`` (whole lines of whole queries, without a byte
+    order mark): ``order`` 0 for trec_eval's order, 1 for the rank column's; ``depth`` -1 for none; the ids the
+    readers check for their Unicode form listed (every id that is not ASCII). Or ``{"fallback": reason}``."""
+    data = bytes(piece)
+    if not data:
+        return _fallback("no data line")
+    ascii_only = data.isascii()
+    plain = _plain_bytes(data, ascii_only)
+    if isinstance(plain, str):
+        return _fallback(plain)
+    sep, crlf = plain
+    try:
+        frame = pl.read_csv(data, has_header=False, separator=sep.decode(), quote_char=None, eol_char="\n",
+                            schema=_schema(), truncate_ragged_lines=True, raise_if_empty=False, encoding="utf8")
+    except pl.exceptions.PolarsError:  # a rank or a score polars cannot parse: the readers say what is wrong
+        return _fallback("a rank that is not a plain integer or a score that is not a number")
+    if any(frame.null_count().row(0)):  # an empty field is null (two separators in a row), and so are missing ones
+        return _fallback("a line with fewer than 6 columns, an empty field or a blank line")
+    why = _counted(data, sep, crlf, frame.height, extra_ok)
+    if why is not None:
+        return _fallback(why)
+    if frame["query_id"].str.starts_with("#").any():
+        return _fallback("a comment line")
+    if frame["tag"].n_unique() != 1:
+        return _fallback("run tags that differ")
+    tag = str(frame["tag"][0])
+    tag = tag[:-1] if crlf and tag.endswith("\r") else tag
+    if not tag:
+        return _fallback("a line with fewer than 6 columns")  # "... score \r\n": the CR alone in the last field
+    rank = frame["rank"].to_numpy()
+    score = frame["score"].to_numpy()
+    if not np.isfinite(score).all():
+        return _fallback("a score that is not a finite decimal number")
+    if f32:
+        score = score.astype(np.float32).astype(np.float64)
+    query, doc = frame["query_id"], frame["doc_id"]
+    return _scanned(query, doc, rank, score, prepared, order, depth, judged_only, tag, ascii_only)
+
+
+def _scanned(query: pl.Series, doc: pl.Series, rank: np.ndarray, score: np.ndarray, prepared: PreparedJudgments,
+             order: int, depth: int, judged_only: bool, tag: str, ascii_only: bool) -> dict[str, Any]:
+    n = len(rank)
+    new = np.ones(n, dtype=bool)
+    new[1:] = (query.slice(1) != query.slice(0, n - 1)).to_numpy()
+    starts = np.flatnonzero(new)
+    ids: list[str] = query.gather(starts).to_list()
+    if len(set(ids)) != len(ids):
+        return _fallback("a query whose lines are not all together")
+    group = np.cumsum(new) - 1
+    hashes = doc.hash().to_numpy()
+    within = np.sort(_key(hashes, group))  # a document listed twice in a query has the same key twice
+    if bool((within[1:] == within[:-1]).any()):
+        return _fallback("a document listed twice for a query")
+    judgment = _judgments(doc, hashes, group, ids, judgment_keys(prepared))
+    if judgment is None:
+        return _fallback("judgment keys that collide")
+    perm, ties, down, steps = _order(doc, group, starts, rank, score, order)
+    if perm is not None:
+        judgment, score = judgment[perm], score[perm]
+    position = np.arange(n, dtype=np.int64) - starts[group]
+    kept = position < depth if depth >= 0 else np.ones(n, dtype=bool)
+    if judged_only:
+        kept &= judgment >= 0
+        kept[kept] = prepared.row_grades[judgment[kept]] >= 0
+    count = np.cumsum(kept)
+    before = np.concatenate(([0], count))[starts]  # kept positions before each query
+    hit = kept & (judgment >= 0)
+    nq = len(starts)
+    hit_offsets = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(np.bincount(group[hit], minlength=nq), out=hit_offsets[1:])
+    encoded = [i.encode("utf-8") for i in ids]
+    query_offsets = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum([len(i) for i in encoded], out=query_offsets[1:])
+    out: dict[str, Any] = {
+        "query_blob": b"".join(encoded), "query_offsets": query_offsets,
+        "num_ret": np.bincount(group[kept], minlength=nq).astype(np.int64),
+        "hit_offsets": hit_offsets, "hit_rank": (count - before[group])[hit].astype(np.int64),
+        "hit_judgment": judgment[hit], "hit_score": np.ascontiguousarray(score[hit]),
+        "ties": ties, "rank_down": down, "rank_steps": steps, "tag": tag, "lines": n,
+    }
+    out.update(_check_ids(ids, doc, ascii_only))
+    return out
+
+
+def _judgments(doc: pl.Series, hashes: np.ndarray, group: np.ndarray, ids: list[str], keys: JudgmentKeys
+               ) -> np.ndarray | None:
+    """The judgment row of every line (-1: not judged), or None when the keys cannot tell (two judgments of the
+    piece's queries share a key). Each line's key is searched among the keys of its piece's judged queries, and
+    every match is checked against the judgment's query and doc id."""
+    judgment = np.full(len(group), -1, dtype=np.int64)
+    judged_q = np.array([keys.position.get(i, -1) for i in ids], dtype=np.int64)
+    present = judged_q[judged_q >= 0]
+    lengths = keys.offsets[present + 1] - keys.offsets[present]
+    total = int(lengths.sum())
+    if not total:
+        return judgment
+    starts = np.repeat(keys.offsets[present] - np.cumsum(lengths) + lengths, lengths)
+    rows = keys.rows[starts + np.arange(total, dtype=np.int64)]
+    piece_keys = keys.key[rows]
+    ordered = np.sort(piece_keys)
+    if bool((ordered[1:] == ordered[:-1]).any()):
+        return None
+    query = judged_q[group]
+    found = (pl.Series(_key(hashes, query), dtype=pl.UInt64)
+             .replace_strict(pl.Series(piece_keys, dtype=pl.UInt64), pl.Series(rows, dtype=pl.Int64), default=-1)
+             .to_numpy())
+    hit = (found >= 0) & (query >= 0)
+    if hit.any():
+        found = found[hit]
+        if not (np.array_equal(keys.row_query[found], query[hit])
+                and bool((doc.filter(pl.Series(hit)) == keys.doc_ids.gather(found)).all())):
+            return None
+        judgment[hit] = found
+    return judgment
+
+
+def _order(doc: pl.Series, group: np.ndarray, starts: np.ndarray, rank: np.ndarray, score: np.ndarray, order: int
+           ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
+    """The permutation that puts every query in final order (None: the lines' order), and per query the groups of
+    tied scores, the steps down the score order that go to a better rank, and the steps."""
+    n, nq = len(group), len(starts)
+    zeros = np.zeros(nq, dtype=np.int64)
+    same = group[1:] == group[:-1]
+    if order == 1:  # the rank column's order, then the lines'
+        if bool(np.all(~same | (rank[1:] >= rank[:-1]))):
+            return None, zeros, zeros, zeros.copy()
+        return np.lexsort((rank, group)), zeros, zeros, zeros.copy()
+    key = score + 0.0  # -0.0 and 0.0 are equal scores
+    perm: np.ndarray | None = None
+    if not bool(np.all(~same | (key[1:] <= key[:-1]))):
+        perm = (pl.DataFrame({"g": group, "s": key, "d": doc, "i": np.arange(n, dtype=np.int64)})
+                .sort(["g", "s", "d"], descending=[False, True, True])["i"].to_numpy())
+        key = key[perm]
+        doc = doc.gather(perm)
+    tied = same & (key[1:] == key[:-1])  # line i + 1 ties with line i
+    if tied.any():
+        member = np.zeros(n, dtype=bool)
+        member[1:] |= tied
+        member[:-1] |= tied
+        at = np.flatnonzero(member)
+        first = np.ones(len(at), dtype=bool)
+        first[1:] = ~tied[at[1:] - 1]
+        by_doc = (pl.DataFrame({"t": np.cumsum(first), "d": doc.gather(at), "i": at})
+                  .sort(["t", "d"], descending=[False, True])["i"].to_numpy())
+        perm = np.arange(n, dtype=np.int64) if perm is None else perm
+        perm[at] = perm[by_doc]
+        ties = np.bincount(group[at[first]], minlength=nq).astype(np.int64)
+    else:
+        ties = zeros
+    ordered = rank if perm is None else rank[perm]
+    down = np.bincount(group[1:][same & (ordered[1:] < ordered[:-1])], minlength=nq).astype(np.int64)
+    steps = np.bincount(group, minlength=nq).astype(np.int64) - 1
+    return perm, ties, down, steps
+
+
+def _check_ids(ids: list[str], doc: pl.Series, ascii_only: bool) -> dict[str, Any]:
+    """The ids whose Unicode form Python checks (:func:`gainscope.io.scan.checked_ids`): every id that is not
+    ASCII, query ids first, each column in the lines' order."""
+    listed = [] if ascii_only else [i for i in ids if not i.isascii()]
+    docs = [] if ascii_only else doc.filter(doc.str.contains(_NON_ASCII)).to_list()
+    encoded = [i.encode("utf-8") for i in listed + docs]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(i) for i in encoded], out=offsets[1:])
+    return {"check_blob": b"".join(encoded), "check_offsets": offsets,
+            "check_kind": bytes(len(listed)) + bytes([1]) * len(docs)}
