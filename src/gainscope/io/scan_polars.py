@@ -175,7 +175,8 @@ def scan_piece(piece: bytes | memoryview, prepared: PreparedJudgments, order: in
     sep, crlf = plain
     try:
         frame = pl.read_csv(data, has_header=False, separator=sep.decode(), quote_char=None, eol_char="\n",
-                            schema=_schema(), truncate_ragged_lines=True, raise_if_empty=False, encoding="utf8")
+                            schema=_schema(), truncate_ragged_lines=True, extra_columns="ignore",
+                            raise_if_empty=False, encoding="utf8")
     except pl.exceptions.PolarsError:  # a rank or a score polars cannot parse: the readers say what is wrong
         return _fallback("a rank that is not a plain integer or a score that is not a number")
     if any(frame.null_count().row(0)):  # an empty field is null (two separators in a row), and so are missing ones
@@ -306,7 +307,7 @@ def _order(doc: pl.Series, group: np.ndarray, starts: np.ndarray, rank: np.ndarr
         first[1:] = ~tied[at[1:] - 1]
         by_doc = (pl.DataFrame({"t": np.cumsum(first), "d": doc.gather(at), "i": at})
                   .sort(["t", "d"], descending=[False, True])["i"].to_numpy())
-        perm = np.arange(n, dtype=np.int64) if perm is None else perm
+        perm = np.arange(n, dtype=np.int64) if perm is None else perm.copy()  # polars hands its arrays read-only
         perm[at] = perm[by_doc]
         ties = np.bincount(group[at[first]], minlength=nq).astype(np.int64)
     else:
