@@ -183,7 +183,8 @@ def test_decimal_scores_are_taken_bit_for_bit(tmp_path: Path, texts: list[str]) 
 def test_many_queries_in_many_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gainscope.io import scan
 
-    monkeypatch.setattr(scan, "CHUNK_BYTES", 4096)  # pieces of a few queries each
+    monkeypatch.setattr(scan, "PIECE_BYTES", 4096)  # ranges of a few queries each
+    monkeypatch.setattr(scan, "CHUNK_BYTES", 4096)  # and pieces of standard input
     rnd = random.Random(7)
     judged: dict[str, dict[str, int]] = {}
     lines = []
@@ -201,6 +202,8 @@ def test_many_queries_in_many_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyP
     for policies in (Policies(), Policies(depth=25), Policies(judged_only=True), Policies(ties="rank", depth=7),
                      Policies(missing_queries="skip")):
         assert not isinstance(scan_trec_run(prepared, path, policies), str)
+        from_bytes = scan_trec_run(prepared, path.read_bytes(), policies)
+        assert not isinstance(from_bytes, str) and len(from_bytes.positions.query_ids) == 300
         (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
         assert isinstance(fast, JudgedRun)
         assert_same(fast, slow)
@@ -219,3 +222,28 @@ def test_standard_input_is_scanned_by_the_twin(tmp_path: Path) -> None:
     assert_same(fast[0], slow[0])
     assert fast[1] == slow[1]
     assert not isinstance(scan_trec_run(prepared, data, Policies()), str)
+
+
+def test_a_file_shorter_than_when_its_ranges_were_cut_is_an_error(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import re
+
+    from gainscope.errors import FileAccessError
+    from gainscope.io import scan
+
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"q1 Q0 d{d} {d + 1} {100 - d} r\n" for d in range(2000)), encoding="utf-8")
+    real_parts = scan._parts
+
+    def parts_then_shrink(name: str, size: int, count: int | None = None, start: int = 0) -> list[tuple[int, int]]:
+        ranges = real_parts(name, size, count, start)
+        os.truncate(name, size // 2)  # rewritten between measuring and reading
+        return ranges
+
+    monkeypatch.setattr(scan, "_parts", parts_then_shrink)
+    size = path.stat().st_size
+    with pytest.raises(FileAccessError, match=re.escape(f"{path} changed while it was read ({size} bytes when "
+                                                        f"reading began, {size // 2} now); read it again once "
+                                                        "nothing writes to it")):
+        scan_trec_run(_prepared(**PREPARED), path, Policies())

@@ -304,10 +304,18 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
         raise FileAccessError(f"cannot read {label}: {exc.strerror or exc}", path=label) from None
     changed = [r["changed"] for r in results if "changed" in r]
     if changed:
-        now = "gone" if changed[0] < 0 else f"{changed[0]} now"
-        raise FileAccessError(f"{label} changed while it was read ({ranges[-1][1]} bytes when reading began, {now}); "
-                              f"read it again once nothing writes to it", path=label)
+        raise _changed_error(label, ranges[-1][1], changed[0])
     return _gathered(results, f"{label}: ", normalize_ids)
+
+
+def _changed_error(label: str, size: int, now: int) -> FileAccessError:
+    """The error for a file of ``size`` bytes when reading began, ``now`` bytes (-1: gone) once read."""
+    state = "gone" if now < 0 else f"{now} now"
+    return FileAccessError(f"{label} changed while it was read ({size} bytes when reading began, {state}); read it "
+                           f"again once nothing writes to it", path=label)
+
+
+PIECE_BYTES = 16 << 20  # without the C scanner, plain files are read in ranges of about this size, in threads
 
 
 def _scan_vectorised(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes | TextFile,
@@ -317,12 +325,56 @@ def _scan_vectorised(prepared: PreparedJudgments, source: str | os.PathLike[str]
     :func:`gainscope.io.scan_polars.scan_piece` (polars and numpy; the same outputs)."""
     from gainscope.io.scan_polars import scan_piece
 
-    src = source if isinstance(source, (bytes, TextFile)) else TextFile(source)
-    label = name or ("<stdin>" if isinstance(src, bytes) else src.name)
     order, depth = _ORDER[policies.ties], _depth(policies)
-    results = _scan_pieces(src if isinstance(src, TextFile) else [src],
-                           lambda piece: scan_piece(piece, prepared, order, depth, policies.judged_only, **flags))
+
+    def scan(piece: bytes | memoryview) -> dict[str, Any]:
+        return scan_piece(piece, prepared, order, depth, policies.judged_only, **flags)
+
+    if isinstance(source, (bytes, TextFile)):
+        label = name or (source.name if isinstance(source, TextFile) else "<stdin>")
+        results = _scan_pieces(source if isinstance(source, TextFile) else [source], scan)
+    else:
+        label = name or os.fspath(source)
+        results = _scan_ranges(os.fspath(source), label, scan)
     return results if isinstance(results, str) else _gathered(results, f"{label}: ", normalize_ids)
+
+
+def _scan_ranges(path: str, label: str, scan: Callable[[bytes], dict[str, Any]]) -> list[dict[str, Any]] | str:
+    """``scan`` over a plain file cut at query boundaries into ranges of about :data:`PIECE_BYTES`, each read and
+    scanned in a thread (a few at a time); the results in order, or the first range's reason to refuse the file (a
+    file that cannot be opened: the readers say why). Raises FileAccessError when the file cannot be read or
+    changes size while it is read."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            start = len(BOM) if f.read(len(BOM)) == BOM else 0
+    except OSError:
+        return "the file cannot be opened"
+    ranges = _parts(path, size, max(1, size // PIECE_BYTES), start)
+
+    def read_and_scan(r: tuple[int, int]) -> dict[str, Any]:
+        with open(path, "rb") as f:
+            f.seek(r[0])
+            data = f.read(r[1] - r[0])
+        return scan(data) if len(data) == r[1] - r[0] else {"changed": len(data)}
+
+    results: list[dict[str, Any]] = []
+    try:
+        with ThreadPoolExecutor(max(1, min(os.cpu_count() or 1, 8))) as pool:
+            futures = [pool.submit(read_and_scan, r) for r in ranges]
+            for future in futures:
+                result = future.result()
+                if "fallback" in result:
+                    return _cancelled(futures, _joined([result]))
+                results.append(result)
+        now = os.path.getsize(path)
+    except FileNotFoundError:
+        now = -1
+    except OSError as exc:
+        raise FileAccessError(f"cannot read {label}: {exc.strerror or exc}", path=label) from None
+    if now != size or any("changed" in r for r in results):
+        raise _changed_error(label, size, now)
+    return results
 
 
 def _scan_pieces(src: TextFile | Iterable[bytes], scan: Callable[[memoryview], dict[str, Any]]

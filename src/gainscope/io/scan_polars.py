@@ -53,6 +53,7 @@ else:
 __all__ = ["JudgmentKeys", "judgment_keys", "scan_piece"]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: (query index + 1) * _MIX differs for every index
+_FILTER = 1 << 20  # entries of the table that sifts the lines whose key may be a judgment's
 _C1 = re.compile("[\x80-\x9f]")
 _NON_ASCII = r"[^\x00-\x7F]"
 
@@ -221,26 +222,32 @@ def _scanned(query: pl.Series, doc: pl.Series, rank: np.ndarray, score: np.ndarr
         return _fallback("judgment keys that collide")
     perm, ties, down, steps = _order(doc, group, starts, rank, score, order)
     if perm is not None:
-        judgment, score = judgment[perm], score[perm]
-    position = np.arange(n, dtype=np.int64) - starts[group]
-    kept = position < depth if depth >= 0 else np.ones(n, dtype=bool)
-    if judged_only:
-        kept &= judgment >= 0
-        kept[kept] = prepared.row_grades[judgment[kept]] >= 0
-    count = np.cumsum(kept)
-    before = np.concatenate(([0], count))[starts]  # kept positions before each query
-    hit = kept & (judgment >= 0)
+        judgment = judgment[perm]
     nq = len(starts)
+    sizes = np.diff(np.append(starts, n))
+    at = np.flatnonzero(judgment >= 0)  # the judged positions: only they are kept in the outputs
+    at_group = group[at]
+    rank_at = at - starts[at_group] + 1  # 1-based position in the query
+    if depth >= 0:
+        within = rank_at <= depth
+        at, at_group, rank_at = at[within], at_group[within], rank_at[within]
+    if judged_only:  # unjudged (NaN grade, negative) documents are dropped: ranks count judged ones only
+        judged = prepared.row_grades[judgment[at]] >= 0
+        at, at_group = at[judged], at_group[judged]
+        first = np.searchsorted(at_group, np.arange(nq))  # where each query's positions start
+        rank_at = np.arange(len(at), dtype=np.int64) - first[at_group] + 1
+        num_ret = np.bincount(at_group, minlength=nq).astype(np.int64)
+    else:
+        num_ret = np.minimum(sizes, depth) if depth >= 0 else sizes
     hit_offsets = np.zeros(nq + 1, dtype=np.int64)
-    np.cumsum(np.bincount(group[hit], minlength=nq), out=hit_offsets[1:])
+    np.cumsum(np.bincount(at_group, minlength=nq), out=hit_offsets[1:])
     encoded = [i.encode("utf-8") for i in ids]
     query_offsets = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum([len(i) for i in encoded], out=query_offsets[1:])
     out: dict[str, Any] = {
         "query_blob": b"".join(encoded), "query_offsets": query_offsets,
-        "num_ret": np.bincount(group[kept], minlength=nq).astype(np.int64),
-        "hit_offsets": hit_offsets, "hit_rank": (count - before[group])[hit].astype(np.int64),
-        "hit_judgment": judgment[hit], "hit_score": np.ascontiguousarray(score[hit]),
+        "num_ret": num_ret.astype(np.int64), "hit_offsets": hit_offsets, "hit_rank": rank_at.astype(np.int64),
+        "hit_judgment": judgment[at], "hit_score": score[at if perm is None else perm[at]],
         "ties": ties, "rank_down": down, "rank_steps": steps, "tag": tag, "lines": n,
     }
     out.update(_check_ids(ids, doc, ascii_only))
@@ -266,14 +273,19 @@ def _judgments(doc: pl.Series, hashes: np.ndarray, group: np.ndarray, ids: list[
     if bool((ordered[1:] == ordered[:-1]).any()):
         return None
     query = judged_q[group]
-    found = (pl.Series(_key(hashes, query), dtype=pl.UInt64)
+    line_keys = _key(hashes, query)
+    # most lines are not judged: a table of the low bits of the judgments' keys leaves a few candidates to look up
+    bits = np.zeros(_FILTER, dtype=bool)
+    bits[piece_keys & np.uint64(_FILTER - 1)] = True
+    asked = np.flatnonzero(bits[line_keys & np.uint64(_FILTER - 1)] & (query >= 0))
+    found = (pl.Series(line_keys[asked], dtype=pl.UInt64)
              .replace_strict(pl.Series(piece_keys, dtype=pl.UInt64), pl.Series(rows, dtype=pl.Int64), default=-1)
              .to_numpy())
-    hit = (found >= 0) & (query >= 0)
-    if hit.any():
-        found = found[hit]
+    hit = asked[found >= 0]
+    if len(hit):
+        found = found[found >= 0]
         if not (np.array_equal(keys.row_query[found], query[hit])
-                and bool((doc.filter(pl.Series(hit)) == keys.doc_ids.gather(found)).all())):
+                and bool((doc.gather(hit) == keys.doc_ids.gather(found)).all())):
             return None
         judgment[hit] = found
     return judgment
