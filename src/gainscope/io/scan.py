@@ -9,7 +9,9 @@ reference the scanner is tested against (``tests/property/test_scan_equals_reade
 
 The scanner is used when all of these hold, and the result is the same either way:
 
-* the C extension is built (it is optional; ``GAINSCOPE_NATIVE=0`` turns it off);
+* the C extension is built (it is optional; ``GAINSCOPE_NATIVE=0`` turns it off: TREC run files are then scanned
+  by its vectorised twin, :mod:`gainscope.io.scan_polars`, with the same outputs and the same hand-over to the
+  readers; DataFrames, Parquet and in-memory runs go to the readers);
 * the source is a file in TREC run format (given or detected), plain, gzip- or zstd-compressed, or standard input
   (``"-"``, scanned in memory), read as UTF-8, with the default reading options (``on_duplicate="error"``,
   ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``; ``extra_columns`` either way);
