@@ -317,7 +317,7 @@ def _changed_error(label: str, size: int, now: int) -> FileAccessError:
                            f"again once nothing writes to it", path=label)
 
 
-PIECE_BYTES = 16 << 20  # without the C scanner, plain files are read in ranges of about this size, in threads
+PIECE_BYTES = 4 << 20  # without the C scanner, plain files are read in ranges of about this size, in threads
 
 
 def _scan_vectorised(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes | TextFile,
