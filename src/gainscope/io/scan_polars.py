@@ -74,9 +74,9 @@ class JudgmentKeys(NamedTuple):
 _keys: weakref.WeakKeyDictionary[PreparedJudgments, JudgmentKeys] = weakref.WeakKeyDictionary()
 
 
-def _key(doc_hashes: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """The 64-bit key of each (query index, doc id): polars' hash of the doc id XOR (query index + 1) x _MIX."""
-    return doc_hashes ^ ((query.astype(np.uint64) + np.uint64(1)) * _MIX)
+def _mix(number: np.ndarray) -> np.ndarray:
+    """What the key of a document of query ``number`` mixes into its doc id's hash: (number + 1) x _MIX."""
+    return (number.astype(np.uint64) + np.uint64(1)) * _MIX
 
 
 def judgment_keys(prepared: PreparedJudgments) -> JudgmentKeys:
@@ -89,7 +89,7 @@ def judgment_keys(prepared: PreparedJudgments) -> JudgmentKeys:
         docs = frame["doc_id"]
         offsets = np.zeros(len(position) + 1, dtype=np.int64)
         np.cumsum(np.bincount(row_query, minlength=len(position)), out=offsets[1:])
-        keys = _keys[prepared] = JudgmentKeys(_key(docs.hash().to_numpy(), row_query),
+        keys = _keys[prepared] = JudgmentKeys(docs.hash().to_numpy() ^ _mix(row_query),
                                               np.argsort(row_query, kind="stable"), offsets, row_query, docs,
                                               position)
     return keys
@@ -213,11 +213,15 @@ def _scanned(query: pl.Series, doc: pl.Series, rank: np.ndarray, score: np.ndarr
     if len(set(ids)) != len(ids):
         return _fallback("a query whose lines are not all together")
     group = np.cumsum(new) - 1
-    hashes = doc.hash().to_numpy()
-    within = np.sort(_key(hashes, group))  # a document listed twice in a query has the same key twice
+    keys = judgment_keys(prepared)
+    judged_q = np.array([keys.position.get(i, -1) for i in ids], dtype=np.int64)
+    # each query of the piece its own number in the keys: its judged index, else one beyond them all
+    number = np.where(judged_q >= 0, judged_q, len(keys.position) + np.arange(len(ids)))
+    line_keys = doc.hash().to_numpy() ^ _mix(number)[group]
+    within = np.sort(line_keys)  # a document listed twice in a query has the same key twice
     if bool((within[1:] == within[:-1]).any()):
         return _fallback("a document listed twice for a query")
-    judgment = _judgments(doc, hashes, group, ids, judgment_keys(prepared))
+    judgment = _judgments(doc, line_keys, group, judged_q, keys)
     if judgment is None:
         return _fallback("judgment keys that collide")
     perm, ties, down, steps = _order(doc, group, starts, rank, score, order)
@@ -254,13 +258,13 @@ def _scanned(query: pl.Series, doc: pl.Series, rank: np.ndarray, score: np.ndarr
     return out
 
 
-def _judgments(doc: pl.Series, hashes: np.ndarray, group: np.ndarray, ids: list[str], keys: JudgmentKeys
+def _judgments(doc: pl.Series, line_keys: np.ndarray, group: np.ndarray, judged_q: np.ndarray, keys: JudgmentKeys
                ) -> np.ndarray | None:
     """The judgment row of every line (-1: not judged), or None when the keys cannot tell (two judgments of the
-    piece's queries share a key). Each line's key is searched among the keys of its piece's judged queries, and
-    every match is checked against the judgment's query and doc id."""
+    piece's queries share a key). ``judged_q``: each query's judged index (-1: not judged). Each line's key is
+    looked up among the keys of its piece's judged queries, and every match is checked against the judgment's query
+    and doc id."""
     judgment = np.full(len(group), -1, dtype=np.int64)
-    judged_q = np.array([keys.position.get(i, -1) for i in ids], dtype=np.int64)
     present = judged_q[judged_q >= 0]
     lengths = keys.offsets[present + 1] - keys.offsets[present]
     total = int(lengths.sum())
@@ -272,19 +276,20 @@ def _judgments(doc: pl.Series, hashes: np.ndarray, group: np.ndarray, ids: list[
     ordered = np.sort(piece_keys)
     if bool((ordered[1:] == ordered[:-1]).any()):
         return None
-    query = judged_q[group]
-    line_keys = _key(hashes, query)
     # most lines are not judged: a table of the low bits of the judgments' keys leaves a few candidates to look up
     bits = np.zeros(_FILTER, dtype=bool)
     bits[piece_keys & np.uint64(_FILTER - 1)] = True
-    asked = np.flatnonzero(bits[line_keys & np.uint64(_FILTER - 1)] & (query >= 0))
+    candidate = bits[line_keys & np.uint64(_FILTER - 1)]
+    if len(present) < len(judged_q):
+        candidate &= (judged_q >= 0)[group]
+    asked = np.flatnonzero(candidate)
     found = (pl.Series(line_keys[asked], dtype=pl.UInt64)
              .replace_strict(pl.Series(piece_keys, dtype=pl.UInt64), pl.Series(rows, dtype=pl.Int64), default=-1)
              .to_numpy())
     hit = asked[found >= 0]
     if len(hit):
         found = found[found >= 0]
-        if not (np.array_equal(keys.row_query[found], query[hit])
+        if not (np.array_equal(keys.row_query[found], judged_q[group[hit]])
                 and bool((doc.gather(hit) == keys.doc_ids.gather(found)).all())):
             return None
         judgment[hit] = found
