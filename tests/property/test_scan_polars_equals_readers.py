@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.property import test_scan_equals_readers as with_c
 from tests.property.test_scan_equals_readers import (
     GOOD,
     PLAIN_ENOUGH,
@@ -85,6 +86,10 @@ TWIN_PLAIN = {
                                 "q1 Q0 d4 4 -1E-3 tag"],
     "non-ASCII ids throughout": ["qé Q0 dé 1 3.5 tag", "qé Q0 d\u00e91 2 3.5 tag", "q2 Q0 d\u4e2d 1 2 tag"],
     "an id not in NFC": ["q1 Q0 de\u0301 1 3.5 tag", "q1 Q0 e\u0301 2 3 tag", *GOOD[1:]],
+    "a query id not in NFC": ["qe\u0301 Q0 d1 1 3.5 tag", "q\u212b Q0 d1 1 3 tag", *GOOD],
+    "ids in NFC from U+0300 on": ["q\u4e2d Q0 d\u00e9\u4e2d 1 3.5 tag", "q\u4e2d Q0 d\uac00 2 3.5 tag", *GOOD],
+    "a doc id not in NFC twice, in two queries": ["q1 Q0 de\u0301 1 3.5 tag", "q2 Q0 de\u0301 1 3 tag",
+                                                  "q2 Q0 \u212b 2 3 tag"],
 }
 TWIN_REFUSED = {
     "two spaces once": [GOOD[0], "q1 Q0 d2  2 3.5 tag", *GOOD[2:]],
@@ -133,6 +138,24 @@ def test_unusual_files_give_the_readers_outcome(tmp_path: Path, case: str) -> No
         assert_same(fast, slow)
     else:
         assert fast == slow  # the same error, with its file and line
+    assert fast_warnings == slow_warnings
+
+
+@pytest.mark.parametrize("column", range(6))
+@pytest.mark.parametrize("bad", [b"\xff", b"\xed\xa0\x80", b"\xc0\x80", b"\xe2\x82", b"\xf4\x90\x80\x80",
+                                 b"\xc2\x85"])
+def test_bytes_that_are_not_utf8_or_a_c1_control_give_the_readers_error(tmp_path: Path, column: int,
+                                                                         bad: bytes) -> None:
+    """Bytes Python's decoder refuses (a bad byte, a surrogate, an overlong form, a cut or too large character),
+    or a C1 control character, in any column: the twin refuses the file and the readers name the line."""
+    fields = [b"q1", b"Q0", b"d2", b"2", b"3.5", b"tag"]
+    fields[column] = fields[column][:1] + bad + fields[column][1:]
+    path = tmp_path / "run.txt"
+    path.write_bytes(GOOD[0].encode() + b"\n" + b" ".join(fields) + b"\n" + "\n".join(GOOD[1:]).encode() + b"\n")
+    prepared = _prepared(**PREPARED)
+    assert isinstance(scan_trec_run(prepared, path, Policies()), str)
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, Policies())
+    assert fast == slow and not isinstance(slow, JudgedRun)
     assert fast_warnings == slow_warnings
 
 
@@ -247,3 +270,9 @@ def test_a_file_shorter_than_when_its_ranges_were_cut_is_an_error(tmp_path: Path
                                                         f"reading began, {size // 2} now); read it again once "
                                                         "nothing writes to it")):
         scan_trec_run(_prepared(**PREPARED), path, Policies())
+
+
+def test_unicode_ids_give_the_readers_warnings(tmp_path: Path) -> None:
+    """The C scanner's property test of Unicode ids (any id the readers take, with their warnings about ids not in
+    NFC; under normalize_ids="NFC" an id NFC changes goes to the readers), run through the twin."""
+    with_c.test_unicode_ids_give_the_readers_warnings(tmp_path)

@@ -13,8 +13,9 @@ exact error, warning or result. Plain means, checked on the bytes before polars 
 * one separator, the first line's (a tab if it has one, else a space), once between fields: no other whitespace
   (the other separator, VT, FF), no separator twice in a row, none at the start or the end of a line, no blank
   line, no comment line, and lines ending with ``\\n`` (or every line with ``\\r\\n``);
-* no control character (C0 but the separator and line ends, DEL; C1 in text that is not ASCII), valid UTF-8, and no
-  line longer than :data:`~gainscope.io.text.MAX_LINE_BYTES`;
+* no control character (C0 but the separator and line ends, DEL, C1), no line longer than
+  :data:`~gainscope.io.text.MAX_LINE_BYTES`, and valid UTF-8 (polars refuses anything else in every column, as
+  Python's strict decoder does: tested);
 * exactly 6 fields per line (at least 6 with ``extra_columns="ignore"``), counted: separators = 5 x lines, and
   polars returns one row per line with no field missing.
 
@@ -36,6 +37,7 @@ readers, never change a result. Duplicates are found the same way, with the quer
 from __future__ import annotations
 
 import re
+import unicodedata
 import weakref
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -54,8 +56,8 @@ __all__ = ["JudgmentKeys", "judgment_keys", "scan_piece"]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: (query index + 1) * _MIX differs for every index
 _FILTER = 1 << 20  # entries of the table that sifts the lines whose key may be a judgment's
-_C1 = re.compile("[\x80-\x9f]")
-_NON_ASCII = r"[^\x00-\x7F]"
+_C1 = re.compile(b"\xc2[\x80-\x9f]")  # U+0080..U+009F in UTF-8
+_MAYBE_NOT_NFC = "[^\x00-\u02ff]"  # strings of code points below U+0300 are in NFC (C1 controls refused before)
 
 
 class JudgmentKeys(NamedTuple):
@@ -120,13 +122,8 @@ def _plain_bytes(data: bytes, ascii_only: bool) -> tuple[bytes, bool] | str:
         return "a carriage return that does not end a line"
     if _long_line(data):
         return "a line longer than the limit"
-    if not ascii_only:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return "bytes that are not valid UTF-8"
-        if _C1.search(text):
-            return "a C1 control character"
+    if not ascii_only and _C1.search(data):  # polars refuses bytes that are not UTF-8 in any column
+        return "a C1 control character"
     return sep, crlf
 
 
@@ -336,10 +333,15 @@ def _order(doc: pl.Series, group: np.ndarray, starts: np.ndarray, rank: np.ndarr
 
 
 def _check_ids(ids: list[str], doc: pl.Series, ascii_only: bool) -> dict[str, Any]:
-    """The ids whose Unicode form Python checks (:func:`gainscope.io.scan.checked_ids`): every id that is not
-    ASCII, query ids first, each column in the lines' order."""
-    listed = [] if ascii_only else [i for i in ids if not i.isascii()]
-    docs = [] if ascii_only else doc.filter(doc.str.contains(_NON_ASCII)).to_list()
+    """The ids whose Unicode form Python checks (:func:`gainscope.io.scan.checked_ids`), each column in the lines'
+    order: the query ids not in NFC, and the distinct doc ids polars' NFC changes, looked for only among those
+    holding a code point from U+0300 on (every string of the code points before is in NFC: the first range of the
+    C scanner's table, checked by ``tests/property/test_scan_utf8.py``)."""
+    listed = [] if ascii_only else [i for i in ids if not unicodedata.is_normalized("NFC", i)]
+    docs: list[str] = []
+    if not ascii_only:
+        maybe = doc.filter(doc.str.contains(_MAYBE_NOT_NFC)).unique(maintain_order=True)
+        docs = maybe.filter(maybe != maybe.str.normalize("NFC")).to_list()
     encoded = [i.encode("utf-8") for i in listed + docs]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(i) for i in encoded], out=offsets[1:])
