@@ -325,9 +325,10 @@ def _scan_vectorised(prepared: PreparedJudgments, source: str | os.PathLike[str]
                      ) -> Scanned | str:
     """:func:`scan_trec_run` without the C scanner: the content cut into pieces of whole queries, each scanned by
     :func:`gainscope.io.scan_polars.scan_piece` (polars and numpy; the same outputs)."""
-    from gainscope.io.scan_polars import scan_piece
+    from gainscope.io.scan_polars import judgment_keys, scan_piece
 
     order, depth = _ORDER[policies.ties], _depth(policies)
+    judgment_keys(prepared)  # made once, before the threads ask for them
 
     def scan(piece: bytes | memoryview) -> dict[str, Any]:
         return scan_piece(piece, prepared, order, depth, policies.judged_only, **flags)
