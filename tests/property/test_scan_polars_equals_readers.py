@@ -8,7 +8,6 @@ import io
 import random
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -187,20 +186,10 @@ def test_scores_and_ranks_are_read_as_the_readers_read_them(tmp_path: Path, scor
         assert fast_warnings == slow_warnings
 
 
-@settings(max_examples=200, **SETTINGS)  # type: ignore[arg-type]
-@given(texts=st.lists(st.from_regex(r"\A[+-]?(?:[0-9]{1,25}\.?[0-9]{0,25}|\.[0-9]{1,25})(?:[eE][+-]?[0-9]{1,3})?\Z"),
-                      min_size=1, max_size=30))
-def test_decimal_scores_are_taken_bit_for_bit(tmp_path: Path, texts: list[str]) -> None:
-    prepared = _prepared(q={f"d{i}": 1 for i in range(len(texts))})
-    path = tmp_path / "scores.txt"
-    path.write_text("".join(f"q Q0 d{i} {i + 1} {t} tag\n" for i, t in enumerate(texts)), encoding="utf-8")
-    scanned = scan_trec_run(prepared, path, Policies(ties="rank"))
-    values = [float(t) for t in texts]
-    if not all(np.isfinite(values)):
-        assert isinstance(scanned, str)  # overflow to infinity: the readers warn about it
-        return
-    assert not isinstance(scanned, str), scanned
-    assert scanned.positions.hit_score.tolist() == values  # as Python's float() reads them, in rank order
+def test_decimal_scores_are_taken_bit_for_bit(tmp_path: Path) -> None:
+    """The C scanner's test of decimal scores (read bit for bit as Python's float(); an overflow to infinity goes to
+    the readers), run through the twin."""
+    with_c.test_scores_parse_exactly_as_python_floats(tmp_path)
 
 
 def test_many_queries_in_many_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -249,27 +238,10 @@ def test_standard_input_is_scanned_by_the_twin(tmp_path: Path) -> None:
 
 def test_a_file_shorter_than_when_its_ranges_were_cut_is_an_error(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-    import re
+    """The C scanner's test of a file rewritten between cutting it and reading it, run through the twin."""
+    from tests.io import test_hostile_files as hostile
 
-    from gainscope.errors import FileAccessError
-    from gainscope.io import scan
-
-    path = tmp_path / "run.txt"
-    path.write_text("".join(f"q1 Q0 d{d} {d + 1} {100 - d} r\n" for d in range(2000)), encoding="utf-8")
-    real_parts = scan._parts
-
-    def parts_then_shrink(name: str, size: int, count: int | None = None, start: int = 0) -> list[tuple[int, int]]:
-        ranges = real_parts(name, size, count, start)
-        os.truncate(name, size // 2)  # rewritten between measuring and reading
-        return ranges
-
-    monkeypatch.setattr(scan, "_parts", parts_then_shrink)
-    size = path.stat().st_size
-    with pytest.raises(FileAccessError, match=re.escape(f"{path} changed while it was read ({size} bytes when "
-                                                        f"reading began, {size // 2} now); read it again once "
-                                                        "nothing writes to it")):
-        scan_trec_run(_prepared(**PREPARED), path, Policies())
+    hostile.test_a_file_shorter_than_when_its_parts_were_cut_is_an_error(tmp_path, monkeypatch)
 
 
 def test_unicode_ids_give_the_readers_warnings(tmp_path: Path) -> None:
