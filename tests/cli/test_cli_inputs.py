@@ -246,3 +246,31 @@ def test_write_case_and_write_pairs_raise_file_access_errors_naming_the_path(tmp
         write_case(Case(name="c", queries=(CaseQuery(query="q", results=("d",)),)), out)
     with pytest.raises(FileAccessError, match=f"^cannot write {out}: No such file or directory; create the folder"):
         write_pairs([("q1", "d1")], out)
+
+
+# ---------------------------------------------------------------------- without the C scanner (GAINSCOPE_NATIVE=0)
+_NO_NATIVE_QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d5 3\nq3 0 d1 1\n"
+_NO_NATIVE_RUNS = {
+    "plain": "q1 Q0 d1 1 3.5 r\nq1 Q0 d2 2 3.5 r\nq1 Q0 d9 3 1 r\nq2 Q0 d5 1 2 r\nq2 Q0 d6 2 2 r\n",
+    "messy": "q1\tQ0 d1 1 3.5 r\r\n# note\nq1 Q0  d2 2 3.5 r\n\nq2 Q0 d5 1 2 r\n",
+    "duplicate": "q1 Q0 d1 1 3.5 r\nq1 Q0 d1 2 3 r\n",
+    "bad score": "q1 Q0 d1 1 3,5 r\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NO_NATIVE_RUNS))
+def test_evaluate_without_the_c_scanner_says_what_it_says_with_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   case: str) -> None:
+    from gainscope.io import scan_polars
+
+    qrels = write(tmp_path, "qrels.txt", _NO_NATIVE_QRELS)
+    run = write(tmp_path, "run.txt", _NO_NATIVE_RUNS[case])
+    args = ("evaluate", qrels, run, "-m", "nDCG@10 AP RR P@10")
+    calls: list[int] = []
+    real = scan_polars.scan_piece
+    monkeypatch.setattr(scan_polars, "scan_piece", lambda *a, **k: calls.append(1) or real(*a, **k))
+    without = invoke(cli, *args, env={"GAINSCOPE_NATIVE": "0"})
+    assert calls  # the vectorised twin read it (or refused it, and the readers read it)
+    with_native = invoke(cli, *args, env={"GAINSCOPE_NATIVE": "1"})
+    assert without == with_native
+    assert without[0] == (3 if case in ("duplicate", "bad score") else 0)

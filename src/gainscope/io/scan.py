@@ -9,7 +9,9 @@ reference the scanner is tested against (``tests/property/test_scan_equals_reade
 
 The scanner is used when all of these hold, and the result is the same either way:
 
-* the C extension is built (it is optional; ``GAINSCOPE_NATIVE=0`` turns it off);
+* the C extension is built (it is optional; ``GAINSCOPE_NATIVE=0`` turns it off: TREC run files are then scanned
+  by its vectorised twin, :mod:`gainscope.io.scan_polars`, with the same outputs and the same hand-over to the
+  readers; DataFrames, Parquet and in-memory runs go to the readers);
 * the source is a file in TREC run format (given or detected), plain, gzip- or zstd-compressed, or standard input
   (``"-"``, scanned in memory), read as UTF-8, with the default reading options (``on_duplicate="error"``,
   ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``; ``extra_columns`` either way);
@@ -174,8 +176,8 @@ def _parts(path: str, size: int, count: int | None = None, start: int = 0) -> li
 
 def _unsupported(policies: Policies) -> str | None:
     """Why the scanner cannot serve these policies, or None."""
-    if _scan is None:
-        return "the C scanner is not built"
+    if not native_available():
+        return "the C scanner is not built, or is turned off (GAINSCOPE_NATIVE=0)"
     if policies.ties not in _ORDER:
         return f"ties={policies.ties!r}"
     return None
@@ -278,11 +280,13 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
 
     Raises :class:`~gainscope.errors.FileAccessError` when the file changes size while it is read, or cannot be
     read."""
+    flags = {"extra_ok": extra_columns == "ignore", "f32": policies.score_precision == "float32"}
+    if policies.ties in _ORDER and not native_available():
+        return _scan_vectorised(prepared, source, policies, flags, normalize_ids, name)
     if (why := _unsupported(policies)) is not None:
         return why
     index = _index(prepared)
     options = (index, _ORDER[policies.ties], _depth(policies), policies.judged_only)
-    flags = {"extra_ok": extra_columns == "ignore", "f32": policies.score_precision == "float32"}
     if isinstance(source, TextFile):
         label = name or source.name
         results = _scan_pieces(source, lambda piece: _scan.scan_trec_run(piece, *options, **flags))
@@ -307,19 +311,89 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
         raise FileAccessError(f"cannot read {label}: {exc.strerror or exc}", path=label) from None
     changed = [r["changed"] for r in results if "changed" in r]
     if changed:
-        now = "gone" if changed[0] < 0 else f"{changed[0]} now"
-        raise FileAccessError(f"{label} changed while it was read ({ranges[-1][1]} bytes when reading began, {now}); "
-                              f"read it again once nothing writes to it", path=label)
+        raise _changed_error(label, ranges[-1][1], changed[0])
     return _gathered(results, f"{label}: ", normalize_ids)
 
 
-def _scan_pieces(src: TextFile, scan: Callable[[memoryview], dict[str, Any]]) -> list[dict[str, Any]] | str:
+def _changed_error(label: str, size: int, now: int) -> FileAccessError:
+    """The error for a file of ``size`` bytes when reading began, ``now`` bytes (-1: gone) once read."""
+    state = "gone" if now < 0 else f"{now} now"
+    return FileAccessError(f"{label} changed while it was read ({size} bytes when reading began, {state}); read it "
+                           f"again once nothing writes to it", path=label)
+
+
+PIECE_BYTES = 4 << 20  # without the C scanner, plain files are read in ranges of about this size, in threads
+
+
+def _scan_vectorised(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes | TextFile,
+                     policies: Policies, flags: dict[str, bool], normalize_ids: str | None, name: str | None
+                     ) -> Scanned | str:
+    """:func:`scan_trec_run` without the C scanner: the content cut into pieces of whole queries, each scanned by
+    :func:`gainscope.io.scan_polars.scan_piece` (polars and numpy; the same outputs)."""
+    from gainscope.io.scan_polars import judgment_keys, scan_piece
+
+    order, depth = _ORDER[policies.ties], _depth(policies)
+    judgment_keys(prepared)  # made once, before the threads ask for them
+
+    def scan(piece: bytes | memoryview) -> dict[str, Any]:
+        return scan_piece(piece, prepared, order, depth, policies.judged_only, **flags)
+
+    if isinstance(source, (bytes, TextFile)):
+        label = name or (source.name if isinstance(source, TextFile) else "<stdin>")
+        results = _scan_pieces(source if isinstance(source, TextFile) else [source], scan)
+    else:
+        label = name or os.fspath(source)
+        results = _scan_ranges(os.fspath(source), label, scan)
+    return results if isinstance(results, str) else _gathered(results, f"{label}: ", normalize_ids)
+
+
+def _scan_ranges(path: str, label: str, scan: Callable[[bytes], dict[str, Any]]) -> list[dict[str, Any]] | str:
+    """``scan`` over a plain file cut at query boundaries into ranges of about :data:`PIECE_BYTES`, each read and
+    scanned in a thread (a few at a time); the results in order, or the first range's reason to refuse the file (a
+    file that cannot be opened: the readers say why). Raises FileAccessError when the file cannot be read or
+    changes size while it is read."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            start = len(BOM) if f.read(len(BOM)) == BOM else 0
+    except OSError:
+        return "the file cannot be opened"
+    ranges = _parts(path, size, max(1, size // PIECE_BYTES), start)
+
+    def read_and_scan(r: tuple[int, int]) -> dict[str, Any]:
+        with open(path, "rb") as f:
+            f.seek(r[0])
+            data = f.read(r[1] - r[0])
+        return scan(data) if len(data) == r[1] - r[0] else {"changed": len(data)}
+
+    results: list[dict[str, Any]] = []
+    try:
+        with ThreadPoolExecutor(max(1, min(os.cpu_count() or 1, 8))) as pool:
+            futures = [pool.submit(read_and_scan, r) for r in ranges]
+            for future in futures:
+                result = future.result()
+                if "fallback" in result:
+                    return _cancelled(futures, _joined([result]))
+                results.append(result)
+        now = os.path.getsize(path)
+    except FileNotFoundError:
+        now = -1
+    except OSError as exc:
+        raise FileAccessError(f"cannot read {label}: {exc.strerror or exc}", path=label) from None
+    if now != size or any("changed" in r for r in results):
+        raise _changed_error(label, size, now)
+    return results
+
+
+def _scan_pieces(src: TextFile | Iterable[bytes], scan: Callable[[memoryview], dict[str, Any]]
+                 ) -> list[dict[str, Any]] | str:
     """``scan`` over the pieces of a compressed file's content (:func:`query_pieces`), in threads while the
     next blocks are decompressed; the results in order, or why the readers must read the file (a piece the
     scanner refused: the rest is not decompressed; damaged data: the readers then say what is wrong, as they
     would have met it)."""
     try:
-        return _scan_in_threads(query_pieces(src.blocks(CHUNK_BYTES), CHUNK_BYTES), scan)
+        blocks = src.blocks(CHUNK_BYTES) if isinstance(src, TextFile) else src
+        return _scan_in_threads(query_pieces(blocks, CHUNK_BYTES), scan)
     except FormatError as exc:
         return f"damaged compressed data ({exc})"
 
@@ -559,11 +633,11 @@ def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies)
 
 
 def _plain(options: RunOptions, encoding: str) -> bool:
-    """True for the reading options the scanner implements: the defaults, any name, allow_empty and
-    extra_columns, normalize_ids none or NFC, UTF-8."""
+    """True for the reading options the scanners implement (the C one and its twin in polars): the defaults, any
+    name, allow_empty and extra_columns, normalize_ids none or NFC, UTF-8."""
     plain = RunOptions(name=options.name, allow_empty=options.allow_empty, extra_columns=options.extra_columns,
                        normalize_ids=options.normalize_ids if options.normalize_ids == "NFC" else None)
-    return native_available() and options == plain and canonical_encoding(encoding) == "utf-8"
+    return options == plain and canonical_encoding(encoding) == "utf-8"
 
 
 def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
@@ -580,7 +654,7 @@ def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
         return None
     src = TextFile(source, encoding)
     fmt = fmt or detect_text_format(src, "run")
-    if fmt == "parquet" and not compressed:
+    if fmt == "parquet" and not compressed and native_available():  # tables: the C scanner only
         from gainscope.io.tabular import load_tabular_table
 
         columns = parquet_run(source, src.name, src.stem)
@@ -627,7 +701,8 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
             table = target
         else:
             scanned = scan_trec_run(prepared, target, policies, name=label, **read)
-    elif is_dataframe(source) and _plain(options, "utf-8"):  # a polars or pandas DataFrame, a pyarrow Table
+    elif is_dataframe(source) and _plain(options, "utf-8") and native_available():  # a polars or pandas DataFrame,
+        # a pyarrow Table: the C scanner only
         table, label = arrow_run(source) or frame_table(source, "run", located=False), "the DataFrame"
     if isinstance(table, ArrowRun):
         scanned = scan_arrow_run(prepared, table, policies, normalize_ids=options.normalize_ids)

@@ -232,7 +232,9 @@ class TextFile:
 
     def blocks(self, size: int = 1 << 22) -> Iterator[bytes]:
         """The stored content decompressed (not transcoded), in blocks of about ``size`` bytes, with damaged data
-        and read errors raised as FormatError and FileAccessError naming the file."""
+        and read errors raised as FormatError and FileAccessError naming the file (a plain file whose size
+        changed while it was read too, once it is read to the end)."""
+        read = 0
         with self._decompressing():
             if self._data is not None:
                 yield self._data
@@ -240,9 +242,11 @@ class TextFile:
             with open(self.path, "rb") as fh:
                 if self.compression:
                     yield from decompressed(fh, self.compression, size)
-                else:
-                    while block := fh.read(size):
-                        yield block
+                    return
+                while block := fh.read(size):
+                    read += len(block)
+                    yield block
+        self._check_unchanged(read)
 
     def _raw(self) -> bytes:
         with self._open() as fh:
