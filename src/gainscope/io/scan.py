@@ -366,6 +366,8 @@ def _scan_ranges(path: str, label: str, scan: Callable[[bytes], dict[str, Any]])
             data = f.read(r[1] - r[0])
         return scan(data) if len(data) == r[1] - r[0] else {"changed": len(data)}
 
+    from concurrent.futures import ThreadPoolExecutor
+
     results: list[dict[str, Any]] = []
     try:
         with ThreadPoolExecutor(max(1, min(os.cpu_count() or 1, 8))) as pool:
