@@ -2018,8 +2018,9 @@ static int cmp_desc(const void *x, const void *y) {
  * place of each query in the order wanted). ``offsets`` (int64, one more than the queries) bound each query's
  * grades in ``sorted`` (float64), in query_rank order, each query's grades descending: those >= 0, or under
  * ``nonrelevant`` all of them with the negative ones made 0. numpy's
- * ``g[np.lexsort((-g, rank[row_query]))]`` over the judged grades ``g`` as float64, in linear time for the queries
- * (a counting sort) and a sort of each query's grades. */
+ * ``g[np.lexsort((-g, rank[row_query]))]`` over the judged grades ``g`` as float64, in linear time: each query's
+ * count of each grade when the grades span fewer than 64 values (as qrels' do), else a counting sort by query and a
+ * sort of each query's grades. */
 static PyObject *judged_grades(PyObject *self, PyObject *args) {
     Py_buffer rq = {0}, gr = {0}, rk = {0};
     int nonrelevant;
@@ -2046,6 +2047,42 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     if (!offsets) goto done;
     int64_t *start = (int64_t *)PyBytes_AS_STRING(offsets);
     memset(start, 0, (nq + 1) * sizeof(int64_t));
+    int64_t lo = INT64_MAX, hi = INT64_MIN; /* the judged grades' range */
+    for (size_t i = 0; i < n; i++) {
+        if (g[i] < 0 && !nonrelevant) continue;
+        int64_t x = g[i] < 0 ? 0 : g[i];
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    if (hi >= lo && (uint64_t)hi - (uint64_t)lo < 64 && nq * (size_t)(hi - lo + 1) <= 2 * n + 4096) {
+        /* a few grades (as qrels have): each query's count of each grade, written out from the top grade down */
+        size_t width = (size_t)(hi - lo + 1);
+        int64_t *count = calloc(nq * width, sizeof(int64_t));
+        if (!count) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (g[i] < 0 && !nonrelevant) continue;
+            int64_t x = g[i] < 0 ? 0 : g[i];
+            count[(size_t)rank[q[i]] * width + (size_t)(hi - x)]++;
+        }
+        for (size_t k = 0; k < nq; k++) {
+            int64_t total = 0;
+            for (size_t b = 0; b < width; b++) total += count[k * width + b];
+            start[k + 1] = start[k] + total;
+        }
+        sorted = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)start[nq] * sizeof(double)));
+        if (sorted) {
+            double *v = (double *)PyBytes_AS_STRING(sorted);
+            for (size_t k = 0, at = 0; k < nq; k++)
+                for (size_t b = 0; b < width; b++)
+                    for (int64_t c = count[k * width + b], x = hi - (int64_t)b; c > 0; c--) v[at++] = (double)x;
+        }
+        free(count);
+        if (sorted) out = PyTuple_Pack(2, offsets, sorted);
+        goto done;
+    }
     for (size_t i = 0; i < n; i++) start[rank[q[i]] + 1] += nonrelevant || g[i] >= 0;
     for (size_t k = 0; k < nq; k++) start[k + 1] += start[k];
     sorted = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)start[nq] * sizeof(double)));

@@ -33,10 +33,11 @@ def test_judged_grades_is_lexsort(nq: int, rows: list[tuple[int, int]], perm: ob
     assert np.frombuffer(grades, dtype=np.float64).tolist() == want.tolist()
 
 
-def test_long_queries_are_sorted_too() -> None:
+@pytest.mark.parametrize("spread", [5, 1000])  # a few grades (counted), many (sorted)
+def test_long_queries_are_sorted_too(spread: int) -> None:
     rng = np.random.default_rng(5)  # beyond the insertion sort's 32 grades
     q = np.repeat(np.arange(3, dtype=np.int32), [100, 33, 1])
-    g = rng.integers(-3, 5, len(q)).astype(np.int64)
+    g = rng.integers(-3, spread, len(q)).astype(np.int64)
     offsets, grades = _scan.judged_grades(q, g, np.array([2, 0, 1], dtype=np.int64), False)
     got = np.frombuffer(grades, dtype=np.float64)
     f = g.astype(np.float64)

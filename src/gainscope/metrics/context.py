@@ -185,17 +185,17 @@ class Context:
         v = self.values(("linear", key), lambda: values(jr.grades, self.segment))
         limit = self._limit(k, self.segment)
         if self.policies.ties != "average":
-            rank = jr.rank
+            rank, segment = jr.rank, self.segment
+            if limit is not None:  # the positions within the cutoff only, before any arithmetic
+                mask = rank <= limit
+                v, rank, segment = v[mask], rank[mask], segment[mask]
             if weight == "one":
                 terms = v
             elif weight == "log2":
                 terms = v / np.log2(rank + 1.0)
             else:
-                terms = v * self.powers(float(weight[1]), int(rank.max(initial=0)))[rank - 1]
-            if limit is None:
-                return self.per_query_sum(terms)
-            mask = rank <= limit
-            return np.bincount(self.segment[mask], weights=terms[mask], minlength=self.nq)
+                terms = v * self.powers(float(weight[1]), int(jr.rank.max(initial=0)))[rank - 1]
+            return np.bincount(segment, weights=terms, minlength=self.nq)
         out = self._spread(v / jr.group_size, jr.group_start, jr.group_kept, self.segment, limit, weight)
         if len(jr.tail_grades):
             tv = values(jr.tail_grades, jr.tail_query)
