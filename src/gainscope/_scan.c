@@ -1159,7 +1159,10 @@ static PyObject *scan_result(Scan *s) {
                  {"rank_steps", &s->rank_steps},     {"check_blob", &s->check.blob}, {"check_offsets", &s->check.off},
                  {"check_kind", &s->check.kind}};
     for (size_t i = 0; i < sizeof items / sizeof *items; i++) {
-        PyObject *v = bytes_of(items[i].buf);
+        /* the per-hit arrays (the large ones) are handed over without a copy */
+        PyObject *v = items[i].buf == &s->hit_rank || items[i].buf == &s->hit_judgment || items[i].buf == &s->hit_score
+                          ? block_of((Buf *)items[i].buf)
+                          : bytes_of(items[i].buf);
         if (!v || PyDict_SetItemString(out, items[i].key, v)) {
             Py_XDECREF(v);
             Py_DECREF(out);
