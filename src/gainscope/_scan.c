@@ -619,6 +619,61 @@ static void idlist_free(IdList *l) {
     free(l->kind.data);
 }
 
+/* ------------------------------------------------------------------ a query's documents seen so far */
+/* Rows (a document's place) by hash, for one query at a time: each slot is stamped with the query's number, so the
+ * next query starts with an empty set at no cost. Callers probe from ``hash & mask`` while ``gen[slot] == stamp``,
+ * compare their own way, and fill the first free slot with stamped_put. */
+typedef struct {
+    uint64_t *hash;
+    int64_t *row;
+    uint32_t *gen;
+    size_t mask;
+    uint32_t stamp;
+} StampedSet;
+
+/* Room for ``count`` rows (at most half full). 0: nothing changed; 1: a larger, empty set (the caller puts the
+ * current query's rows back); -1: no memory. */
+static int stamped_reserve(StampedSet *t, size_t count) {
+    if (t->gen && 2 * count <= t->mask + 1) return 0;
+    size_t size = table_size_for(count);
+    free(t->hash);
+    free(t->row);
+    free(t->gen);
+    t->hash = malloc(size * sizeof(uint64_t));
+    t->row = malloc(size * sizeof(int64_t));
+    t->gen = calloc(size, sizeof(uint32_t));
+    t->mask = size - 1;
+    t->stamp = 1;
+    return t->hash && t->row && t->gen ? 1 : -1;
+}
+
+static inline void stamped_put(StampedSet *t, size_t slot, uint64_t h, int64_t row) {
+    t->gen[slot] = t->stamp;
+    t->hash[slot] = h;
+    t->row[slot] = row;
+}
+
+/* The slot where ``h`` would go in an empty set, past the rows already there (no comparison). */
+static inline size_t stamped_free_slot(const StampedSet *t, uint64_t h) {
+    size_t slot = h & t->mask;
+    while (t->gen[slot] == t->stamp) slot = (slot + 1) & t->mask;
+    return slot;
+}
+
+/* The next query: an empty set. */
+static void stamped_next(StampedSet *t) {
+    if (++t->stamp == 0) { /* the stamps wrapped: clear them */
+        memset(t->gen, 0, (t->mask + 1) * sizeof(uint32_t));
+        t->stamp = 1;
+    }
+}
+
+static void stamped_free(StampedSet *t) {
+    free(t->hash);
+    free(t->row);
+    free(t->gen);
+}
+
 /* ------------------------------------------------------------------ one query's documents */
 typedef struct {
     double score;
@@ -701,10 +756,7 @@ typedef struct {
     /* current query */
     Entry *entries;
     size_t n, cap;
-    uint64_t *dup_hash; /* per-query set of doc hashes: entry index + 1 (0 empty), stamped by generation */
-    uint32_t *dup_idx, *dup_gen;
-    size_t dup_mask;
-    uint32_t gen;
+    StampedSet dup;     /* the current query's documents: entry index by doc hash */
     const char *prev_q; /* the current query's id */
     size_t prev_qlen;
     int64_t query;      /* judged query index of the current query, -1 if not judged */
@@ -730,44 +782,23 @@ typedef struct {
     int nomem;
 } Scan;
 
-static int grow_dup(Scan *s, size_t want) {
-    size_t size = table_size_for(want);
-    if (size <= s->dup_mask + 1 && s->dup_hash) return 0;
-    free(s->dup_hash);
-    free(s->dup_idx);
-    free(s->dup_gen);
-    s->dup_hash = malloc(size * sizeof(uint64_t));
-    s->dup_idx = malloc(size * sizeof(uint32_t));
-    s->dup_gen = calloc(size, sizeof(uint32_t));
-    s->dup_mask = size - 1;
-    s->gen = 1;
-    if (!s->dup_hash || !s->dup_idx || !s->dup_gen) return -1;
-    /* rebuild for the entries already in the current query */
-    for (size_t k = 0; k < s->n; k++) {
-        uint64_t h = hash_bytes(s->entries[k].doc, s->entries[k].len);
-        size_t slot = h & s->dup_mask;
-        while (s->dup_gen[slot] == s->gen) slot = (slot + 1) & s->dup_mask;
-        s->dup_gen[slot] = s->gen;
-        s->dup_hash[slot] = h;
-        s->dup_idx[slot] = (uint32_t)k;
-    }
-    return 0;
-}
-
 /* 1 if the doc is already in the current query, 0 if added, -1 out of memory */
 static int dup_add(Scan *s, const char *doc, size_t n, uint64_t h) {
-    if (2 * (s->n + 1) > s->dup_mask + 1 && grow_dup(s, 2 * (s->n + 1))) return -1;
-    size_t slot = h & s->dup_mask;
-    while (s->dup_gen[slot] == s->gen) {
-        if (s->dup_hash[slot] == h) {
-            const Entry *e = &s->entries[s->dup_idx[slot]];
+    int grown = stamped_reserve(&s->dup, s->n + 1);
+    if (grown < 0) return -1;
+    for (size_t k = 0; grown && k < s->n; k++) { /* a larger set: the entries already in the current query */
+        uint64_t hk = hash_bytes(s->entries[k].doc, s->entries[k].len);
+        stamped_put(&s->dup, stamped_free_slot(&s->dup, hk), hk, (int64_t)k);
+    }
+    StampedSet *t = &s->dup;
+    size_t slot = h & t->mask;
+    for (; t->gen[slot] == t->stamp; slot = (slot + 1) & t->mask) {
+        if (t->hash[slot] == h) {
+            const Entry *e = &s->entries[t->row[slot]];
             if (e->len == n && memcmp(e->doc, doc, n) == 0) return 1;
         }
-        slot = (slot + 1) & s->dup_mask;
     }
-    s->dup_gen[slot] = s->gen;
-    s->dup_hash[slot] = h;
-    s->dup_idx[slot] = (uint32_t)s->n;
+    stamped_put(t, slot, h, (int64_t)s->n);
     return 0;
 }
 
@@ -800,10 +831,7 @@ static int finish_query(Scan *s) {
         buf_i64(&s->rank_down, down) || buf_i64(&s->rank_steps, steps))
         return -1;
     s->n = 0;
-    if (++s->gen == 0) { /* generation counter wrapped: clear the stamps */
-        memset(s->dup_gen, 0, (s->dup_mask + 1) * sizeof(uint32_t));
-        s->gen = 1;
-    }
+    stamped_next(&s->dup);
     return 0;
 }
 
@@ -1121,8 +1149,8 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
     s->order = order;
     s->depth = depth;
     s->judged_only = judged_only;
-    s->gen = 1;
-    if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || buf_i64(&s->check.off, 0) || grow_dup(s, 1024)) {
+    if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || buf_i64(&s->check.off, 0) ||
+        stamped_reserve(&s->dup, 1024) < 0) {
         s->nomem = 1;
         return -1;
     }
@@ -1132,9 +1160,7 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
 static void scan_free(Scan *s) {
     free(s->tag);
     free(s->entries);
-    free(s->dup_hash);
-    free(s->dup_idx);
-    free(s->dup_gen);
+    stamped_free(&s->dup);
     free(s->seen);
     free(s->seen_hash);
     free(s->judged.hash);
@@ -1599,12 +1625,9 @@ typedef struct {
     size_t qmask;
     int64_t prev_q;   /* the previous data line's query, -1 before the first */
     int scattered;    /* a query's lines are apart: the duplicate check runs at the end, over every row */
-    /* while a query's lines follow each other: its rows so far by doc hash (row + stamp), for the duplicate check */
+    /* while a query's lines follow each other: its rows so far by doc hash, for the duplicate check */
     int64_t run_start;
-    uint64_t *seen_hash;
-    int64_t *seen_row;
-    uint32_t *seen_gen, gen;
-    size_t seen_mask;
+    StampedSet seen;
     int64_t dup;      /* a row that repeats an earlier row's (query, doc), -1 none */
     int64_t line;     /* lines read so far */
     IdList check;     /* ids whose Unicode form Python checks (a code point outside NFC_SAFE) */
@@ -1616,9 +1639,7 @@ static void qrels_free(Qrels *r) {
     idlist_free(&r->check);
     free(r->qslot);
     free(r->qhash);
-    free(r->seen_hash);
-    free(r->seen_row);
-    free(r->seen_gen);
+    stamped_free(&r->seen);
 }
 
 /* Grow the query table to ``size`` slots, rehashing. */
@@ -1644,29 +1665,6 @@ static int qrels_grow(Qrels *r, size_t size) {
     r->qslot = ns;
     r->qhash = nh;
     r->qmask = size - 1;
-    return 0;
-}
-
-/* The current query's table of rows with room for ``count`` of them, holding its rows so far (run_start..nj). */
-static int qrels_seen_grow(Qrels *r, size_t count) {
-    size_t size = table_size_for(count);
-    free(r->seen_hash);
-    free(r->seen_row);
-    free(r->seen_gen);
-    r->seen_hash = malloc(size * sizeof(uint64_t));
-    r->seen_row = malloc(size * sizeof(int64_t));
-    r->seen_gen = calloc(size, sizeof(uint32_t));
-    r->seen_mask = size - 1;
-    r->gen = 1;
-    if (!r->seen_hash || !r->seen_row || !r->seen_gen) return -1;
-    const uint64_t *hash = (const uint64_t *)r->dhash.data;
-    for (int64_t j = r->run_start; j < r->nj; j++) {
-        size_t s = hash[j] & r->seen_mask;
-        while (r->seen_gen[s] == r->gen) s = (s + 1) & r->seen_mask;
-        r->seen_gen[s] = r->gen;
-        r->seen_hash[s] = hash[j];
-        r->seen_row[s] = j;
-    }
     return 0;
 }
 
@@ -1700,10 +1698,7 @@ static int64_t qrels_query(Qrels *r, const char *id, size_t n, int flags) {
     }
     r->prev_q = q;
     r->run_start = r->nj;
-    if (++r->gen == 0) { /* the stamps wrapped: clear them */
-        memset(r->seen_gen, 0, (r->seen_mask + 1) * sizeof(uint32_t));
-        r->gen = 1;
-    }
+    stamped_next(&r->seen);
     return q;
 }
 
@@ -1711,22 +1706,22 @@ static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, 
     int32_t q32 = (int32_t)q;
     uint64_t h = hash_bytes(doc, n);
     if (!r->scattered && r->dup < 0) { /* the duplicate check of a query whose lines follow each other */
-        size_t count = (size_t)(r->nj - r->run_start) + 1;
-        if (2 * count > r->seen_mask + 1 && qrels_seen_grow(r, 2 * count)) return -1;
+        StampedSet *t = &r->seen;
+        int grown = stamped_reserve(t, (size_t)(r->nj - r->run_start) + 1);
+        if (grown < 0) return -1;
+        const uint64_t *hash = (const uint64_t *)r->dhash.data;
+        for (int64_t j = r->run_start; grown && j < r->nj; j++) /* a larger set: the query's rows so far */
+            stamped_put(t, stamped_free_slot(t, hash[j]), hash[j], j);
         const int64_t *off = (const int64_t *)r->doff.data;
-        size_t s = h & r->seen_mask;
-        for (; r->seen_gen[s] == r->gen; s = (s + 1) & r->seen_mask) {
-            int64_t i = r->seen_row[s];
-            if (r->seen_hash[s] == h && (size_t)(off[i + 1] - off[i]) == n && !memcmp(r->dblob.data + off[i], doc, n)) {
+        size_t s = h & t->mask;
+        for (; t->gen[s] == t->stamp; s = (s + 1) & t->mask) {
+            int64_t i = t->row[s];
+            if (t->hash[s] == h && (size_t)(off[i + 1] - off[i]) == n && !memcmp(r->dblob.data + off[i], doc, n)) {
                 r->dup = r->nj;
                 break;
             }
         }
-        if (r->dup < 0) {
-            r->seen_gen[s] = r->gen;
-            r->seen_hash[s] = h;
-            r->seen_row[s] = r->nj;
-        }
+        if (r->dup < 0) stamped_put(t, s, h, r->nj);
     }
     if ((flags & ID_CHECK) && idlist_put(&r->check, doc, n, 1)) return -1;
     if (buf_put(&r->dblob, doc, n) || buf_i64(&r->doff, (int64_t)r->dblob.len) || buf_put(&r->rowq, &q32, 4) ||
@@ -1980,7 +1975,7 @@ static PyObject *read_qrels(PyObject *self, PyObject *args) {
     const char *reason = NULL;
     int64_t at = 0;
     Py_BEGIN_ALLOW_THREADS
-    if (qrels_grow(&r, 1024) || qrels_seen_grow(&r, 1024) || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0) ||
+    if (qrels_grow(&r, 1024) || stamped_reserve(&r.seen, 1024) < 0 || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0) ||
         buf_i64(&r.check.off, 0))
         rc = -1;
     else
