@@ -1613,8 +1613,10 @@ done:
  * many tokens of printable ASCII (separated by spaces, tabs, VT, FF; CR only before LF), '#' comment lines,
  * blank lines, and grades [+-]?[0-9]{1,18}. Anything else (a byte outside printable ASCII, another column
  * count, a grade that is not a plain integer, a document judged twice for a query, no data line) is a
- * fallback: the readers then give the exact error or warning, with the line. The file is read with read(),
- * not mapped, so a file that changes meanwhile cannot fault. */
+ * fallback: the readers then give the exact error or warning, with the line. The file is read with read() in
+ * blocks (memory holds a block, never the file), not mapped, so a file that changes meanwhile cannot fault. A
+ * query's documents are checked for repeats as its lines are read (a small table per query, in cache); only a
+ * file whose queries' lines are apart gets the check over all its rows at the end. */
 
 typedef struct {
     Buf qblob, qoff, dblob, doff, rowq, grade, dhash;
