@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gainscope.core.policies import Policies
 from gainscope.core.judged_run import Coverage
+from gainscope.core.policies import Policies
 from gainscope.metrics.resolve import resolve_metrics
 from gainscope.render.results import render_results
 from gainscope.render.text import csv_cell, fmt_number, fmt_numbers, text_table

@@ -3,9 +3,10 @@
 :func:`scan_trec_judgments` is how :func:`gainscope.io.read_judgments` reads a plain TREC (or 3-column) qrels
 file: one pass in C over blocks of the file that tokenizes each line, numbers the queries, hashes the doc ids once
 (for the run scanner's index) and refuses a document judged twice, into
-:class:`~gainscope.core.judgments.JudgmentArrays` that hold the reader's memory as it is (no copy). The :class:`~gainscope.core.judgments.Judgments` it
-returns hold those arrays and make their polars frame only when asked for it, so that evaluating two small
-files (``gainscope evaluate`` on 1,000 queries) neither imports polars nor builds a frame.
+:class:`~gainscope.core.judgments.JudgmentArrays` that hold the reader's memory as it is (no copy). The
+:class:`~gainscope.core.judgments.Judgments` it returns hold those arrays and make their polars frame only when
+asked for it, so that evaluating two small files (``gainscope evaluate`` on 1,000 queries) neither imports polars
+nor builds a frame.
 
 It is an accelerator, never a second set of rules: it serves only uncompressed UTF-8 regular files read with
 the default options (``normalize_ids`` none or ``"NFC"``). Ids may hold any UTF-8 text: the C reader checks the

@@ -88,7 +88,7 @@ def _per_query_rows(r: Results) -> list[list[str]]:
     grid = np.empty((n, m + 1), dtype=object)
     grid[:, 0] = r.query_ids
     grid[:, 1:] = np.array(fmt_numbers(r.values), dtype=object).reshape(n, m)
-    return grid.tolist()  # type: ignore[no-any-return]
+    return grid.tolist()
 
 
 def _per_query_table(r: Results, markdown: bool) -> str:
@@ -115,7 +115,7 @@ def _per_query_csv_rows(r: Results) -> list[list[str]]:
     grid[:, 2] = np.tile(np.array(csv_cells(r.metric_names), dtype=object), n)
     grid[:, 3] = np.where(np.isnan(flat), "", np.array(values, dtype=object))
     grid[:, 4] = ""
-    return grid.tolist()  # type: ignore[no-any-return]
+    return grid.tolist()
 
 
 def _warn_query_named_all(results: Sequence[Results], fmt: str) -> None:

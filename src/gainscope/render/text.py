@@ -53,7 +53,7 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: S
     if set(map(len, rows)) - {cols}:
         raise ValueError(f"every row of a table needs {cols} cells")
     widths = [max(len(h), max(map(len, column), default=0))
-              for h, column in itertools.zip_longest(header, zip(*rows), fillvalue=())]
+              for h, column in itertools.zip_longest(header, zip(*rows, strict=True), fillvalue=())]
     form = "│ " + " │ ".join(f"%-{w}s" if a == "l" else f"%{w}s" for w, a in zip(widths, align, strict=True)) + " │"
     top = "┌─" + "─┬─".join("─" * w for w in widths) + "─┐"
     mid = "├─" + "─┼─".join("─" * w for w in widths) + "─┤"
