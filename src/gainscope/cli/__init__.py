@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "metrics": ("gainscope.cli.metrics", "metrics_cmd"),
     "plot": ("gainscope.cli.plot", "plot_cmd"),
     "pool": ("gainscope.cli.pool", "pool_cmd"),
+    "queue": ("gainscope.cli.queue", "queue_group"),
     "report": ("gainscope.cli.report", "report_cmd"),
     "search": ("gainscope.cli.search", "search_cmd"),
     "serve": ("gainscope.cli.serve", "serve_cmd"),
