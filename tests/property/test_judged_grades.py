@@ -1,5 +1,6 @@
 """The C module's judged_grades (how PreparedJudgments gathers and sorts the judged pool of judgments the C reader
-read) is numpy's ``g[np.lexsort((-g, rank[q]))]`` over the judged grades, query by query."""
+read) is numpy's ``g[np.lexsort((-g, rank[q]))]`` over the judged grades, query by query; the kernels' per-query
+counts of that pool (segment_counts) are counts of each query's slice."""
 
 from __future__ import annotations
 
@@ -55,3 +56,15 @@ def test_judged_grades_refuses_indices_outside_the_queries() -> None:
         _scan.judged_grades(np.array([0, 1], dtype=np.int32), g, np.array([0, 5], dtype=np.int64), False)
     with pytest.raises(ValueError, match="one length"):
         _scan.judged_grades(np.array([0], dtype=np.int32), g, np.arange(3, dtype=np.int64), False)
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(lengths=st.lists(st.integers(0, 5), min_size=1, max_size=12), data=st.data())
+def test_segment_counts_count_each_segment(lengths: list[int], data: st.DataObject) -> None:
+    """Context.num_rel's per-query counts (empty queries anywhere, the first and last included)."""
+    from gainscope.metrics.context import segment_counts
+
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=sum(lengths), max_size=sum(lengths))), dtype=bool)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    want = [int(mask[a:b].sum()) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+    assert segment_counts(mask, offsets).tolist() == want

@@ -287,10 +287,15 @@ class Context:
 
 
 def segment_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Per segment ``offsets[i]:offsets[i+1]``, the number of True values of ``mask`` (int64)."""
-    running = np.zeros(len(mask) + 1, dtype=np.int32 if len(mask) < 2**31 else np.int64)
-    np.cumsum(mask, out=running[1:])
-    return (running[offsets[1:]] - running[offsets[:-1]]).astype(np.int64)
+    """Per segment ``offsets[i]:offsets[i+1]`` (``offsets[-1] == len(mask)``), the number of True values of
+    ``mask`` (int64): one ``np.add.reduceat`` over the non-empty segments (an empty one lies between two starts that
+    are equal, so leaving it out changes no other sum), no array as long as ``mask``."""
+    starts = np.asarray(offsets[:-1])
+    filled = np.diff(offsets) > 0
+    out = np.zeros(len(starts), dtype=np.int64)
+    if filled.any():
+        out[filled] = np.add.reduceat(mask, starts[filled], dtype=np.int64)
+    return out
 
 
 def _descending_within(values: np.ndarray, offsets: np.ndarray) -> bool:
