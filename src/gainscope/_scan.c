@@ -395,6 +395,7 @@ static PyTypeObject BlockType = {
 static PyObject *block_of(Buf *b) {
     Block *out = PyObject_New(Block, &BlockType);
     if (!out) return NULL;
+    out->data = NULL; /* freed by the dealloc if the shrinking below fails */
     if (!b->data || b->len < b->cap) { /* at least one byte; no room past the end */
         char *d = realloc(b->data, b->len ? b->len : 1);
         if (!d) {

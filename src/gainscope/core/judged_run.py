@@ -288,7 +288,7 @@ class PreparedJudgments:
         if nonrelevant:
             np.maximum(row_grades, 0.0, out=row_grades)
         by_id = _bytewise_order(arrays.query_ids)
-        query_ids = [arrays.query_ids[i] for i in by_id]
+        query_ids = list(map(arrays.query_ids.__getitem__, by_id))
         rank = np.empty(len(by_id), dtype=np.int64)
         rank[np.array(by_id, dtype=np.int64)] = np.arange(len(by_id), dtype=np.int64)
         offsets, grades = _scan.judged_grades(arrays.row_query, arrays.grades, rank, nonrelevant)
@@ -458,7 +458,7 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     judged_q = prepared.query_ids
     scanned = positions.query_ids
     by_id = _bytewise_order(scanned)
-    ranked_q = [scanned[i] for i in by_id]
+    ranked_q = list(map(scanned.__getitem__, by_id))
     universe, missing, ignored = _query_universe(judged_q, ranked_q, policies, prepared.judgments.source,
                                                  run_source)
     if universe == ranked_q:  # every evaluated query ranked (the usual case): no lookup by id
