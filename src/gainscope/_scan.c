@@ -72,7 +72,8 @@ static size_t table_size_for(size_t n) {
 /* ------------------------------------------------------------------ JudgmentIndex */
 typedef struct {
     PyObject_HEAD
-    PyObject *keep[6];       /* the bytes objects whose buffers are used below */
+    Py_buffer keep[7];       /* the buffers used below (bytes, numpy arrays, read_qrels' blocks), held */
+    int held;                /* how many of keep[] are held */
     int64_t nq, nj;
     const char *qblob;
     const int64_t *qoff;     /* nq + 1 */
@@ -84,8 +85,9 @@ typedef struct {
     int64_t *qslot;          /* query table: index + 1, 0 = empty */
     uint64_t *qslot_hash;
     int64_t *qstart;         /* nq + 1: each query's judgments in qrows */
-    int64_t *qrows;          /* nj: judgment rows grouped by query */
+    int64_t *qrows;          /* nj: judgment rows grouped by query; NULL when the rows are so already (row k) */
     uint64_t *dhash;         /* nj: hash of each judgment's doc id */
+    const uint64_t *dhash_given; /* the same, given (read_qrels computed them); dhash is then NULL */
     int ready;               /* __init__ completed */
 } JudgmentIndex;
 
@@ -95,6 +97,11 @@ typedef struct {
     int64_t *row;  /* judgment row, -1 = empty */
     size_t mask, cap;
 } LocalTable;
+
+static inline int64_t index_row(const JudgmentIndex *ix, int64_t k) { return ix->qrows ? ix->qrows[k] : k; }
+static inline uint64_t index_hash(const JudgmentIndex *ix, int64_t j) {
+    return ix->dhash ? ix->dhash[j] : ix->dhash_given[j];
+}
 
 static int local_fill(LocalTable *t, const JudgmentIndex *ix, int64_t q) {
     int64_t count = q >= 0 ? ix->qstart[q + 1] - ix->qstart[q] : 0;
@@ -114,8 +121,8 @@ static int local_fill(LocalTable *t, const JudgmentIndex *ix, int64_t q) {
     t->mask = size - 1;
     memset(t->row, 0xff, size * sizeof(int64_t));
     for (int64_t k = 0; k < count; k++) {
-        int64_t j = ix->qrows[ix->qstart[q] + k];
-        uint64_t h = ix->dhash[j];
+        int64_t j = index_row(ix, ix->qstart[q] + k);
+        uint64_t h = index_hash(ix, j);
         size_t s = h & t->mask;
         while (t->row[s] >= 0) s = (s + 1) & t->mask;
         t->hash[s] = h;
@@ -151,7 +158,9 @@ static int64_t index_query(const JudgmentIndex *ix, const char *id, size_t n) {
 
 static void index_clear(JudgmentIndex *self) {
     self->ready = 0;
-    for (int i = 0; i < 6; i++) Py_CLEAR(self->keep[i]);
+    for (int i = 0; i < self->held; i++) PyBuffer_Release(&self->keep[i]);
+    self->held = 0;
+    self->dhash_given = NULL;
     free(self->qslot);
     free(self->qslot_hash);
     free(self->qstart);
@@ -175,61 +184,75 @@ static int offsets_valid(const int64_t *off, int64_t n, Py_ssize_t blob_size) {
     return off[n] <= blob_size;
 }
 
-static int check_buffer(PyObject *b, Py_ssize_t itemsize, Py_ssize_t count, const char *what) {
-    if (!PyBytes_Check(b)) {
-        PyErr_Format(PyExc_TypeError, "%s must be bytes", what);
+/* Holds the buffer of ``b`` (any C-contiguous buffer: bytes, a numpy array, a read_qrels block) in ``view``, and
+ * checks that it holds ``count`` items of ``itemsize`` bytes (count -1: any whole number of them). */
+static int hold_buffer(PyObject *b, Py_buffer *view, Py_ssize_t itemsize, Py_ssize_t count, const char *what) {
+    if (PyObject_GetBuffer(b, view, PyBUF_C_CONTIGUOUS)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a contiguous buffer (bytes or an array)", what);
         return -1;
     }
-    if (count >= 0 && PyBytes_GET_SIZE(b) != itemsize * count) {
-        PyErr_Format(PyExc_ValueError, "%s has %zd bytes, expected %zd", what, PyBytes_GET_SIZE(b),
-                     itemsize * count);
+    if (count >= 0 ? view->len != itemsize * count : view->len % itemsize != 0) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd bytes, expected %zd", what, view->len,
+                     itemsize * (count >= 0 ? count : view->len / itemsize));
+        PyBuffer_Release(view);
         return -1;
     }
     return 0;
 }
 
-/* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades): offsets are int64,
- * doc_query int32, grades float64, all native-endian bytes. Query ids must be distinct; (query, doc)
- * pairs too. */
+/* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades, doc_hash=None, unique=False):
+ * offsets are int64, doc_query int32, grades float64, all native-endian buffers (bytes or arrays), held (not
+ * copied). Query ids must be distinct; (query, doc) pairs too, which is checked unless ``unique`` says the caller
+ * did (read_qrels). ``doc_hash``: each judgment's doc id hashed as this module hashes (read_qrels gives them), so
+ * that they are not computed again. */
 static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwds) {
-    PyObject *qb, *qo, *db, *dof, *dq, *gr;
-    if (!PyArg_ParseTuple(args, "OOOOOO", &qb, &qo, &db, &dof, &dq, &gr)) return -1;
-    if (check_buffer(qb, 1, -1, "query_blob") || check_buffer(qo, 8, -1, "query_offsets") ||
-        check_buffer(db, 1, -1, "doc_blob") || check_buffer(dof, 8, -1, "doc_offsets"))
+    static char *kwlist[] = {"query_blob", "query_offsets", "doc_blob", "doc_offsets", "doc_query", "grades",
+                             "doc_hash", "unique", NULL};
+    PyObject *objs[6], *hash_obj = Py_None;
+    int unique = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|Op", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
+                                     &objs[4], &objs[5], &hash_obj, &unique))
         return -1;
-    Py_ssize_t nq = PyBytes_GET_SIZE(qo) / 8 - 1, nj = PyBytes_GET_SIZE(dof) / 8 - 1;
+    index_clear(self);
+    static const char *names[6] = {"query_blob", "query_offsets", "doc_blob", "doc_offsets", "doc_query", "grades"};
+    static const Py_ssize_t sizes[6] = {1, 8, 1, 8, 4, 8};
+    for (int i = 0; i < 6; i++) {
+        Py_ssize_t count = -1;
+        if (i >= 4) count = self->keep[3].len / 8 - 1; /* one per judgment */
+        if (hold_buffer(objs[i], &self->keep[i], sizes[i], count, names[i])) return -1;
+        self->held++;
+    }
+    Py_ssize_t nq = self->keep[1].len / 8 - 1, nj = self->keep[3].len / 8 - 1;
     if (nq < 0 || nj < 0) {
         PyErr_SetString(PyExc_ValueError, "offsets need at least one entry");
         return -1;
     }
-    if (check_buffer(dq, 4, nj, "doc_query") || check_buffer(gr, 8, nj, "grades")) return -1;
-    if (!offsets_valid((const int64_t *)PyBytes_AS_STRING(qo), nq, PyBytes_GET_SIZE(qb)) ||
-        !offsets_valid((const int64_t *)PyBytes_AS_STRING(dof), nj, PyBytes_GET_SIZE(db))) {
+    if (!offsets_valid((const int64_t *)self->keep[1].buf, nq, self->keep[0].len) ||
+        !offsets_valid((const int64_t *)self->keep[3].buf, nj, self->keep[2].len)) {
         PyErr_SetString(PyExc_ValueError, "offsets must start at 0, never decrease and stay within the blob");
         return -1;
     }
-    index_clear(self);
-    PyObject *objs[6] = {qb, qo, db, dof, dq, gr};
-    for (int i = 0; i < 6; i++) {
-        Py_INCREF(objs[i]);
-        Py_XSETREF(self->keep[i], objs[i]);
+    if (hash_obj != Py_None) {
+        if (hold_buffer(hash_obj, &self->keep[6], 8, nj, "doc_hash")) return -1;
+        self->held++;
+        self->dhash_given = self->keep[6].buf;
     }
     self->nq = nq;
     self->nj = nj;
-    self->qblob = PyBytes_AS_STRING(qb);
-    self->qoff = (const int64_t *)PyBytes_AS_STRING(qo);
-    self->dblob = PyBytes_AS_STRING(db);
-    self->doff = (const int64_t *)PyBytes_AS_STRING(dof);
-    self->dquery = (const int32_t *)PyBytes_AS_STRING(dq);
-    self->grade = (const double *)PyBytes_AS_STRING(gr);
+    self->qblob = self->keep[0].buf;
+    self->qoff = self->keep[1].buf;
+    self->dblob = self->keep[2].buf;
+    self->doff = self->keep[3].buf;
+    self->dquery = self->keep[4].buf;
+    self->grade = self->keep[5].buf;
     size_t qsize = table_size_for((size_t)nq);
     self->qmask = qsize - 1;
     self->qslot = calloc(qsize, sizeof(int64_t));
     self->qslot_hash = malloc(qsize * sizeof(uint64_t));
     self->qstart = calloc((size_t)nq + 1, sizeof(int64_t));
-    self->qrows = malloc(((size_t)nj + 1) * sizeof(int64_t));
-    self->dhash = malloc(((size_t)nj + 1) * sizeof(uint64_t));
-    if (!self->qslot || !self->qslot_hash || !self->qstart || !self->qrows || !self->dhash) {
+    if (hash_obj == Py_None) self->dhash = malloc(((size_t)nj + 1) * sizeof(uint64_t));
+    if (!self->qslot || !self->qslot_hash || !self->qstart || (hash_obj == Py_None && !self->dhash)) {
         PyErr_NoMemory();
         return -1;
     }
@@ -246,25 +269,36 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         self->qslot[s] = q + 1;
         self->qslot_hash[s] = h;
     }
-    for (int64_t j = 0; j < nj; j++) { /* group the rows by query (counting sort) */
+    int grouped = 1; /* rows already grouped by query, in query order: no qrows */
+    for (int64_t j = 0; j < nj; j++) {
         int64_t q = self->dquery[j];
         if (q < 0 || q >= nq) {
             PyErr_Format(PyExc_ValueError, "judgment %lld has query index %lld out of range", (long long)j,
                          (long long)q);
             return -1;
         }
+        grouped &= j == 0 || q >= self->dquery[j - 1];
         self->qstart[q + 1]++;
-        self->dhash[j] = hash_bytes(self->dblob + self->doff[j], (size_t)(self->doff[j + 1] - self->doff[j]));
+        if (hash_obj == Py_None)
+            self->dhash[j] = hash_bytes(self->dblob + self->doff[j], (size_t)(self->doff[j + 1] - self->doff[j]));
     }
     for (int64_t q = 0; q < nq; q++) self->qstart[q + 1] += self->qstart[q];
-    int64_t *fill = malloc(((size_t)nq + 1) * sizeof(int64_t));
-    if (!fill) {
-        PyErr_NoMemory();
-        return -1;
+    if (!grouped) { /* group the rows by query (counting sort) */
+        self->qrows = malloc(((size_t)nj + 1) * sizeof(int64_t));
+        int64_t *fill = malloc(((size_t)nq + 1) * sizeof(int64_t));
+        if (!self->qrows || !fill) {
+            free(fill);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(fill, self->qstart, ((size_t)nq + 1) * sizeof(int64_t));
+        for (int64_t j = 0; j < nj; j++) self->qrows[fill[self->dquery[j]]++] = j;
+        free(fill);
     }
-    memcpy(fill, self->qstart, ((size_t)nq + 1) * sizeof(int64_t));
-    for (int64_t j = 0; j < nj; j++) self->qrows[fill[self->dquery[j]]++] = j;
-    free(fill);
+    if (unique) {
+        self->ready = 1;
+        return 0;
+    }
     LocalTable t = {0};
     for (int64_t q = 0; q < nq; q++) { /* refuse a (query, doc) pair given twice */
         if (local_fill(&t, self, q)) {
@@ -272,12 +306,13 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
             break;
         }
         for (int64_t k = self->qstart[q]; k < self->qstart[q + 1]; k++) {
-            int64_t j = self->qrows[k];
+            int64_t j = index_row(self, k);
             size_t n = (size_t)(self->doff[j + 1] - self->doff[j]);
             const char *doc = self->dblob + self->doff[j];
             int same = 0;
-            for (size_t s = self->dhash[j] & t.mask; t.row[s] >= 0; s = (s + 1) & t.mask)
-                same += t.hash[s] == self->dhash[j] && (size_t)(self->doff[t.row[s] + 1] - self->doff[t.row[s]]) == n &&
+            uint64_t h = index_hash(self, j);
+            for (size_t s = h & t.mask; t.row[s] >= 0; s = (s + 1) & t.mask)
+                same += t.hash[s] == h && (size_t)(self->doff[t.row[s] + 1] - self->doff[t.row[s]]) == n &&
                         memcmp(self->dblob + self->doff[t.row[s]], doc, n) == 0;
             if (same > 1) {
                 PyErr_Format(PyExc_ValueError, "judgment of doc %.*s given twice", (int)n, doc);
@@ -326,6 +361,55 @@ static int buf_put(Buf *b, const void *p, size_t n) {
 
 static int buf_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
 static int buf_f64(Buf *b, double v) { return buf_put(b, &v, 8); }
+
+/* A read-only buffer over memory this module allocated (a Buf's, handed over): the large outputs reach Python
+ * (numpy.frombuffer, memoryview) without a copy. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    Py_ssize_t len;
+} Block;
+
+static int Block_getbuffer(Block *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->data, self->len, 1, flags);
+}
+
+static void Block_dealloc(Block *self) {
+    free(self->data);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyBufferProcs Block_as_buffer = {(getbufferproc)Block_getbuffer, NULL};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gainscope._scan.Block",
+    .tp_doc = "Read-only bytes the scanner made (a buffer: numpy.frombuffer, memoryview).",
+    .tp_basicsize = sizeof(Block),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)Block_dealloc,
+    .tp_as_buffer = &Block_as_buffer,
+};
+
+/* The bytes of ``b`` as a Block, which takes them over (``b`` is left empty); NULL with an exception set. */
+static PyObject *block_of(Buf *b) {
+    Block *out = PyObject_New(Block, &BlockType);
+    if (!out) return NULL;
+    out->data = NULL; /* freed by the dealloc if the shrinking below fails */
+    if (!b->data || b->len < b->cap) { /* at least one byte; no room past the end */
+        char *d = realloc(b->data, b->len ? b->len : 1);
+        if (!d) {
+            Py_DECREF(out);
+            return PyErr_NoMemory();
+        }
+        b->data = d;
+    }
+    out->data = b->data;
+    out->len = (Py_ssize_t)b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return (PyObject *)out;
+}
 
 /* ------------------------------------------------------------------ numbers */
 static locale_t C_LOCALE; /* made once at import */
@@ -536,6 +620,61 @@ static void idlist_free(IdList *l) {
     free(l->kind.data);
 }
 
+/* ------------------------------------------------------------------ a query's documents seen so far */
+/* Rows (a document's place) by hash, for one query at a time: each slot is stamped with the query's number, so the
+ * next query starts with an empty set at no cost. Callers probe from ``hash & mask`` while ``gen[slot] == stamp``,
+ * compare their own way, and fill the first free slot with stamped_put. */
+typedef struct {
+    uint64_t *hash;
+    int64_t *row;
+    uint32_t *gen;
+    size_t mask;
+    uint32_t stamp;
+} StampedSet;
+
+/* Room for ``count`` rows (at most half full). 0: nothing changed; 1: a larger, empty set (the caller puts the
+ * current query's rows back); -1: no memory. */
+static int stamped_reserve(StampedSet *t, size_t count) {
+    if (t->gen && 2 * count <= t->mask + 1) return 0;
+    size_t size = table_size_for(count);
+    free(t->hash);
+    free(t->row);
+    free(t->gen);
+    t->hash = malloc(size * sizeof(uint64_t));
+    t->row = malloc(size * sizeof(int64_t));
+    t->gen = calloc(size, sizeof(uint32_t));
+    t->mask = size - 1;
+    t->stamp = 1;
+    return t->hash && t->row && t->gen ? 1 : -1;
+}
+
+static inline void stamped_put(StampedSet *t, size_t slot, uint64_t h, int64_t row) {
+    t->gen[slot] = t->stamp;
+    t->hash[slot] = h;
+    t->row[slot] = row;
+}
+
+/* The slot where ``h`` would go in an empty set, past the rows already there (no comparison). */
+static inline size_t stamped_free_slot(const StampedSet *t, uint64_t h) {
+    size_t slot = h & t->mask;
+    while (t->gen[slot] == t->stamp) slot = (slot + 1) & t->mask;
+    return slot;
+}
+
+/* The next query: an empty set. */
+static void stamped_next(StampedSet *t) {
+    if (++t->stamp == 0) { /* the stamps wrapped: clear them */
+        memset(t->gen, 0, (t->mask + 1) * sizeof(uint32_t));
+        t->stamp = 1;
+    }
+}
+
+static void stamped_free(StampedSet *t) {
+    free(t->hash);
+    free(t->row);
+    free(t->gen);
+}
+
 /* ------------------------------------------------------------------ one query's documents */
 typedef struct {
     double score;
@@ -618,10 +757,7 @@ typedef struct {
     /* current query */
     Entry *entries;
     size_t n, cap;
-    uint64_t *dup_hash; /* per-query set of doc hashes: entry index + 1 (0 empty), stamped by generation */
-    uint32_t *dup_idx, *dup_gen;
-    size_t dup_mask;
-    uint32_t gen;
+    StampedSet dup;     /* the current query's documents: entry index by doc hash */
     const char *prev_q; /* the current query's id */
     size_t prev_qlen;
     int64_t query;      /* judged query index of the current query, -1 if not judged */
@@ -647,44 +783,23 @@ typedef struct {
     int nomem;
 } Scan;
 
-static int grow_dup(Scan *s, size_t want) {
-    size_t size = table_size_for(want);
-    if (size <= s->dup_mask + 1 && s->dup_hash) return 0;
-    free(s->dup_hash);
-    free(s->dup_idx);
-    free(s->dup_gen);
-    s->dup_hash = malloc(size * sizeof(uint64_t));
-    s->dup_idx = malloc(size * sizeof(uint32_t));
-    s->dup_gen = calloc(size, sizeof(uint32_t));
-    s->dup_mask = size - 1;
-    s->gen = 1;
-    if (!s->dup_hash || !s->dup_idx || !s->dup_gen) return -1;
-    /* rebuild for the entries already in the current query */
-    for (size_t k = 0; k < s->n; k++) {
-        uint64_t h = hash_bytes(s->entries[k].doc, s->entries[k].len);
-        size_t slot = h & s->dup_mask;
-        while (s->dup_gen[slot] == s->gen) slot = (slot + 1) & s->dup_mask;
-        s->dup_gen[slot] = s->gen;
-        s->dup_hash[slot] = h;
-        s->dup_idx[slot] = (uint32_t)k;
-    }
-    return 0;
-}
-
 /* 1 if the doc is already in the current query, 0 if added, -1 out of memory */
 static int dup_add(Scan *s, const char *doc, size_t n, uint64_t h) {
-    if (2 * (s->n + 1) > s->dup_mask + 1 && grow_dup(s, 2 * (s->n + 1))) return -1;
-    size_t slot = h & s->dup_mask;
-    while (s->dup_gen[slot] == s->gen) {
-        if (s->dup_hash[slot] == h) {
-            const Entry *e = &s->entries[s->dup_idx[slot]];
+    int grown = stamped_reserve(&s->dup, s->n + 1);
+    if (grown < 0) return -1;
+    for (size_t k = 0; grown && k < s->n; k++) { /* a larger set: the entries already in the current query */
+        uint64_t hk = hash_bytes(s->entries[k].doc, s->entries[k].len);
+        stamped_put(&s->dup, stamped_free_slot(&s->dup, hk), hk, (int64_t)k);
+    }
+    StampedSet *t = &s->dup;
+    size_t slot = h & t->mask;
+    for (; t->gen[slot] == t->stamp; slot = (slot + 1) & t->mask) {
+        if (t->hash[slot] == h) {
+            const Entry *e = &s->entries[t->row[slot]];
             if (e->len == n && memcmp(e->doc, doc, n) == 0) return 1;
         }
-        slot = (slot + 1) & s->dup_mask;
     }
-    s->dup_gen[slot] = s->gen;
-    s->dup_hash[slot] = h;
-    s->dup_idx[slot] = (uint32_t)s->n;
+    stamped_put(t, slot, h, (int64_t)s->n);
     return 0;
 }
 
@@ -717,10 +832,7 @@ static int finish_query(Scan *s) {
         buf_i64(&s->rank_down, down) || buf_i64(&s->rank_steps, steps))
         return -1;
     s->n = 0;
-    if (++s->gen == 0) { /* generation counter wrapped: clear the stamps */
-        memset(s->dup_gen, 0, (s->dup_mask + 1) * sizeof(uint32_t));
-        s->gen = 1;
-    }
+    stamped_next(&s->dup);
     return 0;
 }
 
@@ -1038,8 +1150,8 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
     s->order = order;
     s->depth = depth;
     s->judged_only = judged_only;
-    s->gen = 1;
-    if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || buf_i64(&s->check.off, 0) || grow_dup(s, 1024)) {
+    if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || buf_i64(&s->check.off, 0) ||
+        stamped_reserve(&s->dup, 1024) < 0) {
         s->nomem = 1;
         return -1;
     }
@@ -1049,9 +1161,7 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
 static void scan_free(Scan *s) {
     free(s->tag);
     free(s->entries);
-    free(s->dup_hash);
-    free(s->dup_idx);
-    free(s->dup_gen);
+    stamped_free(&s->dup);
     free(s->seen);
     free(s->seen_hash);
     free(s->judged.hash);
@@ -1076,7 +1186,10 @@ static PyObject *scan_result(Scan *s) {
                  {"rank_steps", &s->rank_steps},     {"check_blob", &s->check.blob}, {"check_offsets", &s->check.off},
                  {"check_kind", &s->check.kind}};
     for (size_t i = 0; i < sizeof items / sizeof *items; i++) {
-        PyObject *v = bytes_of(items[i].buf);
+        /* the per-hit arrays (the large ones) are handed over without a copy */
+        PyObject *v = items[i].buf == &s->hit_rank || items[i].buf == &s->hit_judgment || items[i].buf == &s->hit_score
+                          ? block_of((Buf *)items[i].buf)
+                          : bytes_of(items[i].buf);
         if (!v || PyDict_SetItemString(out, items[i].key, v)) {
             Py_XDECREF(v);
             Py_DECREF(out);
@@ -1501,28 +1614,35 @@ done:
  * many tokens of printable ASCII (separated by spaces, tabs, VT, FF; CR only before LF), '#' comment lines,
  * blank lines, and grades [+-]?[0-9]{1,18}. Anything else (a byte outside printable ASCII, another column
  * count, a grade that is not a plain integer, a document judged twice for a query, no data line) is a
- * fallback: the readers then give the exact error or warning, with the line. The file is read with read(),
- * not mapped, so a file that changes meanwhile cannot fault. */
+ * fallback: the readers then give the exact error or warning, with the line. The file is read with read() in
+ * blocks (memory holds a block, never the file), not mapped, so a file that changes meanwhile cannot fault. A
+ * query's documents are checked for repeats as its lines are read (a small table per query, in cache); only a
+ * file whose queries' lines are apart gets the check over all its rows at the end. */
 
 typedef struct {
-    Buf qblob, qoff, dblob, doff, rowq, grade;
+    Buf qblob, qoff, dblob, doff, rowq, grade, dhash;
     int64_t nq, nj;
     /* query ids: slot -> query index + 1 (0 empty) */
     int64_t *qslot;
     uint64_t *qhash;
     size_t qmask;
-    const char *prev; /* the previous line's query id, and its index */
-    size_t prev_len;
-    int64_t prev_q;
+    int64_t prev_q;   /* the previous data line's query, -1 before the first */
+    int scattered;    /* a query's lines are apart: the duplicate check runs at the end, over every row */
+    /* while a query's lines follow each other: its rows so far by doc hash, for the duplicate check */
+    int64_t run_start;
+    StampedSet seen;
+    int64_t dup;      /* a row that repeats an earlier row's (query, doc), -1 none */
+    int64_t line;     /* lines read so far */
     IdList check;     /* ids whose Unicode form Python checks (a code point outside NFC_SAFE) */
 } Qrels;
 
 static void qrels_free(Qrels *r) {
-    Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade};
+    Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade, &r->dhash};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
     idlist_free(&r->check);
     free(r->qslot);
     free(r->qhash);
+    stamped_free(&r->seen);
 }
 
 /* Grow the query table to ``size`` slots, rehashing. */
@@ -1551,14 +1671,16 @@ static int qrels_grow(Qrels *r, size_t size) {
     return 0;
 }
 
-/* The index of query id ``id`` (``id`` points into the file's bytes), added if new (and listed for Python's check
- * of its Unicode form when ``flags`` has ID_CHECK); -1 when memory runs out. Lines of a query usually follow each
- * other: the previous line's query is tried first. */
+/* The index of query id ``id`` (``id`` points into the bytes read), added if new (and listed for Python's check of
+ * its Unicode form when ``flags`` has ID_CHECK); -1 when memory runs out. Lines of a query usually follow each
+ * other: the previous line's query is tried first. A query whose lines are apart marks the file scattered. */
 static int64_t qrels_query(Qrels *r, const char *id, size_t n, int flags) {
-    if (r->prev && n == r->prev_len && !memcmp(id, r->prev, n)) return r->prev_q;
+    const int64_t *off = (const int64_t *)r->qoff.data;
+    if (r->prev_q >= 0 && (size_t)(off[r->prev_q + 1] - off[r->prev_q]) == n &&
+        !memcmp(r->qblob.data + off[r->prev_q], id, n))
+        return r->prev_q;
     if ((size_t)(r->nq + 1) * 2 > r->qmask + 1 && qrels_grow(r, 2 * (r->qmask + 1))) return -1;
     uint64_t h = hash_bytes(id, n);
-    const int64_t *off = (const int64_t *)r->qoff.data;
     size_t s = h & r->qmask;
     int64_t q = -1;
     for (; r->qslot[s]; s = (s + 1) & r->qmask) {
@@ -1574,28 +1696,51 @@ static int64_t qrels_query(Qrels *r, const char *id, size_t n, int flags) {
         r->qslot[s] = ++r->nq;
         r->qhash[s] = h;
         q = r->nq - 1;
+    } else {
+        r->scattered = 1; /* seen before another query's lines */
     }
-    r->prev = id;
-    r->prev_len = n;
     r->prev_q = q;
+    r->run_start = r->nj;
+    stamped_next(&r->seen);
     return q;
 }
 
 static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, int64_t grade) {
     int32_t q32 = (int32_t)q;
+    uint64_t h = hash_bytes(doc, n);
+    if (!r->scattered && r->dup < 0) { /* the duplicate check of a query whose lines follow each other */
+        StampedSet *t = &r->seen;
+        int grown = stamped_reserve(t, (size_t)(r->nj - r->run_start) + 1);
+        if (grown < 0) return -1;
+        const uint64_t *hash = (const uint64_t *)r->dhash.data;
+        for (int64_t j = r->run_start; grown && j < r->nj; j++) /* a larger set: the query's rows so far */
+            stamped_put(t, stamped_free_slot(t, hash[j]), hash[j], j);
+        const int64_t *off = (const int64_t *)r->doff.data;
+        size_t s = h & t->mask;
+        for (; t->gen[s] == t->stamp; s = (s + 1) & t->mask) {
+            int64_t i = t->row[s];
+            if (t->hash[s] == h && (size_t)(off[i + 1] - off[i]) == n && !memcmp(r->dblob.data + off[i], doc, n)) {
+                r->dup = r->nj;
+                break;
+            }
+        }
+        if (r->dup < 0) stamped_put(t, s, h, r->nj);
+    }
     if ((flags & ID_CHECK) && idlist_put(&r->check, doc, n, 1)) return -1;
     if (buf_put(&r->dblob, doc, n) || buf_i64(&r->doff, (int64_t)r->dblob.len) || buf_put(&r->rowq, &q32, 4) ||
-        buf_i64(&r->grade, grade))
+        buf_i64(&r->grade, grade) || buf_put(&r->dhash, &h, 8))
         return -1;
     r->nj++;
     return 0;
 }
 
-/* The first row that repeats an earlier row's (query, doc), or -1; -2 when memory runs out. The rows are
- * grouped by query (a counting sort) and each query's docs go through a small table that stays in cache. */
+/* The first row that repeats an earlier row's (query, doc), or -1; -2 when memory runs out: for a file whose
+ * queries' lines are apart (the others are checked as they are read). The rows are grouped by query (a counting
+ * sort) and each query's docs go through a small table that stays in cache. */
 static int64_t qrels_duplicate(const Qrels *r) {
     const int64_t *off = (const int64_t *)r->doff.data;
     const int32_t *rowq = (const int32_t *)r->rowq.data;
+    const uint64_t *dhash = (const uint64_t *)r->dhash.data;
     int64_t nq = r->nq, nj = r->nj, found = -1;
     int64_t *start = calloc((size_t)nq + 1, sizeof(int64_t)), *rows = malloc(((size_t)nj + 1) * sizeof(int64_t));
     uint64_t *hash = NULL;
@@ -1624,7 +1769,7 @@ static int64_t qrels_duplicate(const Qrels *r) {
             int64_t j = rows[k];
             const char *doc = r->dblob.data + off[j];
             size_t n = (size_t)(off[j + 1] - off[j]);
-            uint64_t h = hash_bytes(doc, n);
+            uint64_t h = dhash[j];
             size_t s = h & (size - 1);
             for (; slot[s] >= 0; s = (s + 1) & (size - 1)) {
                 int64_t i = slot[s];
@@ -1670,10 +1815,11 @@ static void init_qrels_classes(void) {
         return 1;         \
     } while (0)
 
-/* 0 read, 1 fallback (reason and line set), -1 out of memory */
+/* Reads the lines of [p, end): whole lines (the last one may lack its newline only at the end of the file), line
+ * numbers going on from r->line. 0 read, 1 fallback (reason and line set), -1 out of memory. */
 static int qrels_parse(Qrels *r, const char *p, const char *end, int ncols, const char **reason, int64_t *at) {
     int doc_col = ncols - 2, grade_col = ncols - 1;
-    int64_t line = 0;
+    int64_t line = r->line;
     while (p < end) {
         const char *line_start = p;
         line++;
@@ -1729,9 +1875,18 @@ static int qrels_parse(Qrels *r, const char *p, const char *end, int ncols, cons
         if (q < 0) return -1;
         if (q > INT32_MAX) QSTOP("more than 2^31 queries");
         if (qrels_add(r, q, tok[doc_col], len[doc_col], flags[doc_col], grade)) return -1;
+        if (r->dup >= 0) break;
     }
+    r->line = line;
+    return 0;
+}
+
+/* After the last line: 0, 1 fallback (reason and line set: no data line, a document judged twice), -1 out of
+ * memory. */
+static int qrels_finish(Qrels *r, const char **reason, int64_t *at) {
+    int64_t line = r->line;
     if (!r->nj) QSTOP("no data line");
-    int64_t dup = qrels_duplicate(r);
+    int64_t dup = r->dup >= 0 ? r->dup : r->scattered ? qrels_duplicate(r) : -1;
     if (dup == -2) return -1;
     if (dup >= 0) {
         *reason = "a document judged twice for a query";
@@ -1741,6 +1896,64 @@ static int qrels_parse(Qrels *r, const char *p, const char *end, int ncols, cons
     return 0;
 }
 
+/* Reads the open file ``fd`` in blocks, whole lines at a time (the buffer holds a block and the line it cut, never
+ * the file). 0, 1 fallback (reason and line set), -1 out of memory, -2 a read error (errno in *err). */
+static int qrels_read(Qrels *r, int fd, int ncols, const char **reason, int64_t *at, int *err) {
+    size_t cap = 2 * READ_BLOCK + MAX_LINE, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) return -1;
+    int rc = 0, first = 1, eof = 0;
+    while (!rc && !eof) {
+        while (len < cap && len < READ_BLOCK + MAX_LINE) { /* a block more (or to the end of the file) */
+            ssize_t got = read(fd, buf + len, cap - len);
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0) {
+                *err = errno;
+                rc = -2;
+                break;
+            }
+            if (got == 0) {
+                eof = 1;
+                break;
+            }
+            len += (size_t)got;
+            if (len >= READ_BLOCK) break;
+        }
+        if (rc) break;
+        size_t start = 0;
+        if (first) {
+            if (len < 3 && !eof) continue;
+            start = len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0; /* dropped, as the readers drop it */
+            first = 0;
+        }
+        const char *stop = buf + len; /* the end of the whole lines read */
+        if (!eof) {
+            const char *nl = buf + len;
+            while (nl > buf + start && nl[-1] != '\n') nl--;
+            if (nl == buf + start) { /* no line ends here: a line longer than the limit, or more to read */
+                if (len - start > MAX_LINE) {
+                    *reason = "a line longer than the limit";
+                    *at = r->line + 1;
+                    rc = 1;
+                }
+                continue;
+            }
+            stop = nl;
+        }
+        rc = qrels_parse(r, buf + start, stop, ncols, reason, at);
+        if (!rc && r->dup >= 0) break;
+        len = (size_t)(buf + len - stop);
+        memmove(buf, stop, len);
+    }
+    free(buf);
+    return rc;
+}
+
+/* read_qrels(path, columns) -> dict: the judgments of a qrels file of 3 or 4 columns as flat arrays, or
+ * {"fallback": reason, "line": n}. Per query (in order of first appearance): "query_blob", "query_offsets" (bytes);
+ * per judgment (in file order): "doc_blob", "doc_offsets" (int64), "row_query" (int32), "grades" (int64),
+ * "doc_hash" (uint64: the doc id hashed as JudgmentIndex hashes it), as Blocks (no copy); the ids Python checks
+ * ("check_blob", "check_offsets", "check_kind"). */
 static PyObject *read_qrels(PyObject *self, PyObject *args) {
     PyObject *path_obj;
     int ncols;
@@ -1760,137 +1973,162 @@ static PyObject *read_qrels(PyObject *self, PyObject *args) {
     }
     Qrels r;
     memset(&r, 0, sizeof r);
-    char *data = NULL;
-    size_t size = 0, cap = (size_t)st.st_size + 1;
+    r.prev_q = r.dup = -1;
     int rc = 0, err = 0;
     const char *reason = NULL;
     int64_t at = 0;
     Py_BEGIN_ALLOW_THREADS
-    data = malloc(cap);
-    if (!data) rc = -1;
-    while (!rc) { /* read to the end, whatever fstat said: the file may change meanwhile */
-        if (size == cap) {
-            char *grown = realloc(data, cap * 2);
-            if (!grown) {
-                rc = -1;
-                break;
-            }
-            data = grown;
-            cap *= 2;
-        }
-        ssize_t got = read(fd, data + size, cap - size);
-        if (got < 0) {
-            err = errno;
-            if (err == EINTR) {
-                err = 0;
-                continue;
-            }
-            break;
-        }
-        if (got == 0) break;
-        size += (size_t)got;
-    }
-    if (!rc && !err) {
-        size_t bom = size >= 3 && !memcmp(data, "\xef\xbb\xbf", 3) ? 3 : 0; /* dropped, as the readers drop it */
-        if (qrels_grow(&r, 1024) || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0) || buf_i64(&r.check.off, 0))
-            rc = -1;
-        else
-            rc = qrels_parse(&r, data + bom, data + size, ncols, &reason, &at);
-    }
+    if (qrels_grow(&r, 1024) || stamped_reserve(&r.seen, 1024) < 0 || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0) ||
+        buf_i64(&r.check.off, 0))
+        rc = -1;
+    else
+        rc = qrels_read(&r, fd, ncols, &reason, &at, &err);
+    if (!rc) rc = qrels_finish(&r, &reason, &at);
     Py_END_ALLOW_THREADS
     close(fd);
-    free(data);
     PyObject *out;
-    if (err) {
+    if (rc == -2) {
         out = fallback("the file cannot be read", 0); /* the readers say why, naming it */
     } else if (rc < 0) {
         out = PyErr_NoMemory();
     } else if (rc > 0) {
         out = fallback(reason, at);
     } else {
-        out = Py_BuildValue("{s:y#,s:y#,s:y#,s:y#,s:y#,s:y#,s:y#,s:y#,s:y#}", "query_blob",
+        out = Py_BuildValue("{s:y#,s:y#,s:N,s:N,s:N,s:N,s:N,s:y#,s:y#,s:y#}", "query_blob",
                             r.qblob.data ? r.qblob.data : "", (Py_ssize_t)r.qblob.len, "query_offsets", r.qoff.data,
-                            (Py_ssize_t)r.qoff.len, "doc_blob", r.dblob.data ? r.dblob.data : "",
-                            (Py_ssize_t)r.dblob.len, "doc_offsets", r.doff.data, (Py_ssize_t)r.doff.len, "row_query",
-                            r.rowq.data, (Py_ssize_t)r.rowq.len, "grades", r.grade.data, (Py_ssize_t)r.grade.len,
-                            "check_blob", r.check.blob.data ? r.check.blob.data : "", (Py_ssize_t)r.check.blob.len,
-                            "check_offsets", r.check.off.data, (Py_ssize_t)r.check.off.len, "check_kind",
-                            r.check.kind.data ? r.check.kind.data : "", (Py_ssize_t)r.check.kind.len);
+                            (Py_ssize_t)r.qoff.len, "doc_blob", block_of(&r.dblob), "doc_offsets", block_of(&r.doff),
+                            "row_query", block_of(&r.rowq), "grades", block_of(&r.grade), "doc_hash",
+                            block_of(&r.dhash), "check_blob", r.check.blob.data ? r.check.blob.data : "",
+                            (Py_ssize_t)r.check.blob.len, "check_offsets", r.check.off.data,
+                            (Py_ssize_t)r.check.off.len, "check_kind", r.check.kind.data ? r.check.kind.data : "",
+                            (Py_ssize_t)r.check.kind.len);
     }
+    (void)err;
     qrels_free(&r);
     return out;
 }
 
-/* ------------------------------------------------------------------ judged order */
-/* judged_order(row_query, grades, nq) -> bytes: the int64 permutation that orders judgments by query index
- * (row_query, int64 in [0, nq)) ascending, then grade (float64) descending, equal grades in input order: the result
- * of numpy.lexsort((-grades, row_query)), in O(n) for the query (a counting sort) and a stable merge of each
- * query's grades (O(k log k) for a query of k judgments). */
-static void merge_by_grade(int64_t *a, int64_t *tmp, size_t n, const double *g) {
-    if (n < 2) return;
-    if (n <= 24) { /* insertion sort: stable */
-        for (size_t i = 1; i < n; i++) {
-            int64_t v = a[i];
+/* ------------------------------------------------------------------ judged grades */
+static int cmp_desc(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a < b) - (a > b);
+}
+
+/* judged_grades(row_query, grades, query_rank, nonrelevant) -> (offsets, sorted): the judged pool of every query,
+ * from read_qrels' arrays: row_query (int32, the query of each judgment), grades (int64), query_rank (int64, the
+ * place of each query in the order wanted). ``offsets`` (int64, one more than the queries) bound each query's
+ * grades in ``sorted`` (float64), in query_rank order, each query's grades descending: those >= 0, or under
+ * ``nonrelevant`` all of them with the negative ones made 0. numpy's
+ * ``g[np.lexsort((-g, rank[row_query]))]`` over the judged grades ``g`` as float64, in linear time: each query's
+ * count of each grade when the grades span fewer than 64 values (as qrels' do), else a counting sort by query and a
+ * sort of each query's grades. */
+static PyObject *judged_grades(PyObject *self, PyObject *args) {
+    Py_buffer rq = {0}, gr = {0}, rk = {0};
+    int nonrelevant;
+    if (!PyArg_ParseTuple(args, "y*y*y*p", &rq, &gr, &rk, &nonrelevant)) return NULL;
+    PyObject *offsets = NULL, *sorted = NULL, *out = NULL;
+    size_t n = (size_t)rq.len / sizeof(int32_t), nq = (size_t)rk.len / sizeof(int64_t);
+    const int32_t *q = rq.buf;
+    const int64_t *g = gr.buf, *rank = rk.buf;
+    if ((size_t)gr.len != n * sizeof(int64_t) || rq.len % sizeof(int32_t) || rk.len % sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "row_query (int32) and grades (int64) of one length, query_rank (int64)");
+        goto done;
+    }
+    for (size_t k = 0; k < nq; k++)
+        if (rank[k] < 0 || (size_t)rank[k] >= nq) {
+            PyErr_SetString(PyExc_ValueError, "a query rank outside [0, queries)");
+            goto done;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (q[i] < 0 || (size_t)q[i] >= nq) {
+            PyErr_SetString(PyExc_ValueError, "a query index outside [0, queries)");
+            goto done;
+        }
+    offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((nq + 1) * sizeof(int64_t)));
+    if (!offsets) goto done;
+    int64_t *start = (int64_t *)PyBytes_AS_STRING(offsets);
+    memset(start, 0, (nq + 1) * sizeof(int64_t));
+    int64_t lo = INT64_MAX, hi = INT64_MIN; /* the judged grades' range */
+    for (size_t i = 0; i < n; i++) {
+        if (g[i] < 0 && !nonrelevant) continue;
+        int64_t x = g[i] < 0 ? 0 : g[i];
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    if (hi >= lo && (uint64_t)hi - (uint64_t)lo < 64 && nq * (size_t)(hi - lo + 1) <= 2 * n + 4096) {
+        /* a few grades (as qrels have): each query's count of each grade, written out from the top grade down */
+        size_t width = (size_t)(hi - lo + 1);
+        int64_t *count = calloc(nq * width, sizeof(int64_t));
+        if (!count) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (g[i] < 0 && !nonrelevant) continue;
+            int64_t x = g[i] < 0 ? 0 : g[i];
+            count[(size_t)rank[q[i]] * width + (size_t)(hi - x)]++;
+        }
+        for (size_t k = 0; k < nq; k++) {
+            int64_t total = 0;
+            for (size_t b = 0; b < width; b++) total += count[k * width + b];
+            start[k + 1] = start[k] + total;
+        }
+        sorted = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)start[nq] * sizeof(double)));
+        if (sorted) {
+            double *v = (double *)PyBytes_AS_STRING(sorted);
+            for (size_t k = 0, at = 0; k < nq; k++)
+                for (size_t b = 0; b < width; b++)
+                    for (int64_t c = count[k * width + b], x = hi - (int64_t)b; c > 0; c--) v[at++] = (double)x;
+        }
+        free(count);
+        if (sorted) out = PyTuple_Pack(2, offsets, sorted);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) start[rank[q[i]] + 1] += nonrelevant || g[i] >= 0;
+    for (size_t k = 0; k < nq; k++) start[k + 1] += start[k];
+    sorted = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)start[nq] * sizeof(double)));
+    int64_t *fill = malloc((nq + 1) * sizeof(int64_t));
+    if (!sorted || !fill) {
+        free(fill);
+        if (sorted) PyErr_NoMemory();
+        goto done;
+    }
+    double *v = (double *)PyBytes_AS_STRING(sorted);
+    Py_BEGIN_ALLOW_THREADS
+    memcpy(fill, start, (nq + 1) * sizeof(int64_t));
+    for (size_t i = 0; i < n; i++) {
+        if (g[i] < 0 && !nonrelevant) continue;
+        v[fill[rank[q[i]]]++] = g[i] < 0 ? 0.0 : (double)g[i];
+    }
+    for (size_t k = 0; k < nq; k++) {
+        double *a = v + start[k];
+        size_t m = (size_t)(start[k + 1] - start[k]);
+        size_t i = 1;
+        while (i < m && a[i - 1] >= a[i]) i++; /* usually sorted already, or nearly */
+        if (i == m) continue;
+        if (m > 32) {
+            qsort(a, m, sizeof(double), cmp_desc);
+            continue;
+        }
+        for (; i < m; i++) { /* insertion sort */
+            double x = a[i];
             size_t j = i;
-            while (j > 0 && g[a[j - 1]] < g[v]) {
+            while (j > 0 && a[j - 1] < x) {
                 a[j] = a[j - 1];
                 j--;
             }
-            a[j] = v;
+            a[j] = x;
         }
-        return;
     }
-    size_t h = n / 2;
-    merge_by_grade(a, tmp, h, g);
-    merge_by_grade(a + h, tmp, n - h, g);
-    size_t i = 0, j = h, k = 0;
-    while (i < h && j < n) tmp[k++] = g[a[j]] > g[a[i]] ? a[j++] : a[i++]; /* ties: the left (earlier) first */
-    while (i < h) tmp[k++] = a[i++];
-    while (j < n) tmp[k++] = a[j++];
-    memcpy(a, tmp, n * sizeof *a);
-}
-
-static PyObject *judged_order(PyObject *self, PyObject *args) {
-    Py_buffer rq, gr;
-    long long nq;
-    if (!PyArg_ParseTuple(args, "y*y*L", &rq, &gr, &nq)) return NULL;
-    PyObject *out = NULL;
-    size_t n = (size_t)rq.len / sizeof(int64_t);
-    if ((size_t)gr.len != n * sizeof(double) || nq < 0) {
-        PyErr_SetString(PyExc_ValueError, "row_query (int64) and grades (float64) of one length, nq >= 0");
-        goto done;
-    }
-    const int64_t *q = rq.buf;
-    const double *g = gr.buf;
-    for (size_t i = 0; i < n; i++)
-        if (q[i] < 0 || q[i] >= nq) {
-            PyErr_SetString(PyExc_ValueError, "a query index outside [0, nq)");
-            goto done;
-        }
-    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)));
-    if (!out) goto done;
-    int64_t *order = (int64_t *)PyBytes_AS_STRING(out);
-    size_t *start = calloc((size_t)nq + 1, sizeof *start);
-    size_t *fill = malloc(((size_t)nq + 1) * sizeof *fill);
-    int64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!start || !fill || !tmp) {
-        Py_CLEAR(out);
-        PyErr_NoMemory();
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        for (size_t i = 0; i < n; i++) start[q[i] + 1]++;
-        for (long long k = 0; k < nq; k++) start[k + 1] += start[k];
-        memcpy(fill, start, ((size_t)nq + 1) * sizeof *fill);
-        for (size_t i = 0; i < n; i++) order[fill[q[i]]++] = (int64_t)i; /* by query, input order kept */
-        for (long long k = 0; k < nq; k++) merge_by_grade(order + start[k], tmp, start[k + 1] - start[k], g);
-        Py_END_ALLOW_THREADS
-    }
-    free(start);
+    Py_END_ALLOW_THREADS
     free(fill);
-    free(tmp);
+    out = PyTuple_Pack(2, offsets, sorted);
 done:
+    Py_XDECREF(offsets);
+    Py_XDECREF(sorted);
     PyBuffer_Release(&rq);
     PyBuffer_Release(&gr);
+    PyBuffer_Release(&rk);
     return out;
 }
 
@@ -1899,7 +2137,7 @@ static PyMethodDef methods[] = {
      "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
     {"scan_arrow", scan_arrow, METH_VARARGS, "Scan an Arrow stream of a run's rows into judged positions."},
     {"read_qrels", read_qrels, METH_VARARGS, "Read a plain TREC qrels file into flat arrays (see gainscope.io.scan_qrels)."},
-    {"judged_order", judged_order, METH_VARARGS, "numpy.lexsort((-grades, row_query)) in linear time (see judged_run)."},
+    {"judged_grades", judged_grades, METH_VARARGS, "Each query's judged grades, sorted descending (see judged_run)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1910,7 +2148,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     init_classes();
     init_qrels_classes();
     C_LOCALE = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    if (PyType_Ready(&JudgmentIndexType) < 0) return NULL;
+    if (PyType_Ready(&JudgmentIndexType) < 0 || PyType_Ready(&BlockType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&JudgmentIndexType);

@@ -212,19 +212,19 @@ class Results:
                        else (), censored=None if self.censored is None else self.censored[:, cols])
 
     # ------------------------------------------------------------------ conversion
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data: run, metrics, aggregates, per-query values (None = undefined), the censored queries of
-        each metric that has some, and conventions."""
-        per_query = {
+    def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
+        """Plain data: run, metrics, aggregates, per-query values (None = undefined; left out with
+        ``per_query=False``), the censored queries of each metric that has some, and conventions."""
+        per_query_values = {"per_query": {
             q: {name: (None if math.isnan(v) else v) for name, v in zip(self.metric_names, row, strict=True)}
             for q, row in zip(self.query_ids, self.values.tolist(), strict=True)
-        }
+        }} if per_query else {}
         aggregates = {k: (None if math.isnan(v) else v) for k, v in self.aggregates.items()}
         core = {"core_metrics": dict(zip(self.labels, map(str, self.metrics), strict=True))} if self.labels else {}
         censored = {} if self.censored is None or not self.censored.any() else {"censored": {
             name: self.censored_queries(name) for j, name in enumerate(self.metric_names) if self.censored[:, j].any()}}
         return {"run": self.run_name, "metrics": self.metric_names, "aggregates": aggregates,
-                "per_query": per_query, **core, **censored, **self.conventions()}
+                **per_query_values, **core, **censored, **self.conventions()}
 
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`."""

@@ -243,3 +243,76 @@ def test_unicode_ids_are_read_with_the_readers_warnings(tmp_path: Path, queries:
     read = {"normalize_ids": "NFC"} if nfc else {}
     took = same_outcome(path, format="trec", **read)
     assert took == (not (nfc and changed))
+
+
+def _shuffled_file(path: Path, judgments: dict[str, dict[str, int]], seed: int) -> Path:
+    """``judgments`` as a qrels file whose lines are in a random order: a query's lines apart."""
+    lines = [f"{q} 0 {d} {g}" for q, docs in judgments.items() for d, g in docs.items()]
+    np.random.default_rng(seed).shuffle(lines)
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    return path
+
+
+@needs_native
+@SETTINGS
+@given(judgments=st.dictionaries(st.sampled_from(["q1", "q10", "q2", "Q", "301"]),
+                                 st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e", "b0", "B"]),
+                                                 st.integers(-2, 4), min_size=1),
+                                 min_size=1),
+       negative=st.sampled_from(["unjudged", "nonrelevant"]), seed=st.integers(0, 3))
+def test_prepared_from_arrays_equals_prepared_from_the_frame_lines_apart(
+        tmp_path: Path, judgments: dict[str, dict[str, int]], negative: str, seed: int) -> None:
+    """As above, the lines of a query apart (the reader checks duplicates at the end, the index groups the rows)."""
+    path = _shuffled_file(tmp_path / "j.qrels", judgments, seed)
+    scanned = read_judgments(path)
+    assert scanned.arrays is not None
+    framed = Judgments(scanned.frame.clone())
+    fast, slow = PreparedJudgments.of(scanned, negative), PreparedJudgments.of(framed, negative)
+    assert fast.query_ids == slow.query_ids
+    for name in ("offsets", "grades", "row_grades"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert fast.doc_ids.to_list() == slow.doc_ids.to_list()
+
+
+@needs_native
+def test_judgments_read_in_c_with_lines_apart_evaluate_as_the_readers_judgments(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    qrels = _shuffled_file(tmp_path / "j.qrels", {f"q{q}": {f"d{d}": int(rng.integers(-1, 4)) for d in
+                                                            rng.choice(60, 15, replace=False)} for q in range(40)}, 1)
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"q{q} Q0 d{d} {r + 1} {round(float(rng.normal()), 1)} t\n" for q in range(42)
+                           for r, d in enumerate(rng.choice(60, 30, replace=False))), encoding="ascii")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ties and coverage
+        for policies in ({}, {"judged_only": True, "negative_grades": "nonrelevant"}):
+            judged = read_judgments(qrels)
+            assert judged.arrays is not None
+            fast = evaluate(judged, run, ["nDCG@10", "AP", "R@20", "bpref"], **policies)
+            slow = evaluate(Judgments(read_judgments(qrels).frame), run, ["nDCG@10", "AP", "R@20", "bpref"],
+                            **policies)
+            assert np.array_equal(fast.values, slow.values)
+
+
+def _big_query_file(path: Path, *, end: str = "\n", tail: str = "", bom: bool = False) -> Path:
+    """About 5 MB of qrels: 0.5 MB of small queries, then one query of 300,000 documents whose lines cross the
+    reader's first block of 4 MB, then ``tail``."""
+    small = "".join(f"s{q} 0 d{d} {d % 3}{end}" for q in range(4000) for d in range(10))
+    big = "".join(f"big 0 d{d} {d % 5}{end}" for d in range(300_000))
+    path.write_bytes(("\ufeff" if bom else "").encode() + (small + big + tail).encode("ascii"))
+    return path
+
+
+@needs_native
+@pytest.mark.slow  # 5 MB read by both readers, six times
+@pytest.mark.parametrize(("end", "tail", "bom", "taken"), [
+    ("\n", "", False, True),
+    ("\r\n", "last 0 d1 1", True, True),  # the last line without its newline
+    ("\n", "big 0 d7 2\n", False, False),  # a document judged twice, 4 MB apart in one query: the readers' error
+    ("\n", "s3 0 d1 1\n", False, False),  # ... in a query whose lines are apart
+    ("\n", "s3 0 d99 1\n", False, True),  # a query whose lines are apart, no document twice
+    ("\n", "x 0 " + "d" * (1 << 20) + " 1\n", False, False),  # a line beyond the limit, across blocks
+])
+def test_files_larger_than_a_block_are_read_whole(tmp_path: Path, end: str, tail: str, bom: bool,
+                                                    taken: bool) -> None:
+    path = _big_query_file(tmp_path / "j.qrels", end=end, tail=tail, bom=bom)
+    assert same_outcome(path) is taken

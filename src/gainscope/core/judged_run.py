@@ -225,7 +225,15 @@ class JudgedRun:
 
 
 def _bytewise_sorted(ids: list[str]) -> list[str]:
-    return sorted(ids, key=lambda s: s.encode("utf-8", "surrogatepass"))
+    """``ids`` in the order of their UTF-8 bytes (``surrogatepass``), trec_eval's ``strcmp``: the order of their
+    code points, as Python compares strings (UTF-8 keeps the order of code points, surrogates included), so no
+    string is encoded."""
+    return sorted(ids)
+
+
+def _bytewise_order(ids: list[str]) -> list[int]:
+    """The positions of ``ids`` in :func:`_bytewise_sorted` order."""
+    return sorted(range(len(ids)), key=ids.__getitem__)
 
 
 @dataclass(frozen=True, eq=False)
@@ -270,25 +278,27 @@ class PreparedJudgments:
 
     @classmethod
     def _of_arrays(cls, judgments: Judgments, arrays: JudgmentArrays, negative_grades: str) -> PreparedJudgments:
-        """:meth:`of` for judgments the scanner read: the same query ids, offsets and grades, from numpy."""
+        """:meth:`of` for judgments the scanner read: the same query ids, offsets and grades, made by the C module
+        from its arrays (each query's judged grades gathered and sorted descending: ``judged_grades``), with no
+        per-judgment array but the float grades."""
+        from gainscope import _scan  # type: ignore[attr-defined]  # the arrays come from it
+
+        nonrelevant = negative_grades == "nonrelevant"
         row_grades = arrays.grades.astype(np.float64)
-        if negative_grades == "nonrelevant":
-            row_grades = np.maximum(row_grades, 0.0)
-        query_ids = _bytewise_sorted(arrays.query_ids)
-        position = {q: i for i, q in enumerate(query_ids)}
-        row_query = np.array([position[q] for q in arrays.query_ids], dtype=np.int64)[arrays.row_query]
-        judged = row_grades >= 0
-        q, g = row_query[judged], row_grades[judged]
-        order = _by_query_then_grade(q, g, len(query_ids))
-        offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum(np.bincount(q, minlength=len(query_ids)))
+        if nonrelevant:
+            np.maximum(row_grades, 0.0, out=row_grades)
+        by_id = _bytewise_order(arrays.query_ids)
+        query_ids = list(map(arrays.query_ids.__getitem__, by_id))
+        rank = np.empty(len(by_id), dtype=np.int64)
+        rank[np.array(by_id, dtype=np.int64)] = np.arange(len(by_id), dtype=np.int64)
+        offsets, grades = _scan.judged_grades(arrays.row_query, arrays.grades, rank, nonrelevant)
         prepared: PreparedJudgments
 
         def doc_ids() -> pl.Series:  # in the order of the polars path: equal grades by doc id
             return _judged_rows(prepared.frame, query_ids)["doc_id"]
 
-        prepared = cls(judgments, negative_grades, query_ids, offsets, g[order], DeferredSeries(doc_ids),
-                       row_grades)
+        prepared = cls(judgments, negative_grades, query_ids, np.frombuffer(offsets, dtype=np.int64),
+                       np.frombuffer(grades, dtype=np.float64), DeferredSeries(doc_ids), row_grades)
         return prepared
 
     def under(self, negative_grades: str) -> PreparedJudgments:
@@ -307,19 +317,6 @@ class PreparedJudgments:
         np.cumsum(lengths, out=offsets[1:])
         take = np.repeat(self.offsets[picked] - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
         return offsets, self.grades[take], DeferredSeries(lambda: self.doc_ids.gather(take))
-
-
-def _by_query_then_grade(q: np.ndarray, g: np.ndarray, nq: int) -> np.ndarray:
-    """The permutation that orders judgments by query index ``q`` (int64, in [0, nq)), then grade ``g``
-    descending, equal grades in input order: ``np.lexsort((-g, q))``, in linear time by the C module that read the
-    judgments (a counting sort by query, then a stable merge of each query's grades), by numpy without it."""
-    try:
-        from gainscope import _scan  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - judgments read by the C reader imply the C module
-        return np.lexsort((-g, q))
-    order = _scan.judged_order(np.ascontiguousarray(q, dtype=np.int64), np.ascontiguousarray(g, dtype=np.float64),
-                               nq)
-    return np.frombuffer(order, dtype=np.int64)
 
 
 def _float_grades(frame: pl.DataFrame, negative_grades: str) -> pl.DataFrame:
@@ -459,11 +456,16 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     if prepared.negative_grades != policies.negative_grades:
         raise ValueError("prepared judgments were made for another negative_grades policy")
     judged_q = prepared.query_ids
-    ranked_q = _bytewise_sorted(positions.query_ids)
+    scanned = positions.query_ids
+    by_id = _bytewise_order(scanned)
+    ranked_q = list(map(scanned.__getitem__, by_id))
     universe, missing, ignored = _query_universe(judged_q, ranked_q, policies, prepared.judgments.source,
                                                  run_source)
-    where = {q: i for i, q in enumerate(positions.query_ids)}
-    ranked = np.array([where.get(u, -1) for u in universe], dtype=np.int64)
+    if universe == ranked_q:  # every evaluated query ranked (the usual case): no lookup by id
+        ranked = np.array(by_id, dtype=np.int64)
+    else:
+        where = dict(zip(scanned, range(len(scanned)), strict=True))
+        ranked = np.fromiter((where.get(u, -1) for u in universe), dtype=np.int64, count=len(universe))
     has = ranked >= 0
     src = np.where(has, ranked, 0)
     starts = positions.hit_offsets[src]
@@ -485,14 +487,16 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     coverage = Coverage(len(judged_q), len(ranked_q), nq, missing, ignored,
                         int(positions.tied_groups[ranked[has]].sum()) if policies.ties != "rank" else 0,
                         rank_steps, rank_down)
-    one = np.ones(len(rank), dtype=np.int64)
+    one = np.broadcast_to(np.int64(1), rank.shape)  # every group a single document: one read-only value, no array
+    group_start = rank.view()
+    group_start.flags.writeable = False
     empty_f, empty_i = np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
     return JudgedRun(
         query_ids=tuple(universe), num_ret=np.where(has, positions.num_ret[src], 0).astype(np.int64),
         offsets=offsets, rank=rank, grades=np.ascontiguousarray(grades),
         scores=np.ascontiguousarray(positions.hit_score[take], dtype=np.float64),
         doc_ids=DeferredSeries(lambda: prepared.frame["doc_id"].gather(rows)),
-        group_start=rank.copy(), group_kept=one, group_size=one.copy(),
+        group_start=group_start, group_kept=one, group_size=one,
         tail_grades=empty_f, tail_query=empty_i, tail_start=empty_i, tail_kept=empty_i, tail_size=empty_i,
         judged_offsets=judged_offsets, judged_grades=judged_grades, judged_doc_ids=judged_doc_ids,
         missing=~has, policies=policies, run_name=run_name, coverage=coverage)
@@ -513,6 +517,8 @@ def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies
                     run_source: str | None) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
     """The evaluated queries (bytewise order), the judged ones without a ranking and the ranked ones without
     judgments; warns about both and refuses inputs that share no query."""
+    if judged_q == ranked_q:  # the same queries on both sides (the usual case)
+        return judged_q, (), ()
     judged_set, ranked_set = set(judged_q), set(ranked_q)
     if not (judged_set & ranked_set) and judged_q and ranked_q:
         raise InconsistentInputError(_no_overlap_message(judged_q, ranked_q, judgments_source, run_source))

@@ -33,8 +33,10 @@ __all__ = ["JudgmentArrays", "Judgments", "split_ids"]
 _REQUIRED = ("query_id", "doc_id", "grade")
 
 
-def split_ids(blob: bytes, offsets: np.ndarray) -> list[str]:
+def split_ids(blob: bytes | memoryview, offsets: np.ndarray) -> list[str]:
     """The UTF-8 ids of ``blob`` cut at ``offsets`` (one more than ids): how the C scanner returns ids."""
+    if isinstance(blob, memoryview):
+        blob = blob.tobytes()
     if blob.isascii():  # one decode, then slices of the text
         text = blob.decode("ascii")
         return [text[a:b] for a, b in itertools.pairwise(offsets.tolist())]
@@ -47,15 +49,18 @@ class JudgmentArrays:
     :mod:`gainscope.io.scan_qrels`): ``query_ids`` are the distinct query ids in order of first appearance,
     ``query_blob``/``query_offsets`` the same ids as one UTF-8 blob and int64 offsets; per judgment, in file
     order, ``row_query`` is its query's index in ``query_ids`` (int32), ``grades`` its grade (int64), and its doc
-    id is ``doc_blob[doc_offsets[i]:doc_offsets[i + 1]]`` (UTF-8, checked by the scanner)."""
+    id is ``doc_blob[doc_offsets[i]:doc_offsets[i + 1]]`` (UTF-8, checked by the scanner); ``doc_hash``, when given,
+    is the scanner's hash of each doc id (its index of the judgments then does not hash them again). The reader
+    has checked that no document is judged twice for a query."""
 
     query_ids: list[str]
     query_blob: bytes
     query_offsets: np.ndarray
     row_query: np.ndarray
-    doc_blob: bytes
+    doc_blob: bytes | memoryview
     doc_offsets: np.ndarray
     grades: np.ndarray
+    doc_hash: np.ndarray | None = None
 
     def doc_ids(self) -> list[str]:
         """The doc id of every judgment, in file order."""

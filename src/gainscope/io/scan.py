@@ -102,10 +102,10 @@ def _index(prepared: PreparedJudgments) -> Any:
     """The scanner's hash index of ``prepared`` (built once per prepared judgments)."""
     index = _indexes.get(prepared)
     arrays = prepared.judgments.arrays
-    if index is None and arrays is not None:  # read by the scanner: its arrays as they are (no polars)
-        index = _scan.JudgmentIndex(arrays.query_blob, arrays.query_offsets.tobytes(), arrays.doc_blob,
-                                    arrays.doc_offsets.tobytes(), arrays.row_query.tobytes(),
-                                    prepared.row_grades.tobytes())
+    if index is None and arrays is not None:  # read by the scanner: its arrays as they are (no polars, no copy),
+        # with the doc ids' hashes it made and its check that no document is judged twice for a query
+        index = _scan.JudgmentIndex(arrays.query_blob, arrays.query_offsets, arrays.doc_blob, arrays.doc_offsets,
+                                    arrays.row_query, prepared.row_grades, doc_hash=arrays.doc_hash, unique=True)
         _indexes[prepared] = index
     if index is None:
         frame = prepared.frame

@@ -104,6 +104,12 @@ class Context:
         g = self.jr.grades
         return float(np.nanmax(g)) if len(g) and not np.isnan(g).all() else 0.0
 
+    @cached_property
+    def judged_descending(self) -> bool:
+        """True when every query's judged grades are sorted descending (as the builders of judged runs make them):
+        then a query's best judged grades are its first ones."""
+        return _descending_within(self.jr.judged_grades, self.jr.judged_offsets)
+
     # ------------------------------------------------------------------ masks over ranked documents
     def relevant(self, level: float) -> np.ndarray:
         """Ranked documents with grade >= level (never the unjudged ones: NaN compares False)."""
@@ -121,17 +127,16 @@ class Context:
     # ------------------------------------------------------------------ per-query totals
     def num_rel(self, level: float) -> np.ndarray:
         """R: judged documents with grade >= level, per query (from the judgments, not the run)."""
-        def make() -> np.ndarray:
-            jr = self.jr
-            return np.bincount(jr.judged_segment, weights=(jr.judged_grades >= level), minlength=self.nq)
-        return self.cached(("num_rel", level), make)
+        return self.cached(("num_rel", level), lambda: self.judged_count(self.jr.judged_grades >= level))
 
     def num_nonrel(self, level: float) -> np.ndarray:
         """N: judged documents with 0 <= grade < level, per query."""
-        def make() -> np.ndarray:
-            jr = self.jr
-            return np.bincount(jr.judged_segment, weights=(jr.judged_grades < level), minlength=self.nq)
-        return self.cached(("num_nonrel", level), make)
+        return self.cached(("num_nonrel", level), lambda: self.judged_count(self.jr.judged_grades < level))
+
+    def judged_count(self, mask: np.ndarray) -> np.ndarray:
+        """Per query, how many of its judged grades ``mask`` holds (as floats): differences of one running count
+        at the query bounds, exact integers (no per-judgment query index is made)."""
+        return segment_counts(mask, self.jr.judged_offsets).astype(np.float64)
 
     def per_query_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of per-document values within each query."""
@@ -180,17 +185,17 @@ class Context:
         v = self.values(("linear", key), lambda: values(jr.grades, self.segment))
         limit = self._limit(k, self.segment)
         if self.policies.ties != "average":
-            rank = jr.rank
+            rank, segment = jr.rank, self.segment
+            if limit is not None:  # the positions within the cutoff only, before any arithmetic
+                mask = rank <= limit
+                v, rank, segment = v[mask], rank[mask], segment[mask]
             if weight == "one":
                 terms = v
             elif weight == "log2":
                 terms = v / np.log2(rank + 1.0)
             else:
-                terms = v * self.powers(float(weight[1]), int(rank.max(initial=0)))[rank - 1]
-            if limit is None:
-                return self.per_query_sum(terms)
-            mask = rank <= limit
-            return np.bincount(self.segment[mask], weights=terms[mask], minlength=self.nq)
+                terms = v * self.powers(float(weight[1]), int(jr.rank.max(initial=0)))[rank - 1]
+            return np.bincount(segment, weights=terms, minlength=self.nq)
         out = self._spread(v / jr.group_size, jr.group_start, jr.group_kept, self.segment, limit, weight)
         if len(jr.tail_grades):
             tv = values(jr.tail_grades, jr.tail_query)
@@ -246,11 +251,15 @@ class Context:
             keep = g > 0
             seg = jr.judged_segment[keep]
             gk = g[keep]
-            order = np.lexsort((-gk, seg))
+            if not np.any((gk[1:] > gk[:-1]) & (seg[1:] == seg[:-1])):  # judged grades are sorted so, and
+                # most gains keep their order: already what the sort below gives
+                ideal = gk
+            else:  # a gain map that reorders grades
+                ideal = gk[np.lexsort((-gk, seg))]
             counts = np.bincount(seg, minlength=self.nq)
             offsets = np.zeros(self.nq + 1, dtype=np.int64)
             np.cumsum(counts, out=offsets[1:])
-            return gk[order], offsets
+            return ideal, offsets
         return self.cached(("ideal", key), make)
 
     def segmented_suffix_max(self, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -274,3 +283,27 @@ class Context:
             a, b = offsets[s], offsets[s + 1]
             out[a:b] = np.maximum.accumulate(values[a:b][::-1])[::-1]
         return out
+
+
+
+def segment_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per segment ``offsets[i]:offsets[i+1]`` (``offsets[-1] == len(mask)``), the number of True values of
+    ``mask`` (int64): one ``np.add.reduceat`` over the non-empty segments (an empty one lies between two starts that
+    are equal, so leaving it out changes no other sum), no array as long as ``mask``."""
+    starts = np.asarray(offsets[:-1])
+    filled = np.diff(offsets) > 0
+    out = np.zeros(len(starts), dtype=np.int64)
+    if filled.any():
+        out[filled] = np.add.reduceat(mask, starts[filled], dtype=np.int64)
+    return out
+
+
+def _descending_within(values: np.ndarray, offsets: np.ndarray) -> bool:
+    """True when ``values`` never increase within a segment ``offsets[i]:offsets[i+1]``: then they are what a
+    stable sort by segment, then value descending, gives, and the first values of a segment are its largest."""
+    if len(values) < 2:
+        return True
+    rises = values[1:] > values[:-1]
+    bounds = offsets[1:-1]
+    rises[bounds[(bounds > 0) & (bounds < len(values))] - 1] = False  # a step from one segment into the next
+    return not bool(rises.any())

@@ -13,13 +13,14 @@ would run as formulas get a leading ``'`` (:func:`gainscope.render.text.csv_cell
 
 from __future__ import annotations
 
+import io
 import math
 import warnings
 from collections.abc import Sequence
 
 from gainscope.errors import InputWarning, UnknownFormatError
 from gainscope.metrics.profiles import ProfileUse
-from gainscope.render.text import csv_text, fmt_number, markdown_table, text_table
+from gainscope.render.text import CsvWriter, csv_cell, csv_cells, fmt_number, fmt_numbers, markdown_table, text_table
 from gainscope.results import Results
 
 __all__ = ["FORMATS", "conventions_lines", "profile_pairs", "render_results"]
@@ -78,14 +79,42 @@ def _summary_table(results: Sequence[Results], markdown: bool) -> str:
     return text_table(header, rows)
 
 
+def _per_query_rows(r: Results) -> list[list[str]]:
+    """``[query id, value, ...]`` per query, formatted (:func:`fmt_numbers`: no loop over queries)."""
+    import numpy as np
+
+    n, m = r.values.shape
+    grid = np.empty((n, m + 1), dtype=object)
+    grid[:, 0] = r.query_ids
+    grid[:, 1:] = np.array(fmt_numbers(r.values), dtype=object).reshape(n, m)
+    return grid.tolist()
+
+
 def _per_query_table(r: Results, markdown: bool) -> str:
     header = ["query", *r.metric_names]
-    rows = [[q, *[fmt_number(v) for v in r.values[i]]] for i, q in enumerate(r.query_ids)]
+    rows = _per_query_rows(r)
     agg = r.aggregates
     rows.append(["all", *[fmt_number(agg[n]) for n in r.metric_names]])
     if markdown:
         return markdown_table(header, rows)
     return text_table(header, rows)
+
+
+def _per_query_csv_rows(r: Results) -> list[list[str]]:
+    """``[run, query id, metric, value, ""]`` per query and metric, cells guarded as :func:`csv_cell` guards them
+    (values as ``repr``, empty when undefined), made without a loop over queries."""
+    import numpy as np
+
+    n, m = r.values.shape
+    flat = r.values.ravel()
+    values = (("%r\n" * len(flat)) % tuple(flat.tolist())).split("\n")[:-1] if len(flat) else []
+    grid = np.empty((n * m, 5), dtype=object)
+    grid[:, 0] = csv_cell(r.run_name)
+    grid[:, 1] = np.repeat(np.array(csv_cells(r.query_ids), dtype=object), m)
+    grid[:, 2] = np.tile(np.array(csv_cells(r.metric_names), dtype=object), n)
+    grid[:, 3] = np.where(np.isnan(flat), "", np.array(values, dtype=object))
+    grid[:, 4] = ""
+    return grid.tolist()
 
 
 def _warn_query_named_all(results: Sequence[Results], fmt: str) -> None:
@@ -120,10 +149,7 @@ def render_results(results: Sequence[Results], fmt: str, *, per_query: bool = Fa
     if fmt == "json":
         import json  # here and below: the table, the usual format, does without it
 
-        payload = [r.to_dict() for r in results]
-        if not per_query:
-            for p in payload:
-                p.pop("per_query")
+        payload = [r.to_dict(per_query=per_query) for r in results]
         return json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n"
     if fmt == "jsonl":
         import json
@@ -140,14 +166,13 @@ def render_results(results: Sequence[Results], fmt: str, *, per_query: bool = Fa
                                          "aggregate": m.aggregate}))
         return "\n".join(lines) + "\n"
     if fmt == "csv":
-        rows: list[Sequence[object]] = [["run", "query_id", "metric", "value", "aggregate"]]
+        buf = io.StringIO()
+        writer = CsvWriter(buf)
+        writer.writerow(["run", "query_id", "metric", "value", "aggregate"])
         for r in results:
             if per_query:
-                for i, q in enumerate(r.query_ids):
-                    for j, name in enumerate(r.metric_names):
-                        v = r.values[i, j]
-                        rows.append([r.run_name, q, name, "" if math.isnan(v) else repr(float(v)), ""])
-            for m, v in zip(r.metrics, r.aggregates.values(), strict=True):
-                rows.append([r.run_name, "all", str(m), "" if math.isnan(v) else repr(float(v)), m.aggregate])
-        return csv_text(rows)
+                writer.writerows_checked(_per_query_csv_rows(r))
+            writer.writerows([r.run_name, "all", str(m), "" if math.isnan(v) else repr(float(v)), m.aggregate]
+                             for m, v in zip(r.metrics, r.aggregates.values(), strict=True))
+        return buf.getvalue()
     raise UnknownFormatError(f"unknown format {fmt!r}")

@@ -4,12 +4,17 @@ compared with golden text), number formatting, and CSV text guarded against form
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-__all__ = ["CsvWriter", "csv_cell", "csv_text", "fmt_number", "markdown_table", "text_table"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["CsvWriter", "csv_cell", "csv_cells", "csv_text", "fmt_number", "fmt_numbers", "markdown_table",
+           "text_table"]
 
 
 def fmt_number(x: float | None, digits: int = 4) -> str:
@@ -24,26 +29,36 @@ def fmt_number(x: float | None, digits: int = 4) -> str:
     return f"{x:.{digits}f}"
 
 
+def fmt_numbers(values: np.ndarray, digits: int = 4) -> list[str]:
+    """:func:`fmt_number` of every value of ``values`` (row by row), the plain ones formatted in one pass (a table
+    of 200,000 queries is a million numbers)."""
+    import numpy as np
+
+    flat = np.asarray(values, dtype=np.float64).ravel()
+    if not len(flat):
+        return []
+    out = ((f"%.{digits}f\n" * len(flat)) % tuple(flat.tolist())).split("\n")[:-1]
+    for i in np.flatnonzero(~(np.abs(flat) < 1e15)).tolist():  # NaN, infinite, huge: fmt_number's forms
+        out[i] = fmt_number(float(flat[i]), digits)
+    return out
+
+
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, align: Sequence[str] | None = None) -> str:
     """A boxed table with a header rule; ``align`` is ``"l"`` or ``"r"`` per column (text left, numbers
-    right by default)."""
+    right by default). The rows are laid out by one formatting of all their cells (no loop over rows)."""
     cols = len(header)
     if align is None:
         align = ["l"] + ["r"] * (cols - 1)
-    widths = [len(h) for h in header]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(cells, widths, align, strict=True)]
-        return "│ " + " │ ".join(parts) + " │"
-
+    if set(map(len, rows)) - {cols}:
+        raise ValueError(f"every row of a table needs {cols} cells")
+    widths = [max(len(h), max(map(len, column), default=0))
+              for h, column in itertools.zip_longest(header, zip(*rows, strict=True), fillvalue=())]
+    form = "│ " + " │ ".join(f"%-{w}s" if a == "l" else f"%{w}s" for w, a in zip(widths, align, strict=True)) + " │"
     top = "┌─" + "─┬─".join("─" * w for w in widths) + "─┐"
     mid = "├─" + "─┼─".join("─" * w for w in widths) + "─┤"
     bottom = "└─" + "─┴─".join("─" * w for w in widths) + "─┘"
-    out = [top, line(header), mid, *(line(r) for r in rows), bottom]
-    return "\n".join(out)
+    body = "\n".join(itertools.repeat(form, len(rows))) % tuple(itertools.chain.from_iterable(rows))
+    return "\n".join([top, form % tuple(header), mid, *([body] if rows else []), bottom])
 
 
 def _is_number(cell: str) -> bool:
@@ -82,6 +97,14 @@ def csv_cell(cell: object) -> object:
     return cell
 
 
+def csv_cells(cells: Sequence[str]) -> list[str]:
+    """:func:`csv_cell` of every text of ``cells``: only those starting with a formula character are looked at."""
+    out = list(cells)
+    for i in itertools.compress(range(len(out)), map(str.startswith, out, itertools.repeat(_FORMULA_START))):
+        out[i] = str(csv_cell(out[i]))
+    return out
+
+
 class CsvWriter:
     """A ``csv.writer`` (lines ending in ``\n``) whose every cell goes through :func:`csv_cell`."""
 
@@ -96,6 +119,10 @@ class CsvWriter:
     def writerows(self, rows: Iterable[Iterable[object]]) -> None:
         for row in rows:
             self.writerow(row)
+
+    def writerows_checked(self, rows: Iterable[Iterable[object]]) -> None:
+        """Rows whose cells went through :func:`csv_cell` already (:func:`csv_cells`), written in one call."""
+        self._writer.writerows(rows)
 
 
 def csv_text(rows: Iterable[Iterable[object]]) -> str:

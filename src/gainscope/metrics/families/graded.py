@@ -124,12 +124,33 @@ def _within(pos: np.ndarray, seg: np.ndarray, depth: Depth) -> np.ndarray:
 
 
 def _ideal_dcg_judged(ctx: Context, gain: Any, rel: Level | None, depth: Depth) -> np.ndarray:
+    if isinstance(depth, int) and isinstance(gain, str) and gain == "linear" and ctx.judged_descending:
+        return _ideal_dcg_top(ctx, gain, rel, depth)
     ideal, offsets = _ideal_gains(ctx, gain, rel, "judged")
     lengths = np.diff(offsets)
     seg = np.repeat(np.arange(ctx.nq), lengths)
     pos = np.arange(1, len(ideal) + 1) - np.repeat(offsets[:-1], lengths)
     keep = _within(pos, seg, depth)
     return np.bincount(seg[keep], weights=_discounted(ideal, pos)[keep], minlength=ctx.nq)
+
+
+def _ideal_dcg_top(ctx: Context, gain: Any, rel: Level | None, k: int) -> np.ndarray:
+    """:func:`_ideal_dcg_judged` at a depth ``k`` when each query's judged grades are sorted descending and the gain
+    is linear (``max(grade, 0)``, 0 below ``rel``: it keeps their order exactly, as floating-point exponential gains
+    and maps need not): a query's first ``k`` grades then give its ``k`` best gains, in order, the positive ones
+    first. Only those are read (``k`` per query, not every judgment); a gain of 0 adds 0.0 at its place, so the
+    sums are the general path's to the last bit."""
+    jr = ctx.jr
+    offsets = jr.judged_offsets
+    lengths = np.minimum(np.diff(offsets), k)
+    seg = np.repeat(np.arange(ctx.nq), lengths)
+    firsts = np.zeros(ctx.nq, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=firsts[1:])
+    pos = np.arange(1, len(seg) + 1) - np.repeat(firsts, lengths)  # 1..min(k, judged) within each query
+    take = np.repeat(offsets[:-1], lengths) + pos - 1
+    _, fn = _gain_fn(ctx, gain, rel, "judged")
+    gains = fn(jr.judged_grades[take], seg)
+    return np.bincount(seg, weights=_discounted(gains, pos), minlength=ctx.nq)
 
 
 def _ideal_dcg_retrieved(ctx: Context, gain: Any, rel: Level | None, depth: Depth) -> np.ndarray:
