@@ -4,6 +4,8 @@ counts of that pool (segment_counts) are counts of each query's slice."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -66,5 +68,5 @@ def test_segment_counts_count_each_segment(lengths: list[int], data: st.DataObje
 
     mask = np.array(data.draw(st.lists(st.booleans(), min_size=sum(lengths), max_size=sum(lengths))), dtype=bool)
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    want = [int(mask[a:b].sum()) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+    want = [int(mask[a:b].sum()) for a, b in itertools.pairwise(offsets)]
     assert segment_counts(mask, offsets).tolist() == want
