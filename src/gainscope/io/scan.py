@@ -31,10 +31,11 @@ error with file and line, or the warning, or the result. A file that changes siz
 :class:`~gainscope.errors.FileAccessError`.
 
 Large plain files are cut at query boundaries into one part per core, scanned in parallel threads (the scanner
-releases the GIL), and joined. Compressed files are decompressed in blocks (ISA-L or zlib, zstandard: they
-release the GIL too) and their content is cut at query boundaries into pieces of :data:`CHUNK_BYTES`, which
-threads scan while the next blocks are decompressed: decompression and scanning share the cores, and memory holds
-a few pieces, never the whole content.
+releases the GIL), and joined. Compressed files are decompressed into reusable buffers (ISA-L or zlib,
+zstandard: they release the GIL too; the frames of a zstd file written in several, in parallel) and their content
+is cut at query boundaries into pieces, which threads scan while the next content is decompressed
+(:mod:`gainscope.io.scan_stream`): decompression and scanning share the cores, and memory holds a few pieces,
+never the whole content.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ import logging
 import os
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -65,7 +66,8 @@ from gainscope.errors import FileAccessError, FormatError, InputWarning
 from gainscope.io.compressed import MAGIC_BYTES, compression_of
 from gainscope.io.detect import check_format, detect_text_format
 from gainscope.io.frames import RunOptions, TokenTable, frame_table, is_dataframe
-from gainscope.io.text import BOM, MAX_LINE_BYTES, TextFile, canonical_encoding, id_form_warnings, is_stream
+from gainscope.io.scan_stream import scan_pieces
+from gainscope.io.text import BOM, TextFile, canonical_encoding, id_form_warnings, is_stream
 
 if TYPE_CHECKING:
     import polars as pl
@@ -83,7 +85,6 @@ __all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "nati
 log = logging.getLogger("gainscope")
 
 PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
-CHUNK_BYTES = 8 << 20  # compressed files: decompressed content is scanned in pieces of about this size
 _ORDER = {"trec_eval": 0, "rank": 1}
 _indexes: weakref.WeakKeyDictionary[PreparedJudgments, Any] = weakref.WeakKeyDictionary()
 
@@ -280,7 +281,8 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
     flags = {"extra_ok": extra_columns == "ignore", "f32": policies.score_precision == "float32"}
     if isinstance(source, TextFile):
         label = name or source.name
-        results = _scan_pieces(source, lambda piece: _scan.scan_trec_run(piece, *options, **flags))
+        results = scan_pieces(source, lambda data, start, end: _scan.scan_trec_run(data, *options, start, end,
+                                                                                   **flags))
         return results if isinstance(results, str) else _gathered(results, f"{label}: ", normalize_ids)
     data: str | bytes
     if isinstance(source, bytes):
@@ -306,97 +308,6 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
         raise FileAccessError(f"{label} changed while it was read ({ranges[-1][1]} bytes when reading began, {now}); "
                               f"read it again once nothing writes to it", path=label)
     return _gathered(results, f"{label}: ", normalize_ids)
-
-
-def _scan_pieces(src: TextFile, scan: Callable[[memoryview], dict[str, Any]]) -> list[dict[str, Any]] | str:
-    """``scan`` over the pieces of a compressed file's content (:func:`query_pieces`), in threads while the
-    next blocks are decompressed; the results in order, or why the readers must read the file (a piece the
-    scanner refused: the rest is not decompressed; damaged data: the readers then say what is wrong, as they
-    would have met it)."""
-    workers = max(1, min(os.cpu_count() or 1, 8))
-    results: list[Future[dict[str, Any]]] = []
-    with ThreadPoolExecutor(workers) as pool:
-        try:
-            for piece in query_pieces(src.blocks(CHUNK_BYTES), CHUNK_BYTES):
-                if isinstance(piece, str):
-                    return _cancelled(results, piece)
-                done = len(results) - workers - 1
-                if done >= 0 and "fallback" in results[done].result():  # a few pieces held, never the whole
-                    return _cancelled(results, _joined([results[done].result()]))  # the piece's reason
-                results.append(pool.submit(scan, piece))
-        except FormatError as exc:
-            return _cancelled(results, f"damaged compressed data ({exc})")
-        return [f.result() for f in results]
-
-
-def _cancelled(futures: Sequence[Future[dict[str, Any]]], why: Any) -> str:
-    """``why`` (a reason), once the futures that have not started are cancelled."""
-    for future in futures:
-        future.cancel()
-    return str(why)
-
-
-def query_pieces(blocks: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[memoryview | str]:
-    """The content of ``blocks`` (a file's, in order) cut at query boundaries into pieces of about ``size``
-    bytes, each made of whole queries (a query longer than ``size`` is one piece); a byte order mark at the start
-    is dropped. Yields a reason instead of a piece when a line is longer than the limit of a line (the readers
-    then name it)."""
-    pending: list[bytes] = []
-    held = 0
-    first = True  # the content's start is in pending
-    known = _Tail(0, None)  # what the start of pending is known to hold
-    for block in blocks:
-        pending.append(block)
-        held += len(block)
-        if held < size or (first and held < len(BOM)):  # a BOM cut by a block is whole before it is dropped
-            continue
-        data = b"".join(pending)
-        if first:
-            first = False
-            data = data.removeprefix(BOM)
-        if len(data) - (data.rfind(b"\n") + 1) > MAX_LINE_BYTES:
-            yield "a line longer than the limit"
-            return
-        cut, query = _last_query_start(data, known)
-        if cut:
-            yield memoryview(data)[:cut]
-        tail = data[cut:]
-        pending, held = [tail], len(tail)
-        known = _Tail(tail.rfind(b"\n") + 1, query)
-    data = b"".join(pending)
-    if data:
-        yield memoryview(data.removeprefix(BOM) if first else data)
-
-
-class _Tail(NamedTuple):
-    """The start of some bytes known to be lines of one query: their first ``end`` bytes are complete lines, each a
-    comment, blank, or a data line of ``query`` (None: no data line)."""
-
-    end: int
-    query: bytes | None
-
-
-def _last_query_start(data: bytes, known: _Tail) -> tuple[int, bytes | None]:
-    """Where the last query of ``data`` begins -- the start of the line after the last data line of another query,
-    0 when every complete line is of one query (the last line may be incomplete) -- and that query's id. The
-    lines are read backwards from the end, down to ``known.end`` at most."""
-    end = data.rfind(b"\n") + 1  # the complete lines end here
-    last: bytes | None = None
-    while end > known.end:
-        start = data.rfind(b"\n", 0, end - 1) + 1
-        line = data[start:end]
-        fields = line.split(None, 1)
-        if fields and not line.startswith(b"#"):
-            if last is None:
-                last = fields[0]
-            elif fields[0] != last:
-                return end, last
-        end = start
-    if last is None:
-        return 0, known.query
-    if known.query is not None and known.query != last:
-        return known.end, last
-    return 0, last
 
 
 def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> RankedPositions | str:

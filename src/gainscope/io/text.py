@@ -46,9 +46,19 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from gainscope.deferred import deferred_module
 from gainscope.errors import FileAccessError, FormatError, InputError, PolicyError, UnknownFormatError, option
-from gainscope.io.compressed import MAGIC_BYTES, compression_of, decompressed, is_zstd_error
+from gainscope.io.compressed import (
+    MAGIC_BYTES,
+    BlockStream,
+    Buffers,
+    compression_of,
+    decompressed,
+    decompressed_into,
+    is_zstd_error,
+)
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     import polars as pl
 else:
     pl = deferred_module("polars")
@@ -226,7 +236,7 @@ class TextFile:
                 return
             with open(self.path, "rb") as fh:
                 if self.compression:
-                    yield io.BufferedReader(_BlockStream(decompressed(fh, self.compression)))
+                    yield io.BufferedReader(BlockStream(decompressed(fh, self.compression)))
                 else:
                     yield fh
 
@@ -243,6 +253,18 @@ class TextFile:
                 else:
                     while block := fh.read(size):
                         yield block
+
+    def into_buffers(self, buffers: Buffers, size: int, headroom: int, pool: Executor | None = None
+                     ) -> Iterator[tuple[bytearray, int]]:
+        """The stored content decompressed (not transcoded) straight into reusable buffers, in order (see
+        :func:`~gainscope.io.compressed.decompressed_into`), with damaged data and read errors raised as
+        FormatError and FileAccessError naming the file."""
+        with self._decompressing():
+            if self._data is not None:
+                yield from decompressed_into(io.BytesIO(self._data), None, buffers, size, headroom)
+                return
+            with open(self.path, "rb") as fh:
+                yield from decompressed_into(fh, self.compression, buffers, size, headroom, pool)
 
     def _raw(self) -> bytes:
         with self._open() as fh:
@@ -342,28 +364,6 @@ class TextFile:
         except UnicodeDecodeError as exc:
             enc = "UTF-8" if self.encoding == "utf-8" else "UTF-8 (converted)"
             raise _decode_error(self.name, raw, exc, encoding=enc, base=offset, line=lineno) from None
-
-
-class _BlockStream(io.RawIOBase):
-    """A read-only stream over blocks of bytes (for :class:`io.BufferedReader`)."""
-
-    def __init__(self, blocks: Iterator[bytes]) -> None:
-        self._blocks = blocks
-        self._block = memoryview(b"")
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._block:
-            block = next(self._blocks, None)
-            if block is None:
-                return 0
-            self._block = memoryview(block)
-        n = min(len(buffer), len(self._block))
-        buffer[:n] = self._block[:n]
-        self._block = self._block[n:]
-        return n
 
 
 def _without_compression_suffix(name: str) -> str:
