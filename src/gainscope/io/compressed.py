@@ -73,8 +73,12 @@ def _isal() -> Any:
 
 
 def compression_of(head: bytes) -> str | None:
-    """``"gzip"`` or ``"zstd"`` when ``head`` (a file's first bytes) starts with that format's magic number."""
-    return next((kind for kind, magic in COMPRESSIONS.items() if head.startswith(magic)), None)
+    """``"gzip"`` or ``"zstd"`` when ``head`` (a file's first bytes) starts with that format's magic number; zstd
+    data may also start with a skippable frame (``pzstd`` writes one before each frame, giving its size)."""
+    kind = next((kind for kind, magic in COMPRESSIONS.items() if head.startswith(magic)), None)
+    if kind is None and len(head) >= 4 and struct.unpack("<I", head[:4])[0] & 0xFFFFFFF0 == _SKIPPABLE_MAGIC:
+        return "zstd"
+    return kind
 
 
 def load_zstandard() -> Any:
@@ -417,7 +421,7 @@ def _frames_in_parallel(raw: BinaryIO, frames: list[Frame], buffers: Buffers, si
     held = 0
     for frame in frames:
         content = frame.content_size or 0
-        if groups[-1] and held + content > size:
+        if content and held and held + content > size:  # frames without content go with the group before
             groups.append([])
             held = 0
         groups[-1].append(frame)
