@@ -28,7 +28,8 @@ from gainscope.io.text import BOM, MAX_LINE_BYTES, TextFile
 
 __all__ = ["CHUNK_BYTES", "HEADROOM", "last_query_start", "query_pieces", "scan_pieces"]
 
-CHUNK_BYTES = 8 << 20  # decompressed content is scanned in pieces of about this size
+CHUNK_BYTES = 4 << 20  # decompressed content is scanned in pieces of about this size (4 MiB: measured
+# best of 2 to 32 MiB on M, the pieces staying in the cores' caches while scanned)
 HEADROOM = 1 << 20  # free bytes before each chunk, for the lines carried over from the chunk before
 
 #: a piece to scan: its bytes are ``data[start:end]``; ``chunk`` is the buffer to give back once it is scanned (None
