@@ -504,6 +504,29 @@ def test_damaged_compressed_runs_give_the_readers_error(tmp_path: Path, monkeypa
 
 
 @needs_native
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+@pytest.mark.parametrize("where", [3, 250, 499])
+def test_a_refused_piece_hands_the_compressed_run_to_the_readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 kind: str, where: int) -> None:
+    """A line the scanner refuses in one piece of many (a duplicate in query ``where`` of 500): the rest need not be
+    decompressed, and the user gets the readers' error, as for the plain file."""
+    lines = [f"q{q} Q0 d{d} {d + 1} {50 - d} tag" for q in range(500) for d in range(20)]
+    lines.insert(where * 20 + 5, f"q{where} Q0 d3 99 0.5 tag")
+    plain = tmp_path / "run.txt"
+    plain.write_text("\n".join(lines) + "\n")
+    packed = tmp_path / f"run.txt.{'gz' if kind == 'gzip' else 'zst'}"
+    packed.write_bytes(compress(plain.read_bytes(), kind, 3))
+    monkeypatch.setattr(scan_stream, "CHUNK_BYTES", 4096)  # about 60 pieces
+    prepared = _prepared(q3={"d1": 1}, q250={"d2": 1})
+    assert isinstance(scan_trec_run(prepared, TextFile(packed), Policies()), str)  # refused
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, packed, Policies())
+    (twin, _), _ = both(prepared, plain, Policies())
+    assert isinstance(fast, tuple) and fast == slow, (fast, slow)
+    assert fast[1] == twin[1].replace(str(plain), str(packed)) and f"q{where}" in fast[1]
+    assert fast_warnings == slow_warnings
+
+
+@needs_native
 def test_a_gzip_run_through_a_file_object(tmp_path: Path) -> None:
     prepared = _prepared(**PREPARED)
     path = tmp_path / "run.txt.gz"

@@ -38,6 +38,7 @@ import io
 import queue
 import struct
 import sys
+import threading
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future
@@ -59,6 +60,7 @@ _FTEXT, _FHCRC, _FEXTRA, _FNAME, _FCOMMENT = 1, 2, 4, 8, 16
 _ZSTD_TRUNCATED = "the zstd data ends inside a frame"
 _ZSTD_MAGIC = 0xFD2FB528
 _SKIPPABLE_MAGIC = 0x184D2A50  # a skippable frame's magic number: this, any value of its low 4 bits
+_thread_state = threading.local()  # each thread's zstd decompressor (one may not serve two threads at once)
 FRAME_CONTENT_MAX = 64 << 20  # zstd frames are decompressed in parallel when each holds at most this much content
 
 @functools.cache
@@ -467,7 +469,9 @@ def _decompress_frames(data: bytes, out: memoryview) -> int:
     """Decompress the zstd frames ``data`` into ``out``, which their content sizes fill exactly (every frame is
     decoded, checked against its checksum, even one without content)."""
     zstandard = load_zstandard()
-    reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
+    if (decompressor := getattr(_thread_state, "zstd", None)) is None:  # one per thread, its buffers reused
+        decompressor = _thread_state.zstd = zstandard.ZstdDecompressor()
+    reader = decompressor.stream_reader(data, read_across_frames=True)
     n = _fill(reader, out)
     if n != len(out) or reader.read(1):
         raise zstandard.ZstdError("zstd frames whose content is not the size their headers give")
