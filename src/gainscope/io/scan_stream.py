@@ -45,7 +45,7 @@ def scan_pieces(src: TextFile, scan: Callable[[bytearray | bytes, int, int], dic
     readers then say what is wrong, as they would have met it; a line longer than the limit of a line)."""
     size = size or CHUNK_BYTES
     workers = max(1, min(os.cpu_count() or 1, 8))
-    buffers = Buffers(2 * workers + 2)  # being filled, waiting, being scanned
+    buffers = Buffers(2 * workers + 2)  # being filled (zstd frames: up to one per thread), waiting, being scanned
     results: list[Future[dict[str, Any]]] = []
     refused: list[bool] = []
 
@@ -56,7 +56,7 @@ def scan_pieces(src: TextFile, scan: Callable[[bytearray | bytes, int, int], dic
             refused.append(True)
 
     with ThreadPoolExecutor(workers) as pool:
-        chunks = src.into_buffers(buffers, size, HEADROOM, pool)
+        chunks = src.into_buffers(buffers, size, HEADROOM, pool, ahead=workers)
         pieces = query_pieces(chunks, buffers, HEADROOM)
         try:
             with contextlib.closing(chunks), contextlib.closing(pieces):

@@ -254,8 +254,8 @@ class TextFile:
                     while block := fh.read(size):
                         yield block
 
-    def into_buffers(self, buffers: Buffers, size: int, headroom: int, pool: Executor | None = None
-                     ) -> Iterator[tuple[bytearray, int]]:
+    def into_buffers(self, buffers: Buffers, size: int, headroom: int, pool: Executor | None = None,
+                     ahead: int = 2) -> Iterator[tuple[bytearray, int]]:
         """The stored content decompressed (not transcoded) straight into reusable buffers, in order (see
         :func:`~gainscope.io.compressed.decompressed_into`), with damaged data and read errors raised as
         FormatError and FileAccessError naming the file."""
@@ -264,7 +264,7 @@ class TextFile:
                 yield from decompressed_into(io.BytesIO(self._data), None, buffers, size, headroom)
                 return
             with open(self.path, "rb") as fh:
-                yield from decompressed_into(fh, self.compression, buffers, size, headroom, pool)
+                yield from decompressed_into(fh, self.compression, buffers, size, headroom, pool, ahead)
 
     def _raw(self) -> bytes:
         with self._open() as fh:
