@@ -5,12 +5,11 @@
   length are checked. The deflate data is inflated by ISA-L (the ``isal`` package, about three times zlib's speed
   on this work) where it is installed, else by zlib; a member ISA-L refuses is inflated again by zlib, so that
   damage is always reported in zlib's words.
-* **zstd** (first bytes ``28 b5 2f fd``, RFC 8878): frames one after another (skippable frames included), by the
-  ``zstandard`` package.
+* **zstd** (first bytes ``28 b5 2f fd``, or those of a skippable frame, ``5? 2a 4d 18``, with which ``pzstd``
+  starts; RFC 8878): frames one after another (skippable frames included), by the ``zstandard`` package.
 
 :func:`decompressed` yields the content in blocks of at most ``size`` bytes (zstd: about ``size``), so that no
-reader holds the whole content: the line readers of :mod:`gainscope.io.text` read through it, and the scanner of
-:mod:`gainscope.io.scan` scans its blocks as they come. Damage raises what Python's :mod:`gzip` raises for the same
+reader holds the whole content. Damage raises what Python's :mod:`gzip` raises for the same
 file -- :class:`EOFError` when the data ends inside a member or frame (a truncated file), :class:`zlib.error`
 for corrupt deflate data, :class:`gzip.BadGzipFile` for a bad header, checksum or length --, and
 ``zstandard.ZstdError`` for corrupt zstd data; :class:`gainscope.io.text.TextFile` turns each into a
@@ -26,7 +25,8 @@ a few bytes per 128 KiB block): a file ending inside a frame is :class:`EOFError
 When a zstd file holds several frames that each give their content size (``pzstd`` writes frames of about 8 MB,
 each after a skippable frame giving its size), groups of frames are decompressed in parallel threads, each into its
 own buffer. Its errors are of the same types as :func:`decompressed`'s, raised for the same files (its words may
-differ: the scanner then leaves the file to the readers, which say what is wrong in theirs).
+differ: the scanner then leaves the file to the readers, which say what is wrong in theirs). ``tests/io/
+test_compressed.py`` holds it to both: the same content, and an error for the same damaged files.
 """
 
 from __future__ import annotations

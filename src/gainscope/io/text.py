@@ -240,20 +240,6 @@ class TextFile:
                 else:
                     yield fh
 
-    def blocks(self, size: int = 1 << 22) -> Iterator[bytes]:
-        """The stored content decompressed (not transcoded), in blocks of about ``size`` bytes, with damaged data
-        and read errors raised as FormatError and FileAccessError naming the file."""
-        with self._decompressing():
-            if self._data is not None:
-                yield self._data
-                return
-            with open(self.path, "rb") as fh:
-                if self.compression:
-                    yield from decompressed(fh, self.compression, size)
-                else:
-                    while block := fh.read(size):
-                        yield block
-
     def into_buffers(self, buffers: Buffers, size: int, headroom: int, pool: Executor | None = None,
                      ahead: int = 2) -> Iterator[tuple[bytearray, int]]:
         """The stored content decompressed (not transcoded) straight into reusable buffers, in order (see
