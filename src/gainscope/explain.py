@@ -19,7 +19,7 @@ from gainscope.core.judged_run import build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.errors import MetricError, spell
+from gainscope.errors import MetricError
 from gainscope.evaluation import _read_inputs, _setup, compute, ranked_query
 from gainscope.metrics.base import Explanation, Metric, generic_explanation
 from gainscope.metrics.profiles import Profile
@@ -51,8 +51,8 @@ def explain(judgments: Judgments | Any, run: Run | Any, query_id: str, metric: s
     if use is not None:
         given = f"; given over it: {'; '.join(use.overridden)}" if use.overridden else ""
         explanation = replace(explanation, notes=(*explanation.notes,
-                                                  spell(f"profile {use.name}: {'; '.join(use.profile.settings())}"
-                                                        + given)))
+                                                  f"profile {use.name}: {'; '.join(use.profile.settings())}"
+                                                  + given))
     if jr.missing[index] and m.missing_scores_zero and not m.judgment_property and pol.missing_queries == "zero":
         explanation = Explanation(explanation.metric, explanation.query_id, (), explanation.ideal, 0.0,
                                   explanation.denominator, 0.0, explanation.formula, explanation.columns,

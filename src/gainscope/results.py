@@ -12,7 +12,6 @@ describes the values and is never computed (it is not a registered metric: ``par
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -229,6 +228,8 @@ class Results:
 
     def to_json(self, **kwargs: Any) -> str:
         """JSON text of :meth:`to_dict`."""
+        import json
+
         return json.dumps(self.to_dict(), **kwargs)
 
     def to_polars(self, *, wide: bool = False) -> Any:

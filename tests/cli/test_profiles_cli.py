@@ -112,13 +112,33 @@ def test_explain_with_a_profile_and_for_a_metric_without_positions(cli_runner) -
     code, out, _ = cli_runner("explain", QRELS, BM25, "--query", "MQ003", "-m", "nDCG@5", "--profile", "quepid")
     assert code == 0
     assert "nDCG(gain=exponential, ideal_depth=all)@5 for query MQ003" in out
-    assert "note: profile quepid: ties='rank'; relevance_level='positive'" in out
+    # the policies as the flags that set them, as evaluate prints them (in Python: keywords, below)
+    assert "note: profile quepid: --ties rank; -l positive; --judged-grades truncated" in out
+    assert "ties='rank'" not in out
+    code, out, _ = cli_runner("explain", QRELS, BM25, "--query", "MQ003", "-m", "nDCG@5", "--profile", "ranx",
+                              "--format", "json")
+    assert code == 0 and "profile ranx: --negative-grades nonrelevant" in _json(out)["notes"][-1]
     code, out, _ = cli_runner("explain", QRELS, BM25, "--query", "MQ003", "-m", "SetP", "--format", "json")
     assert code == 0
     data = _json(out)
     assert data["metric"] == "SetP" and data["steps"]
     assert data["notes"][0].startswith("SetP has no position-by-position form: the value is computed from the "
                                        "inputs below")
+
+
+def test_profile_notes_name_options_as_flags_on_the_command_line_and_keywords_in_python(cli_runner) -> None:
+    import gainscope
+
+    code, out, _ = cli_runner("evaluate", QRELS, BM25, "-m", "nDCG@5", "--profile", "ranx")
+    assert code == 0 and "its make_comparable scores missing ones 0, as -c does" in out
+    code, out, _ = cli_runner("evaluate", QRELS, BM25, "-m", "nDCG@5", "--profile", "sklearn")
+    assert code == 0 and "as --undefined zero does" in out
+    e = gainscope.explain(QRELS, BM25, "MQ003", "nDCG@5", profile="quepid")
+    assert "profile quepid: ties='rank'; relevance_level='positive'" in e.spelled_notes()[-1]
+    assert "--ties rank" in e.spelled_notes("cli")[-1]
+    from gainscope.metrics.profiles import PROFILES
+
+    assert PROFILES["ranx"].as_dict()["notes"][1].endswith("as missing_queries='zero' does")
 
 
 def test_report_and_plot_accept_a_profile(cli_runner, tmp_path: Path) -> None:

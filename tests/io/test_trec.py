@@ -277,6 +277,7 @@ def test_spelling_of_the_format_fix_on_the_command_line(tmp_path: Path) -> None:
     ("x.json", '{"query_id": "q"}\n{"query_id": "r"}\n', "run", "jsonl"),
     ("x.data", '\ufeff[{"query_id": "q"}]', "judgments", "json"),
     ("x.data", '{"query_id": "q"}\n', "judgments", "jsonl"),
+    # mtime=0: the bytes are in the test ids, which both pytest-xdist workers must collect alike
     ("x.jsonl.gz", gzip.compress(b'{"query_id": "q"}\n', mtime=0), "judgments", "jsonl"),
     ("x.gz", gzip.compress(b"q1 0 d1 1\n", mtime=0), "judgments", "trec"),
     ("x.parquet", b"", "judgments", "parquet"),

@@ -261,3 +261,19 @@ def test_a_damaged_gzip_is_an_issue_of_its_file_and_the_others_are_still_checked
         (str(truncated), "unreadable", "the gzip data ends before the end of its compressed stream: the file is "
                                        "truncated; copy or download it again")]
     assert any(i.path == str(qrels) and i.code == "summary" for i in issues)
+
+
+def test_standard_input_is_named_stdin_in_every_line_of_the_report(tmp_path: Path) -> None:
+    from tests.helpers import invoke
+
+    from gainscope.cli import cli
+
+    qrels = write(tmp_path, "qrels.txt", "q1 0 d1 1\n")
+    code, out, _ = invoke(cli, "validate", qrels, "-", input="q9 Q0 d1 1 1.0 r\nq9 Q0 d2 x 0.5 r\n")
+    assert code == 3
+    lines = [line for line in out.splitlines() if "stdin" in line or line.split()[1:2] == ["-:"]]
+    # before: the format and overlap lines said "-:" while the line errors said "<stdin>:2:"
+    assert [line.split()[1] for line in lines] == ["<stdin>:", "<stdin>:2:", "<stdin>:", "<stdin>:"]
+    assert "error   <stdin>: [no-query-overlap]" in out
+    code, out, _ = invoke(cli, "validate", "-", input="zzz")
+    assert "error   <stdin>: [unknown-kind]" in out and "--kind -=run" in out

@@ -43,6 +43,30 @@ def test_evaluate_on_trec_files_imports_neither_polars_nor_scipy(fmt: str) -> No
     assert [m for m in HEAVY if loaded[m]] == []
 
 
+#: what ``gainscope evaluate -m "nDCG@10 AP RR P@10 R@100"`` of TREC files as a table does without: the metric
+#: families it names none of, the Python readers of TREC files (the C scanner reads them), other formats' readers
+#: and writers, the fallbacks' logging, the threads of large files (each costs the command 0.5 to 4 ms, which
+#: add up against pytrec_eval's whole run: issue 13 item 28)
+NOT_FOR_A_TABLE = ("gainscope.metrics.families.sets", "gainscope.metrics.families.curves",
+                   "gainscope.metrics.families.ratings", "gainscope.metrics.families.session", "json", "csv",
+                   "logging", "concurrent.futures", "gainscope.io.trec", "gainscope.io.jsonl",
+                   "gainscope.io.tabular", "gainscope.io.writers")
+
+
+@pytest.mark.skipif(not native_available(), reason="without the C scanner, TREC files are read with polars")
+def test_evaluate_as_a_table_leaves_out_what_only_other_inputs_and_formats_need() -> None:
+    argv = ["gainscope", "evaluate", str(EXAMPLES / "qrels.txt"), str(EXAMPLES / "bm25.run"),
+            "-m", "nDCG@10 AP RR P@10 R@100"]
+    code = ("import contextlib, io, sys\n"
+            f"sys.argv = {argv!r}\n"
+            "from gainscope.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+            "    try:\n        main()\n    except SystemExit as exc:\n        assert not exc.code, exc.code\n"
+            f"print([m for m in {NOT_FOR_A_TABLE!r} if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_import_gainscope_and_the_command_line_load_no_numerics() -> None:
     loaded = _modules_after("import gainscope, gainscope.cli")
     assert not any(loaded.values()), loaded
@@ -85,6 +109,26 @@ def test_every_command_is_listed_and_loads_under_its_name(cli_runner) -> None:  
         assert isinstance(command, click.Command) and command.name == name
     code, _, err = cli_runner("evaluat")
     assert code == 2 and "No such command 'evaluat'" in err
+
+
+def test_the_console_script_pauses_garbage_collection_only_until_the_command_is_found() -> None:
+    code = ("import gc, json, sys\nfrom gainscope.cli import cli, main\nseen = []\n"
+            "@cli.command('probe')\ndef probe():\n    seen.append([gc.isenabled(), gc.get_freeze_count() > 0])\n"
+            "for argv in (['gainscope', 'probe'], ['gainscope', '--version'], ['gainscope', 'nosuchcommand']):\n"
+            "    sys.argv = argv\n    try:\n        main()\n    except SystemExit:\n        pass\n"
+            "    seen.append(gc.isenabled())\n"
+            "print(json.dumps(seen))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # the command runs with the collector on, what the imports made frozen; on after --version and errors too
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [[True, True], True, True, True]
+
+
+def test_the_command_line_as_a_library_leaves_garbage_collection_alone(cli_runner) -> None:  # type: ignore[no-untyped-def]
+    import gc
+
+    frozen = gc.get_freeze_count()
+    code, _, _ = cli_runner("metrics")
+    assert code == 0 and gc.isenabled() and gc.get_freeze_count() == frozen
 
 
 def test_deferred_module_imports_on_first_use() -> None:

@@ -2,10 +2,17 @@
 
 A command's module is imported only when that command runs (or ``--help`` lists the commands), so that
 ``gainscope evaluate`` does not pay for the imports of ``agent``, ``judge`` or ``temporal``.
+
+The console script (:func:`main`) pauses Python's cyclic garbage collector until the command is found: importing
+its modules (numpy, click, the metric classes) makes some 100,000 objects and no garbage, and the collections
+they would trigger cost a short command about 5% of its time. The objects made so far are then frozen
+(:func:`gc.freeze`: alive as long as the process, never traversed again) and the collector resumes before the
+command runs, as it always did.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 
 import click
@@ -31,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "metrics": ("gainscope.cli.metrics", "metrics_cmd"),
     "plot": ("gainscope.cli.plot", "plot_cmd"),
     "pool": ("gainscope.cli.pool", "pool_cmd"),
+    "queue": ("gainscope.cli.queue", "queue_group"),
     "report": ("gainscope.cli.report", "report_cmd"),
     "search": ("gainscope.cli.search", "search_cmd"),
     "serve": ("gainscope.cli.serve", "serve_cmd"),
@@ -44,6 +52,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 class _LazyGroup(click.Group):
     """A group whose commands (:data:`COMMANDS`) are imported when first looked up; commands added with
     ``add_command`` work as in any group."""
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        found = super().resolve_command(ctx, args)
+        _resume_collection()
+        return found
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
@@ -67,6 +81,26 @@ def cli() -> None:
     """
 
 
+#: True while :func:`main` keeps the garbage collector paused (see the module docstring)
+_paused = False
+
+
+def _resume_collection() -> None:
+    """Freeze what the imports made and resume garbage collection, if :func:`main` paused it."""
+    global _paused
+    if _paused:
+        _paused = False
+        gc.freeze()
+        gc.enable()
+
+
 def main() -> None:
     """Entry point of the ``gainscope`` console script."""
-    cli(prog_name="gainscope")
+    global _paused
+    if gc.isenabled():
+        gc.disable()
+        _paused = True
+    try:
+        cli(prog_name="gainscope")
+    finally:
+        _resume_collection()

@@ -44,7 +44,7 @@ def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...
     for name in split_metrics(metrics):
         e = explain(judg, run_obj, query_id, name, profile=conventions.profile, **conventions.given)
         if fmt == "table":
-            parts.append(render_explanation(e))
+            parts.append(render_explanation(e, "cli"))
         elif fmt == "csv":
             frame = explanation_frame(e)
             parts.append(csv_text([frame.columns, *frame.iter_rows()]))
@@ -52,6 +52,6 @@ def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...
             frame = explanation_frame(e)
             parts.append(json.dumps({"metric": e.metric, "query_id": e.query_id, "value": e.value,
                                      "numerator": e.numerator, "denominator": e.denominator,
-                                     "formula": e.formula, "notes": list(e.notes),
+                                     "formula": e.formula, "notes": list(e.spelled_notes("cli")),
                                      "steps": frame.to_dicts()}, indent=2) + "\n")
     click.echo("\n".join(parts), nl=False)

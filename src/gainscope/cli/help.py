@@ -68,6 +68,7 @@ One word, one meaning, in every command:
   --top N              the first N results of each query (asked from an engine, or shown moving in case compare).
   -m/--metric          metric names, as gainscope metrics lists them.
   --store FILE         a judgment store (SQLite); --snapshot a snapshot store.
+  --case ID            queue, serve --queue: a case of the dashboard's workspace, by its id.
 """
 
 TOPICS: dict[str, tuple[str, str]] = {

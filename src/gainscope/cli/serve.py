@@ -62,12 +62,19 @@ def _checked_database(ctx: click.Context, param: click.Parameter, value: str | N
                    "Python scorers, Python engines (module:function) and try overrides that read the server's "
                    "environment ({{env.NAME}}). On 127.0.0.1 they always run (they are yours); JavaScript scorers are "
                    "sandboxed everywhere.")
+@click.option("--queue", "queue_file", default=None, metavar="PAIRS",
+              help="Before serving, add PAIRS (gainscope pool -o writes it) as a rating queue of --case, or resume "
+                   "it when the same pairs are there (as gainscope queue add).")
+@click.option("--case", "case_id", default=None, help="The case --queue rates in (its id).")
 @guarded
 def serve_cmd(workspace: Path, host: str, port: int, token: str | None, database: str | None,
-              allow_code: bool) -> None:
+              allow_code: bool, queue_file: str | None, case_id: str | None) -> None:
     """Serve the relevancy dashboard over WORKSPACE (a folder; created when missing): cases with live results,
-    rating with the keyboard, several scorers at once, snapshots, history, scorers and LLM judges, and the JSON API
-    under /api. Prints the URL to open (with the token) on its first line, then serves until interrupted."""
+    rating with the keyboard, several scorers at once, rating queues, snapshots, history, scorers and LLM judges, and
+    the JSON API under /api. Prints the URL to open (with the token) on its first line, then serves until
+    interrupted."""
+    if (queue_file is None) != (case_id is None):
+        raise click.UsageError("--queue PAIRS and --case CASE go together: the pairs are rated in that case")
     _serve_extra()
     from gainscope.server.app import is_loopback
     from gainscope.server.run import bind, serve_forever
@@ -91,6 +98,15 @@ def serve_cmd(workspace: Path, host: str, port: int, token: str | None, database
         raise
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
+    if queue_file is not None and case_id is not None:
+        from gainscope.cli.queue import add_queue_and_say
+
+        try:
+            add_queue_and_say(ws, case_id, queue_file, None, url=f"http://{shown}:{bound}")
+        except BaseException:
+            sock.close()
+            ws.close()
+            raise
     click.echo(f"http://{shown}:{bound}/?token={ws.token}")
     cases = ws.store.cases()
     click.echo(f"serving workspace {workspace} ({ws.where}; {len(cases)} case{'s' if len(cases) != 1 else ''}); "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
@@ -38,12 +38,12 @@ from gainscope.io.frames import (
     is_dataframe,
     mapping_table,
 )
-from gainscope.io.jsonl import load_json_table
 from gainscope.io.scan_qrels import scan_trec_judgments
-from gainscope.io.tabular import load_tabular_table
 from gainscope.io.text import TextFile, is_stream
-from gainscope.io.trec import read_trec_judgments, read_trec_run
-from gainscope.io.writers import write_judgments, write_run
+
+if TYPE_CHECKING:
+    from gainscope.io.validate import Issue, validate_files
+    from gainscope.io.writers import write_judgments, write_run
 
 __all__ = [
     "Issue",
@@ -58,12 +58,16 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``Issue`` and ``validate_files`` (:mod:`gainscope.io.validate`), imported when first asked for: evaluating
-    a run never needs them."""
+    """``Issue`` and ``validate_files`` (:mod:`gainscope.io.validate`), ``write_judgments`` and ``write_run``
+    (:mod:`gainscope.io.writers`), imported when first asked for: evaluating a run never needs them."""
     if name in ("Issue", "validate_files"):
         from gainscope.io import validate
 
         return getattr(validate, name)
+    if name in ("write_judgments", "write_run"):
+        from gainscope.io import writers
+
+        return getattr(writers, name)
     raise AttributeError(f"module 'gainscope.io' has no attribute {name!r}")
 
 
@@ -144,13 +148,21 @@ def _read_judgments(source: Any, fmt: str | None, opts: JudgmentOptions, encodin
         scanned = scan_trec_judgments(src, fmt, opts, notes=notes)  # the C scanner, when the file is plain
         if scanned is not None:
             return scanned
+        from gainscope.io.trec import read_trec_judgments  # here: the scanner reads plain files without it
+
         return read_trec_judgments(src, fmt, opts, notes=notes)
     return finish_judgments(_load_table(src, "judgments", fmt), opts)
 
 
 def _load_table(src: TextFile, kind: str, fmt: str) -> TokenTable:
+    """A JSON / JSON Lines or CSV / TSV / Parquet file's table (their readers are imported here: a TREC file,
+    the usual input, needs neither)."""
     if fmt in ("json", "jsonl"):
+        from gainscope.io.jsonl import load_json_table
+
         return load_json_table(src, kind, fmt)
+    from gainscope.io.tabular import load_tabular_table
+
     return load_tabular_table(src, kind, fmt)
 
 
@@ -213,5 +225,7 @@ def _read_run(source: Any, fmt: str | None, opts: RunOptions, encoding: str) -> 
     detected = fmt is None
     fmt = fmt or detect_text_format(src, "run")
     if fmt in ("trec", "msmarco"):
+        from gainscope.io.trec import read_trec_run  # here: evaluate scans plain files without it
+
         return read_trec_run(src, fmt, opts, check_ranks=detected and fmt == "msmarco")
     return finish_run(_load_table(src, "run", fmt), opts)

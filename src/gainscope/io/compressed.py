@@ -35,15 +35,16 @@ import collections
 import functools
 import gzip
 import io
-import queue
 import struct
 import sys
-import threading
 import zlib
 from collections.abc import Iterator
-from concurrent.futures import Executor, Future
-from concurrent.futures import wait as futures_wait
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
+
+if TYPE_CHECKING:  # the threads' modules are imported where a compressed file is read: a plain file never needs them
+    import queue
+    import threading
+    from concurrent.futures import Executor, Future
 
 from gainscope.errors import MissingDependencyError
 
@@ -60,7 +61,6 @@ _FTEXT, _FHCRC, _FEXTRA, _FNAME, _FCOMMENT = 1, 2, 4, 8, 16
 _ZSTD_TRUNCATED = "the zstd data ends inside a frame"
 _ZSTD_MAGIC = 0xFD2FB528
 _SKIPPABLE_MAGIC = 0x184D2A50  # a skippable frame's magic number: this, any value of its low 4 bits
-_thread_state = threading.local()  # each thread's zstd decompressor (one may not serve two threads at once)
 FRAME_CONTENT_MAX = 64 << 20  # zstd frames are decompressed in parallel when each holds at most this much content
 
 @functools.cache
@@ -360,6 +360,8 @@ class Buffers:
     thread that is done with it) once ``count`` are out; a buffer too small for what is asked is replaced."""
 
     def __init__(self, count: int) -> None:
+        import queue
+
         self._free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
         for _ in range(count):
             self._free.put(bytearray())
@@ -446,7 +448,9 @@ def _frames_in_parallel(raw: BinaryIO, frames: list[Frame], buffers: Buffers, si
     finally:  # stopped early (or an error): the jobs still out end before their buffers are given back
         for future, buffer, _ in pending:
             if not future.cancel():
-                futures_wait([future])
+                from concurrent.futures import wait
+
+                wait([future])
             buffers.give(buffer)
 
 
@@ -465,12 +469,21 @@ def _finished(job: tuple[Future[int], bytearray, int], buffers: Buffers) -> tupl
     return buffer, content
 
 
+@functools.cache
+def _thread_state() -> threading.local:
+    """Each thread's zstd decompressor (one may not serve two threads at once)."""
+    import threading
+
+    return threading.local()
+
+
 def _decompress_frames(data: bytes, out: memoryview) -> int:
     """Decompress the zstd frames ``data`` into ``out``, which their content sizes fill exactly (every frame is
     decoded, checked against its checksum, even one without content)."""
     zstandard = load_zstandard()
-    if (decompressor := getattr(_thread_state, "zstd", None)) is None:  # one per thread, its buffers reused
-        decompressor = _thread_state.zstd = zstandard.ZstdDecompressor()
+    state = _thread_state()
+    if (decompressor := getattr(state, "zstd", None)) is None:  # one per thread, its buffers reused
+        decompressor = state.zstd = zstandard.ZstdDecompressor()
     reader = decompressor.stream_reader(data, read_across_frames=True)
     n = _fill(reader, out)
     if n != len(out) or reader.read(1):

@@ -26,7 +26,6 @@ Detection (a ``.gz`` suffix is looked through, and so is gzip content):
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable
@@ -122,6 +121,8 @@ def _looks_like_trec(line: str, kind: str) -> bool:
 
 
 def _is_json_lines(head: bytes) -> bool:
+    import json  # here: a TREC file, the usual input, is told without it
+
     lines = [ln for ln in head.split(b"\n") if ln.strip()]
     if len(lines) < 2 or not lines[0].lstrip().startswith(b"{"):
         return False
@@ -168,12 +169,13 @@ def _sniff(head: bytes, kind: str, name: str) -> str:
     tokens = line.split()
     if len(tokens) == 3 and kind == "judgments" and _INT.match(tokens[2]):
         return "qrels3"
-    rows = _data_rows(head)
-    if len(tokens) == 3 and kind == "run" and rows:
-        problem = rank_sequence_problem(rows)
-        if problem is not None:
-            raise not_ranks_error(name, *problem)
-        return "msmarco"
+    if len(tokens) == 3 and kind == "run":
+        rows = _data_rows(head)  # the head's lines split: only a 3-column run needs them
+        if rows:
+            problem = rank_sequence_problem(rows)
+            if problem is not None:
+                raise not_ranks_error(name, *problem)
+            return "msmarco"
     return "trec"
 
 

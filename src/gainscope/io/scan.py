@@ -41,12 +41,10 @@ never the whole content.
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -66,12 +64,14 @@ from gainscope.errors import FileAccessError, FormatError, InputWarning
 from gainscope.io.compressed import MAGIC_BYTES, compression_of
 from gainscope.io.detect import check_format, detect_text_format
 from gainscope.io.frames import RunOptions, TokenTable, frame_table, is_dataframe
-from gainscope.io.scan_stream import scan_pieces
 from gainscope.io.text import BOM, TextFile, canonical_encoding, id_form_warnings, is_stream
 
 if TYPE_CHECKING:
+    import logging
+
     import polars as pl
-else:
+else:  # the fallback's note and the threads of large files: modules a small TREC file never needs
+    logging = deferred_module("logging")
     pl = deferred_module("polars")
 
 try:
@@ -81,8 +81,6 @@ except ImportError:  # built without a C compiler: the Python readers do all the
 
 __all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_run",
            "scan_trec_run"]
-
-log = logging.getLogger("gainscope")
 
 PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
 _ORDER = {"trec_eval": 0, "rank": 1}
@@ -186,6 +184,8 @@ def _each(scan: Callable[[_T], dict[str, Any]], parts: Sequence[_T]) -> list[dic
     """``scan`` over the parts, in parallel threads when there are several (the scanner releases the GIL)."""
     if len(parts) == 1:
         return [scan(parts[0])]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(len(parts)) as pool:
         return list(pool.map(scan, parts))
 
@@ -281,6 +281,8 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
     flags = {"extra_ok": extra_columns == "ignore", "f32": policies.score_precision == "float32"}
     if isinstance(source, TextFile):
         label = name or source.name
+        from gainscope.io.scan_stream import scan_pieces  # the threads' modules, which a plain file never needs
+
         results = scan_pieces(source, lambda data, start, end: _scan.scan_trec_run(data, *options, start, end,
                                                                                    **flags))
         return results if isinstance(results, str) else _gathered(results, f"{label}: ", normalize_ids)
@@ -421,7 +423,7 @@ def judged_run_of_run(prepared: PreparedJudgments, run: Run, policies: Policies)
         positions = scan_run(prepared, run, policies)
         if not isinstance(positions, str):
             return judged_run_from_positions(prepared, positions, policies, run_name=run.name, run_source=run.source)
-        log.info("run %r: ordered by polars (%s)", run.name, positions)
+        logging.getLogger("gainscope").info("run %r: ordered by polars (%s)", run.name, positions)
     return build_judged_run(prepared, run, policies, sparse=True)
 
 
@@ -495,7 +497,7 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     if table is not None:
         scanned = scan_table(prepared, table, policies, normalize_ids=options.normalize_ids)
     if isinstance(scanned, str):
-        log.info("%s: read by the Python readers (%s)", label, scanned)
+        logging.getLogger("gainscope").info("%s: read by the Python readers (%s)", label, scanned)
     elif scanned is not None:
         for message in scanned.warnings:
             warnings.warn(message, InputWarning, stacklevel=3)

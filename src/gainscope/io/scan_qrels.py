@@ -20,21 +20,25 @@ same judgments.
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gainscope.core.judgments import JudgmentArrays, Judgments, split_ids
+from gainscope.deferred import deferred_module
 from gainscope.io.frames import JudgmentOptions
 from gainscope.io.scan import checked_ids, native_available
 from gainscope.io.text import TextFile, id_form_warnings
 
-__all__ = ["scan_trec_judgments"]
+if TYPE_CHECKING:
+    import logging
+else:
+    logging = deferred_module("logging")  # for the fallback's note only
 
-log = logging.getLogger("gainscope")
+__all__ = ["scan_trec_judgments"]
 
 _COLUMNS = {"trec": 4, "qrels3": 3}
 
@@ -66,11 +70,11 @@ def scan_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *,
     out = _scan.read_qrels(src.path, _COLUMNS[fmt])
     if "fallback" in out:
         where = f" (line {out['line']})" if out.get("line") else ""
-        log.info("%s: read by the Python readers (%s%s)", src.name, out["fallback"], where)
+        logging.getLogger("gainscope").info("%s: read by the Python readers (%s%s)", src.name, out["fallback"], where)
         return None
     warnings = id_form_warnings(checked_ids([out]), opts.normalize_ids, f"{src.name}: ")
     if warnings is None:
-        log.info("%s: read by the Python readers (ids that NFC changes)", src.name)
+        logging.getLogger("gainscope").info("%s: read by the Python readers (ids that NFC changes)", src.name)
         return None
     query_offsets = np.frombuffer(out["query_offsets"], dtype=np.int64)
     arrays = JudgmentArrays(

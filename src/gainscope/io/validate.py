@@ -169,33 +169,34 @@ def _validate_file(path: str, kind: str | None, reading: _Reading) -> tuple[list
         src = TextFile(path, reading.encoding)
     except GainscopeError as exc:
         return [Issue("error", path, None, "unreadable", _raw(exc))], None
+    label = src.name  # the name every message of the file uses: "<stdin>" for "-"
     try:
         kind = kind or guess_kind(src)  # reads the file's head: a damaged .gz fails here
     except InputError as exc:
-        return [Issue("error", path, getattr(exc, "line", None), "unreadable",
-                      _raw(exc).removeprefix(f"{path}: "))], None
+        return [Issue("error", label, getattr(exc, "line", None), "unreadable",
+                      _raw(exc).removeprefix(f"{label}: "))], None
     if kind is None:
-        return [Issue("error", path, None, "unknown-kind",
+        return [Issue("error", label, None, "unknown-kind",
                       f"cannot tell whether this file holds judgments or a run; say which, for example "
                       f"{option('kinds', {path: 'run'}, cli=f'--kind {path}=run')}")], None
     opts = reading.judgments if kind == "judgments" else reading.run
     try:
         given = reading.formats[kind]
         fmt = given or detect_text_format(src, kind)
-        issues = [Issue("info", path, None, "format", f"read as {kind} in {fmt!r} format")]
+        issues = [Issue("info", label, None, "format", f"read as {kind} in {fmt!r} format")]
         table, read_issues = _load(src, kind, fmt, opts)
         if kind == "run" and fmt == "msmarco" and given is None:
             check_rank_sequences(table, src.name)
     except InputError as exc:
         line = getattr(exc, "line", None)
-        message = _raw(exc).removeprefix(f"{path}:{line}: " if line else f"{path}: ")
-        return [Issue("error", path, line, "unreadable", message)], None
+        message = _raw(exc).removeprefix(f"{label}:{line}: " if line else f"{label}: ")
+        return [Issue("error", label, line, "unreadable", message)], None
     issues += read_issues
     analysis = _Analysis(table, kind, opts)
     lines_refused = any(i.severity == "error" for i in read_issues)
     # a file whose every data line was refused is not empty: its line errors say what is wrong
     issues += [i for i in analysis.issues if not (lines_refused and i.code == "empty")]
-    return issues, _Checked(path, kind, analysis.frame)
+    return issues, _Checked(label, kind, analysis.frame)
 
 
 def _load(src: TextFile, kind: str, fmt: str, opts: JudgmentOptions | RunOptions

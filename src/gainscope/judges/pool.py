@@ -19,7 +19,8 @@ from gainscope.errors import FormatError, InputError, PolicyError, option
 from gainscope.io.text import TextFile, is_comment
 from gainscope.io.writers import write_file
 
-__all__ = ["Rankings", "pairs_text", "pool_runs", "rankings", "read_pairs", "write_pairs"]
+__all__ = ["PairsFile", "Rankings", "pairs_text", "pool_runs", "rankings", "read_pairs", "read_pairs_file",
+           "write_pairs"]
 
 
 def _check_depth(depth: int | None) -> None:
@@ -93,7 +94,22 @@ _LAYOUTS: dict[int, tuple[str, int, tuple[tuple[int, str], ...]]] = {
 }
 
 
+@dataclass(frozen=True)
+class PairsFile:
+    """A pairs file as read: the pairs, each once, in file order; the line each was first read on; and the comment
+    lines before the first pair (``#`` and one space removed: ``gainscope pool`` says there what it chose)."""
+
+    pairs: tuple[tuple[str, str], ...]
+    lines: tuple[int, ...]
+    header: tuple[str, ...]
+
+
 def read_pairs(path: str | Path) -> list[tuple[str, str]]:
+    """The pairs of :func:`read_pairs_file`."""
+    return list(read_pairs_file(path).pairs)
+
+
+def read_pairs_file(path: str | Path) -> PairsFile:
     """Explicit pairs, each once, in file order: ``query_id doc_id`` per line, or the lines of a qrels file
     (``query_id iteration doc_id grade``), a 3-column qrels or MS MARCO run, or a TREC run (6 columns); the
     doc id is the third column of the 4- and 6-column lines. Columns are separated by runs of whitespace.
@@ -105,9 +121,12 @@ def read_pairs(path: str | Path) -> list[tuple[str, str]]:
     :class:`~gainscope.errors.FormatError` naming the file and line.
     """
     src = TextFile(path)
-    out: dict[tuple[str, str], None] = {}
+    out: dict[tuple[str, str], int] = {}
+    header: list[str] = []
     for number, offset, raw in src.lines():
         if is_comment(raw):
+            if not out:
+                header.append(raw.decode("utf-8", "replace").rstrip("\r\n")[1:].removeprefix(" "))
             continue
         if not raw.strip():
             continue
@@ -131,8 +150,8 @@ def read_pairs(path: str | Path) -> list[tuple[str, str]]:
                 raise FormatError(f"{len(tokens)} columns are read as {shape}, but column {column + 1} "
                                   f"({tokens[column]!r}) is not {kind}" + _hash_hint(tokens),
                                   path=src.name, line=number, text=text)
-        out.setdefault((tokens[0], tokens[doc_column]), None)
-    return list(out)
+        out.setdefault((tokens[0], tokens[doc_column]), number)
+    return PairsFile(tuple(out), tuple(out.values()), tuple(header))
 
 
 def _is_number(token: str) -> bool:

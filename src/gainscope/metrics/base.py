@@ -153,7 +153,16 @@ class Explanation:
     value: float
     formula: str
     columns: tuple[str, str, str] = ("gain", "discount", "contribution")
+    #: What else shaped the value (gain kind, ideal cut, the profile applied). A note may name options with
+    #: :func:`gainscope.errors.option`; :meth:`spelled_notes` gives them spelled for an interface.
     notes: tuple[str, ...] = ()
+
+    def spelled_notes(self, interface: str = "python") -> tuple[str, ...]:
+        """The notes with the options they name spelled for ``interface``: ``"python"`` (keywords,
+        ``negative_grades='nonrelevant'``) or ``"cli"`` (flags, ``--negative-grades nonrelevant``)."""
+        from gainscope.errors import spell
+
+        return tuple(spell(n, interface) for n in self.notes)
 
 
 @dataclass(frozen=True)

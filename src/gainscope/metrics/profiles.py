@@ -169,22 +169,23 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
                    "tempoeval): it grades each document (4 x the focus-time Jaccard, or a judge's 0-4 grade) into "
                    "judgments, and each temporal metric at k reads the first k documents retrieved, so nDCG's "
                    "ideal=retrieved there is TempoEval's top k re-sorted",
-                   "TempoEval returns 0.0 where a value is undefined, as undefined='zero' does, and rounds to 5 "
-                   "decimals (not reproduced)")),
+                   "TempoEval returns 0.0 where a value is undefined, as " + policy_option("undefined", "zero")
+                   + " does, and rounds to 5 decimals (not reproduced)")),
     Profile("sklearn", "scikit-learn's ndcg_score and dcg_score: tied scores share their mean gain, the ideal "
                        "from the scored items only, linear gain, k cuts the ranking and the ideal",
             policies={"ties": "average"},
             parameters={"nDCG": {"ideal": "retrieved"}},
             notes=("scikit-learn scores dense rows: every item has a label; an unjudged retrieved document has "
-                   "gain 0 here", "a row without a positive label scores 0 in ndcg_score, as undefined='zero' "
-                   "does")),
+                   "gain 0 here", "a row without a positive label scores 0 in ndcg_score, as "
+                   + policy_option("undefined", "zero") + " does")),
     Profile("ranx", "ranx: the relevance level also applies to nDCG and DCG (ranx -l), negative labels are "
                     "judged non-relevant, P@k over k, AP over R",
             policies={"negative_grades": "nonrelevant"},
             parameters={"nDCG": {"rel": RELEVANCE_LEVEL}, "DCG": {"rel": RELEVANCE_LEVEL}},
             notes=("ranx sorts tied scores with an unstable sort (no documented rule): with ties the order, and "
                    "so the numbers, can differ", "ranx needs the run and the judgments to hold the same queries; "
-                   "its make_comparable scores missing ones 0, as missing_queries='zero'")),
+                   "its make_comparable scores missing ones 0, as "
+                   + policy_option("missing_queries", "zero") + " does")),
     Profile("es_rank_eval", "Elasticsearch/OpenSearch _rank_eval: hits in the order returned, gain 2^r - 1, "
                             "dcg with normalize cuts the ideal at the hits returned, precision over the hits "
                             "returned, unrated hits irrelevant",

@@ -3,11 +3,16 @@
 Registration is explicit (the :func:`register` decorator) and a name registered twice is an error, never a
 silent overwrite. Third-party packages can register metrics through the ``gainscope.metrics`` entry-point
 group.
+
+The built-in families register when first needed: a name of
+:data:`~gainscope.metrics.families.HOMES` imports its family alone; any other name, and the list of every
+metric, import them all (then the plugins).
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 import re
 from collections.abc import Iterable
 from dataclasses import fields
@@ -47,9 +52,9 @@ def lookup(name: str, *, also: Iterable[str] = ()) -> type[Metric]:
     loaded when a name is not a built-in metric's (reading every installed package's entry points takes
     longer than evaluating a small run).
     """
-    _load_builtin()
+    _load_home(name)
     if name not in _REGISTRY and name not in _ALIASES:
-        _load_deferred()
+        _load_builtin()
     if name not in _REGISTRY and name not in _ALIASES:
         _load_plugins()
     found = _find(name)
@@ -89,32 +94,39 @@ def _int_at(cls: type[Metric]) -> bool:
 
 
 def all_metric_classes() -> list[type[Metric]]:
-    """Every registered metric class, in registration order."""
+    """Every registered metric class: the built-in families in the order of
+    :data:`~gainscope.metrics.families.NAMES` (each in the order of its module), then the plugins' in
+    registration order, whichever were looked up first."""
+    from gainscope.metrics.families import MODULES
+
     _load_builtin()
-    _load_deferred()
     _load_plugins()
-    return list(_REGISTRY.values())
+    rank = {module: i for i, module in enumerate(MODULES)}
+    # a stable sort: within a module (and among the plugins), registration order
+    return sorted(_REGISTRY.values(), key=lambda cls: rank.get(cls.__module__, len(rank)))
 
 
 _loaded = False
 _plugins_loaded = False
 
 
+def _load_home(name: str) -> None:
+    """Import the family of a built-in metric's name or alias (nothing for other names)."""
+    from gainscope.metrics.families import HOMES
+
+    if name in HOMES and name not in _REGISTRY and name not in _ALIASES:
+        importlib.import_module(HOMES[name])
+
+
 def _load_builtin() -> None:
+    """Import every built-in family (:data:`gainscope.metrics.families.MODULES`)."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    from gainscope.metrics import families  # noqa: F401  (registers the built-in metrics)
+    from gainscope.metrics.families import MODULES
 
-
-def _load_deferred() -> None:
-    """Import the built-in families that are not imported up front (:data:`gainscope.metrics.families.DEFERRED`)."""
-    import importlib
-
-    from gainscope.metrics.families import DEFERRED
-
-    for module in DEFERRED:
+    for module in MODULES:
         importlib.import_module(module)
 
 

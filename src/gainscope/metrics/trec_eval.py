@@ -23,37 +23,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from gainscope.core.judged_run import JudgedRun
 from gainscope.errors import InvalidParameterError, MetricSyntaxError, UnknownMetricError
 from gainscope.metrics.base import GainMap, Metric
-from gainscope.metrics.families.average_precision import AP, GMAP, RR, BinG, Bpref, GMBpref, InfAP
-from gainscope.metrics.families.curves import ElevenPointAverage, IPrec, relevant_needed
-from gainscope.metrics.families.graded import NDCG, RBP, G, NDCGRel, RBPResidual, Rndcg
-from gainscope.metrics.families.precision import (
-    Precision,
-    Recall,
-    RelativePrecision,
-    RPrecision,
-    Success,
-    Unjudged,
-)
-from gainscope.metrics.families.sets import (
-    NumNonrelJudgedRet,
-    NumQ,
-    NumRel,
-    NumRelRet,
-    NumRet,
-    SetAP,
-    SetF,
-    SetP,
-    SetR,
-    SetRelP,
-    Utility,
-)
 from gainscope.metrics.gains import gain_array
+from gainscope.metrics.registry import lookup
 
 __all__ = ["NICKNAMES", "TrecItem", "TrecOverrides", "is_trec_name", "relstrings", "trec_eval_overrides",
            "trec_items", "trec_metrics", "trec_name_of"]
@@ -150,16 +128,24 @@ def _fmt2(x: float) -> str:
 
 
 def _build_family(name: str) -> _Family:
+    def make(**params: Any) -> Metric:  # the measure's metric (:data:`MEASURES`), its family imported if need be
+        metric = MEASURES[name]
+        assert metric is not None  # runid and relstring make none
+        return lookup(metric)(**params)
+
     def plain(metric: Metric, kind: str = "float", per_query: bool = True, summary: bool = True) -> _Family:
         return _Family("none", None, lambda p, t, o: [TrecItem(name, name, metric, kind, per_query, summary)])
 
-    def cut_long(make: Callable[[int], Metric], default: tuple[int, ...]) -> _Family:
+    def cut_long(at: Callable[[int], Metric], default: tuple[int, ...]) -> _Family:
         return _Family("long_cutoffs", default,
-                       lambda p, t, o: [TrecItem(name, f"{name}_{k}", make(int(k))) for k in p])
+                       lambda p, t, o: [TrecItem(name, f"{name}_{k}", at(int(k))) for k in p])
 
-    def cut_double(make: Callable[[float], Metric], default: tuple[float, ...]) -> _Family:
+    def cut_double(at: Callable[[float], Metric], default: tuple[float, ...]) -> _Family:
         return _Family("double_cutoffs", default,
-                       lambda p, t, o: [TrecItem(name, f"{name}_{_fmt2(x)}", make(x)) for x in p])
+                       lambda p, t, o: [TrecItem(name, f"{name}_{_fmt2(x)}", at(x)) for x in p])
+
+    def gains() -> _Family:  # G, ndcg, ndcg_rel, Rndcg: grade=gain pairs
+        return _Family("pairs", None, lambda p, t, o: [TrecItem(name, out_name(t), make(gain=_gain_or_linear(p)))])
 
     def out_name(text: str | None) -> str:
         return name if text is None else f"{name}_{text}"
@@ -167,58 +153,54 @@ def _build_family(name: str) -> _Family:
     rounding = "nearest"
     table: dict[str, Callable[[], _Family]] = {
         "runid": lambda: _Family("none", None, lambda p, t, o: [TrecItem(name, name, None, "string", False, True)]),
-        "num_q": lambda: plain(NumQ(), "long", per_query=False),
-        "num_ret": lambda: plain(NumRet(), "long"),
-        "num_rel": lambda: plain(NumRel(), "long"),
-        "num_rel_ret": lambda: plain(NumRelRet(), "long"),
-        "map": lambda: plain(AP()),
-        "gm_map": lambda: plain(GMAP(), per_query=False),
-        "Rprec": lambda: plain(RPrecision()),
-        "bpref": lambda: plain(Bpref()),
-        "recip_rank": lambda: plain(RR()),
+        "num_q": lambda: plain(make(), "long", per_query=False),
+        "num_ret": lambda: plain(make(), "long"),
+        "num_rel": lambda: plain(make(), "long"),
+        "num_rel_ret": lambda: plain(make(), "long"),
+        "map": lambda: plain(make()),
+        "gm_map": lambda: plain(make(), per_query=False),
+        "Rprec": lambda: plain(make()),
+        "bpref": lambda: plain(make()),
+        "recip_rank": lambda: plain(make()),
         "iprec_at_recall": lambda: _Family(
             "double_cutoffs", _ELEVEN,
-            lambda p, t, o: [TrecItem(name, f"{name}_{_fmt2(x)}", IPrec(recall=x, rounding=o.get("rounding", rounding)))
+            lambda p, t, o: [TrecItem(name, f"{name}_{_fmt2(x)}", make(recall=x, rounding=o.get("rounding", rounding)))
                              for x in p]),
-        "P": lambda: cut_long(lambda k: Precision(cutoff=k), _P_CUTS),
+        "P": lambda: cut_long(lambda k: make(cutoff=k), _P_CUTS),
         "relstring": lambda: _Family(
             "double_params", (10.0,),
             lambda p, t, o: [TrecItem(name, out_name(t), None, "string", True, False, param=p[0])]),
-        "recall": lambda: cut_long(lambda k: Recall(cutoff=k), _P_CUTS),
-        "infAP": lambda: plain(InfAP()),
-        "gm_bpref": lambda: plain(GMBpref(), per_query=False),
-        "Rprec_mult": lambda: cut_double(lambda x: RPrecision(mult=x),
+        "recall": lambda: cut_long(lambda k: make(cutoff=k), _P_CUTS),
+        "infAP": lambda: plain(make()),
+        "gm_bpref": lambda: plain(make(), per_query=False),
+        "Rprec_mult": lambda: cut_double(lambda x: make(mult=x),
                                          (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
         "utility": lambda: _Family(
             "double_params", (1.0, -1.0, 0.0, 0.0),
-            lambda p, t, o: [TrecItem(name, out_name(t), _utility(p, o))]),
+            lambda p, t, o: [TrecItem(name, out_name(t), _utility(make, p, o))]),
         "11pt_avg": lambda: _Family(
             "double_params", _ELEVEN,
-            lambda p, t, o: [TrecItem(name, out_name(t), ElevenPointAverage(
-                levels=tuple(p), rounding=o.get("rounding", rounding)))]),
-        "binG": lambda: plain(BinG()),
-        "G": lambda: _Family("pairs", None, lambda p, t, o: [TrecItem(name, out_name(t), G(gain=_gain_or_linear(p)))]),
-        "ndcg": lambda: _Family("pairs", None,
-                                lambda p, t, o: [TrecItem(name, out_name(t), NDCG(gain=_gain_or_linear(p)))]),
-        "ndcg_rel": lambda: _Family("pairs", None,
-                                    lambda p, t, o: [TrecItem(name, out_name(t), NDCGRel(gain=_gain_or_linear(p)))]),
-        "Rndcg": lambda: _Family("pairs", None,
-                                 lambda p, t, o: [TrecItem(name, out_name(t), Rndcg(gain=_gain_or_linear(p)))]),
-        "ndcg_cut": lambda: cut_long(lambda k: NDCG(cutoff=k), _P_CUTS),
-        "map_cut": lambda: cut_long(lambda k: AP(cutoff=k), _P_CUTS),
-        "relative_P": lambda: cut_long(lambda k: RelativePrecision(cutoff=k), _P_CUTS),
-        "success": lambda: cut_long(lambda k: Success(cutoff=k), (1, 5, 10)),
-        "set_P": lambda: plain(SetP()),
-        "set_relative_P": lambda: plain(SetRelP()),
-        "set_recall": lambda: plain(SetR()),
-        "set_map": lambda: plain(SetAP()),
+            lambda p, t, o: [TrecItem(name, out_name(t), make(levels=tuple(p), rounding=o.get("rounding", rounding)))]),
+        "binG": lambda: plain(make()),
+        "G": gains,
+        "ndcg": gains,
+        "ndcg_rel": gains,
+        "Rndcg": gains,
+        "ndcg_cut": lambda: cut_long(lambda k: make(cutoff=k), _P_CUTS),
+        "map_cut": lambda: cut_long(lambda k: make(cutoff=k), _P_CUTS),
+        "relative_P": lambda: cut_long(lambda k: make(cutoff=k), _P_CUTS),
+        "success": lambda: cut_long(lambda k: make(cutoff=k), (1, 5, 10)),
+        "set_P": lambda: plain(make()),
+        "set_relative_P": lambda: plain(make()),
+        "set_recall": lambda: plain(make()),
+        "set_map": lambda: plain(make()),
         "set_F": lambda: _Family("double_params", (1.0,),
-                                 lambda p, t, o: [TrecItem(name, out_name(t), SetF(beta=p[0]))]),
-        "num_nonrel_judged_ret": lambda: plain(NumNonrelJudgedRet(), "long"),
-        "rbp": lambda: _Family("pairs", None, lambda p, t, o: [TrecItem(name, out_name(t), RBP(p=_rbp_p(p, name)))]),
+                                 lambda p, t, o: [TrecItem(name, out_name(t), make(beta=p[0]))]),
+        "num_nonrel_judged_ret": lambda: plain(make(), "long"),
+        "rbp": lambda: _Family("pairs", None, lambda p, t, o: [TrecItem(name, out_name(t), make(p=_rbp_p(p, name)))]),
         "rbp_resid": lambda: _Family("pairs", None,
-                                     lambda p, t, o: [TrecItem(name, out_name(t), RBPResidual(p=_rbp_p(p, name)))]),
-        "unj": lambda: cut_long(lambda k: Unjudged(cutoff=k), (5, 10, 20)),
+                                     lambda p, t, o: [TrecItem(name, out_name(t), make(p=_rbp_p(p, name)))]),
+        "unj": lambda: cut_long(lambda k: make(cutoff=k), (5, 10, 20)),
     }
     return table[name]()
 
@@ -239,10 +221,10 @@ def _rbp_p(pairs: tuple, family: str) -> float:  # type: ignore[type-arg]
     return p
 
 
-def _utility(p: tuple, opts: dict) -> Utility:  # type: ignore[type-arg]
+def _utility(make: Callable[..., Metric], p: tuple, opts: dict) -> Metric:  # type: ignore[type-arg]
     if len(p) != 4:
         raise InvalidParameterError(f"trec_eval utility needs 4 coefficients; got {len(p)}")
-    return Utility(rel_ret=p[0], nonrel_ret=p[1], rel_nonret=p[2], nonrel_nonret=p[3],
+    return make(rel_ret=p[0], nonrel_ret=p[1], rel_nonret=p[2], nonrel_nonret=p[3],
                    num_docs=int(opts.get("num_docs", 0)))
 
 
@@ -253,6 +235,17 @@ ORDER: tuple[str, ...] = (
     "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
     "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj",
 )
+
+#: the gainscope metric (its canonical name) whose values each trec_eval measure prints; None: not a number
+MEASURES: dict[str, str | None] = {
+    "runid": None, "num_q": "NumQ", "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet",
+    "map": "AP", "gm_map": "GMAP", "Rprec": "Rprec", "bpref": "Bpref", "recip_rank": "RR", "iprec_at_recall": "IPrec",
+    "P": "P", "relstring": None, "recall": "R", "infAP": "infAP", "gm_bpref": "GMBpref", "Rprec_mult": "Rprec",
+    "utility": "utility", "11pt_avg": "11pt_avg", "binG": "binG", "G": "G", "ndcg": "nDCG", "ndcg_rel": "ndcg_rel",
+    "Rndcg": "Rndcg", "ndcg_cut": "nDCG", "map_cut": "AP", "relative_P": "RelP", "success": "Success",
+    "set_P": "SetP", "set_relative_P": "SetRelP", "set_recall": "SetR", "set_map": "SetAP", "set_F": "SetF",
+    "num_nonrel_judged_ret": "NumNonrelJudgedRet", "rbp": "RBP", "rbp_resid": "RBPResid", "unj": "Unj",
+}
 
 NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
@@ -353,22 +346,23 @@ def trec_metrics(specs: Iterable[str], **kwargs: object) -> list[tuple[str, Metr
     return [(it.out_name, it.metric) for it in trec_items(specs, **kwargs) if it.metric is not None]  # type: ignore[arg-type]
 
 
-_REVERSE: dict[str, str] | None = None
+#: metric name -> (canonical string -> trec_eval's printed name) of every ``all_trec`` item of that metric
+_REVERSE: dict[str, dict[str, str]] = {}
 
 
 def trec_name_of(metric: Metric) -> str | None:
     """trec_eval's printed name for a metric when trec_eval has it with default gains (``nDCG@10`` ->
-    ``ndcg_cut_10``), else None."""
-    global _REVERSE
-    if _REVERSE is None:
-        _REVERSE = {}
-        for it in trec_items(["all_trec"]):
-            if it.metric is not None:
-                _REVERSE.setdefault(str(it.metric), it.out_name)
-    key = str(metric)
-    if key in _REVERSE:
-        return _REVERSE[key]
+    ``ndcg_cut_10``), else None. The first ``all_trec`` item that prints the metric, found among the measures
+    of its class (:data:`MEASURES`: the other families are not imported)."""
     cls = type(metric).name
+    if cls not in _REVERSE:
+        reverse = _REVERSE[cls] = {}
+        for it in trec_items([m for m in NICKNAMES["all_trec"] if MEASURES[m] == cls]):
+            if it.metric is not None:
+                reverse.setdefault(str(it.metric), it.out_name)
+    key = str(metric)
+    if key in _REVERSE[cls]:
+        return _REVERSE[cls][key]
     cutoff = getattr(metric, "cutoff", None)
     simple = {"P": "P", "R": "recall", "nDCG": "ndcg_cut", "AP": "map_cut", "RelP": "relative_P",
               "Success": "success", "Unj": "unj"}
@@ -418,6 +412,10 @@ def trec_eval_overrides(items: list[TrecItem], jr: JudgedRun, *, complete: bool)
     * ``num_rel`` under ``-c``: the summary counts every judgment with a grade above 0, in every judged
       query, whatever ``-l`` (``te_calc_avg_num_rel``); without ``-c`` it is the sum of the per-query values.
     """
+    from gainscope.metrics.families.curves import ElevenPointAverage, IPrec, relevant_needed
+    from gainscope.metrics.families.graded import Rndcg
+    from gainscope.metrics.families.sets import NumRel
+
     nan: dict[int, np.ndarray] = {}
     summary: dict[int, float] = {}
     policies = jr.policies

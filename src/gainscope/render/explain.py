@@ -22,8 +22,9 @@ def _rows(steps: tuple[Step, ...]) -> list[list[str]]:
              fmt_number(s.contribution), fmt_number(s.total)] for s in steps]
 
 
-def render_explanation(e: Explanation) -> str:
-    """Text for one explanation."""
+def render_explanation(e: Explanation, interface: str = "python") -> str:
+    """Text for one explanation, the options its notes name spelled for ``interface`` (``"python"`` or
+    ``"cli"``)."""
     header = ["rank", "doc_id", "grade", *e.columns, "total"]
     align = ["r", "l", "r", "r", "r", "r", "r"]
     out = [f"{e.metric} for query {e.query_id}", "", "run ranking:"]
@@ -32,5 +33,5 @@ def render_explanation(e: Explanation) -> str:
         out += ["", "ideal ranking:", text_table(header, _rows(e.ideal), align=align)]
     value = "undefined" if math.isnan(e.value) else f"{e.value:.4f}"
     out += ["", f"{e.formula}: {fmt_number(e.numerator)} / {fmt_number(e.denominator)} = {value}"]
-    out += [f"note: {n}" for n in e.notes]
+    out += [f"note: {n}" for n in e.spelled_notes(interface)]
     return "\n".join(out) + "\n"

@@ -13,7 +13,6 @@ would run as formulas get a leading ``'`` (:func:`gainscope.render.text.csv_cell
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from collections.abc import Sequence
@@ -119,12 +118,16 @@ def render_results(results: Sequence[Results], fmt: str, *, per_query: bool = Fa
             blocks.append("\n".join(conv))
         return "\n\n".join(blocks) + "\n"
     if fmt == "json":
+        import json  # here and below: the table, the usual format, does without it
+
         payload = [r.to_dict() for r in results]
         if not per_query:
             for p in payload:
                 p.pop("per_query")
         return json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n"
     if fmt == "jsonl":
+        import json
+
         lines = []
         for r in results:
             if per_query:

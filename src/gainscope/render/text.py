@@ -3,7 +3,6 @@ compared with golden text), number formatting, and CSV text guarded against form
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import re
@@ -87,6 +86,8 @@ class CsvWriter:
     """A ``csv.writer`` (lines ending in ``\n``) whose every cell goes through :func:`csv_cell`."""
 
     def __init__(self, out: TextIO) -> None:
+        import csv  # here: the table and trec_eval formats, the usual ones, do without it
+
         self._writer = csv.writer(out, lineterminator="\n")
 
     def writerow(self, row: Iterable[object]) -> None:

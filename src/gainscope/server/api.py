@@ -9,13 +9,14 @@ rating outside the case's scale), 502 when an engine or an LLM judge failed, 503
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,20 @@ def _kind(kind: type | tuple[type, ...]) -> str:
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
+@contextlib.contextmanager
+def _uploaded(filename: str, content: str) -> Iterator[Path]:
+    """The text of an uploaded file as a file named ``filename`` in a temporary folder (removed after), for the
+    readers of files; gainscope's errors raised meanwhile name the uploaded file, not the temporary copy."""
+    with tempfile.TemporaryDirectory(prefix="gainscope-import-") as folder:
+        path = Path(folder) / filename
+        path.write_text(content, encoding="utf-8")
+        try:
+            yield path
+        except GainscopeError as exc:
+            exc.args = tuple(str(a).replace(folder + os.sep, "") for a in exc.args)
+            raise
+
+
 # ---------------------------------------------------------------------------------------------- cases
 def list_cases(request: Request, _: Any) -> Any:
     ws = _ws(request)
@@ -159,24 +174,18 @@ def import_case(request: Request, body: dict[str, Any]) -> Any:
     if fmt not in bridge.FORMATS:
         raise InputError(f"'format' is one of {', '.join(bridge.FORMATS)}; got {fmt!r}")
     extra = _field(body, "results", dict)
-    with tempfile.TemporaryDirectory(prefix="gainscope-import-") as folder:
-        path = Path(folder) / filename
-        path.write_text(content, encoding="utf-8")
+    with _uploaded(filename, content) as path:
         companion: dict[str, Any] = {}
         if extra is not None:
             kind = _field(extra, "kind", str, required=True)
             if kind not in ("run", "snapshot", "response"):
                 raise InputError(f"results.kind is 'run', 'snapshot' (a Quepid snapshot CSV) or 'response' (a "
                                  f"_rank_eval response); got {kind!r}")
-            other = Path(folder) / ("results-" + (Path(_field(extra, "filename", str, default="results")).name or
+            other = path.parent / ("results-" + (Path(_field(extra, "filename", str, default="results")).name or
                                                   "results"))
             other.write_text(_field(extra, "content", str, required=True), encoding="utf-8")
             companion[kind] = other
-        try:
-            case = bridge.read_any(path, fmt, scale=body.get("scale"), name=_field(body, "name", str), **companion)
-        except GainscopeError as exc:  # name the uploaded file, not the temporary copy
-            exc.args = tuple(str(a).replace(folder + os.sep, "") for a in exc.args)
-            raise
+        case = bridge.read_any(path, fmt, scale=body.get("scale"), name=_field(body, "name", str), **companion)
         record = ws.import_case(replace(case, source=filename), author=_field(body, "author", str),
                                 source=filename)
     return json_response(views.case_summary(ws, record), 201)
@@ -575,6 +584,99 @@ def agreement(request: Request, _: Any) -> Any:
             "agreement": result.to_dict(), "disagreements": disagreements[:200]}
 
 
+# ---------------------------------------------------------------------------------------------- rating queues
+def list_queues(request: Request, _: Any) -> Any:
+    from gainscope.server import queues
+
+    ws = _ws(request)
+    case_id = request.path_params["case_id"]
+    ws.store.case(case_id)
+    return [queues.queue_summary(ws, q) for q in ws.store.queues.queues(case_id)]
+
+
+def add_queue(request: Request, body: dict[str, Any]) -> Any:
+    """A new rating queue of the case from a pairs file's text (gainscope pool -o, or qrels or run lines)."""
+    from gainscope.server import queues
+
+    ws = _ws(request)
+    case_id = request.path_params["case_id"]
+    ws.store.case(case_id)
+    filename = Path(_field(body, "filename", str, default="pairs.txt")).name or "pairs.txt"
+    content = _field(body, "content", str, required=True)
+    with _uploaded(filename, content) as path:
+        record, created = queues.add_queue(ws, case_id, path, name=_field(body, "name", str), shown_as=filename)
+    return json_response(queues.queue_summary(ws, record), 201 if created else 200)
+
+
+def _position(body: Mapping[str, Any]) -> int:
+    position: int = _field(body, "position", int, required=True)
+    return position
+
+
+def get_queue(request: Request, _: Any) -> Any:
+    from gainscope.server import queues
+
+    p = request.path_params
+    raw = request.query_params.get("position")
+    try:
+        position = None if raw in (None, "") else int(raw)
+    except ValueError:
+        raise InputError(f"'position' is an integer; got {raw!r}") from None
+    return queues.queue_state(_ws(request), p["case_id"], p["queue_id"], position)
+
+
+def delete_queue(request: Request, _: Any) -> Any:
+    ws = _ws(request)
+    p = request.path_params
+    ws.store.queues.queue(p["queue_id"], p["case_id"])
+    ws.store.queues.delete(p["queue_id"])
+    return {"deleted": p["queue_id"]}
+
+
+def rate_in_queue(request: Request, body: dict[str, Any]) -> Any:
+    from gainscope.server import queues
+
+    p = request.path_params
+    if "rating" not in body:
+        raise InputError("the request needs 'rating' (a number on the case's scale)")
+    author = _field(body, "author", str) or request.headers.get("x-gainscope-user") or None
+    return queues.rate(_ws(request), p["case_id"], p["queue_id"], _position(body), body["rating"], author=author)
+
+
+def skip_in_queue(request: Request, body: dict[str, Any]) -> Any:
+    from gainscope.server import queues
+
+    p = request.path_params
+    return queues.skip(_ws(request), p["case_id"], p["queue_id"], _position(body))
+
+
+def undo_in_queue(request: Request, body: dict[str, Any]) -> Any:
+    from gainscope.server import queues
+
+    p = request.path_params
+    author = _field(body, "author", str) or request.headers.get("x-gainscope-user") or None
+    return queues.undo(_ws(request), p["case_id"], p["queue_id"], author=author)
+
+
+def move_in_queue(request: Request, body: dict[str, Any]) -> Any:
+    from gainscope.server import queues
+
+    p = request.path_params
+    return queues.goto(_ws(request), p["case_id"], p["queue_id"], _position(body))
+
+
+def export_queue(request: Request, _: Any) -> Any:
+    from gainscope.server import queues
+
+    p = request.path_params
+    fmt = request.query_params.get("format", "qrels")
+    if fmt != "qrels":
+        raise InputError(f"a queue exports format=qrels; got {fmt!r}")
+    text = queues.export_qrels(_ws(request), p["queue_id"], p["case_id"])
+    return Response(text, media_type="text/plain", headers={
+        "Content-Disposition": f'attachment; filename="{p["queue_id"]}.qrels"'})
+
+
 # ---------------------------------------------------------------------------------------------- the table
 def openapi(request: Request, _: Any) -> Any:
     from gainscope.server.openapi import document
@@ -608,6 +710,15 @@ def routes() -> list[Route]:
         Route(c + "/export", endpoint(export), methods=["GET"]),
         Route(c + "/judge", endpoint(judge, body=True), methods=["POST"]),
         Route(c + "/agreement", endpoint(agreement), methods=["GET"]),
+        Route(c + "/queues", endpoint(list_queues), methods=["GET"]),
+        Route(c + "/queues", endpoint(add_queue, body=True), methods=["POST"]),
+        Route(c + "/queues/{queue_id}", endpoint(get_queue), methods=["GET"]),
+        Route(c + "/queues/{queue_id}", endpoint(delete_queue), methods=["DELETE"]),
+        Route(c + "/queues/{queue_id}/rate", endpoint(rate_in_queue, body=True), methods=["POST"]),
+        Route(c + "/queues/{queue_id}/skip", endpoint(skip_in_queue, body=True), methods=["POST"]),
+        Route(c + "/queues/{queue_id}/undo", endpoint(undo_in_queue, body=True), methods=["POST"]),
+        Route(c + "/queues/{queue_id}/position", endpoint(move_in_queue, body=True), methods=["PUT"]),
+        Route(c + "/queues/{queue_id}/export", endpoint(export_queue), methods=["GET"]),
         Route("/api/scorers", endpoint(list_scorers), methods=["GET"]),
         Route("/api/scorers/test", endpoint(test_scorer, body=True), methods=["POST"]),
         Route("/api/scorers/{name}", endpoint(put_scorer, body=True), methods=["PUT"]),

@@ -103,6 +103,37 @@ ROUTES: list[tuple[str, str, str, dict[str, Any] | None, list[str], dict[str, An
          "apply": {"type": "boolean"}, "max_requests": {"type": "integer"}}}, [], {"type": "object"}),
     ("get", "/api/cases/{case_id}/agreement", "Agreement of the people's ratings with a judge's labels (judge=): "
      "kappas, Krippendorff's alpha, the confusion matrix, the disagreements.", None, ["judge"], {"type": "object"}),
+    ("get", "/api/cases/{case_id}/queues", "The case's rating queues: name, source file, header note, total, rated, "
+     "skipped (and not rated), remaining, position (where the person stopped).", None, [], {"type": "array"}),
+    ("post", "/api/cases/{case_id}/queues", "A new rating queue from a pairs file's text: what gainscope pool -o "
+     "writes ('query_id doc_id' lines), or qrels or run lines, in the file's order; query ids are the case's TREC ids "
+     "(as its qrels and run exports write them). A bad line or a query the case does not have is a 400 naming the "
+     "file and line. The same pairs under the same name again answer the existing queue (200, not 201).",
+     {"type": "object", "required": ["content"], "properties": {
+         "filename": {"type": "string"}, "content": {"type": "string"}, "name": {"type": "string"}}}, [],
+     {"type": "object"}),
+    ("get", "/api/cases/{case_id}/queues/{queue_id}", "The queue (its counts), the case's scale and one item: the one "
+     "at position=, else where the person stopped (null when every item is rated): query, document (title, fields, "
+     "rank in the results in force), rating and provenance.", None, ["position"], {"type": "object"}),
+    ("delete", "/api/cases/{case_id}/queues/{queue_id}", "Remove a queue (the ratings given through it stay the "
+     "case's).", None, [], {"type": "object"}),
+    ("post", "/api/cases/{case_id}/queues/{queue_id}/rate", "Rate the item at position (a number on the case's scale; "
+     "a human rating of the case, with the author), then move to the next unrated item; answers the queue's state, "
+     "the rating and the scores it moved.", {"type": "object", "required": ["position", "rating"], "properties": {
+         "position": {"type": "integer"}, "rating": {"type": "number"}, "author": {"type": "string"}}}, [],
+     {"type": "object"}),
+    ("post", "/api/cases/{case_id}/queues/{queue_id}/skip", "Skip the item at position (it comes back when the other "
+     "items are rated), then move on.", {"type": "object", "required": ["position"], "properties": {
+         "position": {"type": "integer"}}}, [], {"type": "object"}),
+    ("post", "/api/cases/{case_id}/queues/{queue_id}/undo", "Take back the newest rating or skip of the queue (the "
+     "rating in force before comes back) and go back to its item.",
+     {"type": "object", "properties": {"author": {"type": "string"}}}, [], {"type": "object"}),
+    ("put", "/api/cases/{case_id}/queues/{queue_id}/position", "Show the item at position and remember it as where "
+     "the person is.", {"type": "object", "required": ["position"], "properties": {"position": {"type": "integer"}}},
+     [], {"type": "object"}),
+    ("get", "/api/cases/{case_id}/queues/{queue_id}/export", "The queue's ratings as TREC qrels (format=qrels): the "
+     "rated pairs with the case's TREC query ids, a query's lines together, in the queue's order.", None, ["format"],
+     {"type": "string"}),
     ("get", "/api/scorers", "The built-in scorers and the scorers saved in the workspace.", None, [],
      {"type": "object"}),
     ("post", "/api/scorers/test", "Run a scorer ad hoc on one query: its code (language, code, scale) or a saved or "

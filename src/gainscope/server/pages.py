@@ -4,7 +4,8 @@ through the API.
 
 Pages: the cases (``/``), one case (``/cases/ID``), one query (``/cases/ID/queries/Q``), tune (engine, knobs,
 rerun), snapshots (compare any number), history (a chart per scorer, with annotations), judges (an LLM judge and
-its agreement with people), import and export, and the scorers (``/scorers``: write, test on one query, save).
+its agreement with people), import and export, rating queues (``/cases/ID/queues``: pairs from ``gainscope pool``
+rated one at a time, :mod:`gainscope.server.queues`), and the scorers (``/scorers``: write, test on one query, save).
 """
 
 from __future__ import annotations
@@ -238,6 +239,27 @@ def io_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]]:
                        "events": events, "texts": texts}
 
 
+def queues_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]]:
+    from gainscope.server.queues import queue_summary
+
+    case_id = request.path_params["case_id"]
+    record = ws.store.case(case_id)
+    return "queues.html", {"title": f"Rating queues of {record.name}", "case": _case_nav(ws, case_id),
+                           "queues": [queue_summary(ws, q) for q in ws.store.queues.queues(case_id)]}
+
+
+def queue_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]]:
+    from gainscope.server.queues import queue_state
+
+    case_id, queue_id = request.path_params["case_id"], request.path_params["queue_id"]
+    state = queue_state(ws, case_id, queue_id)
+    scores = ws.scoreboard.scores(case_id)
+    return "queue.html", {"title": f"Queue {state['queue']['name']}", "case": _case_nav(ws, case_id),
+                          "state": state, "keys": _keys(state["scale"]["values"]),
+                          "case_scores": {name: sc.score for name, sc in scores.by_scorer.items()},
+                          "answered": any(q.results for q in scores.queries)}
+
+
 def scorers_page(request: Request, ws: Workspace) -> tuple[str, dict[str, Any]]:
     from gainscope.server.cases import builtin_scorers
 
@@ -262,4 +284,6 @@ def routes() -> list[Route]:
         Route(c + "/history", page(history_page), methods=["GET"]),
         Route(c + "/judges", page(judges_page), methods=["GET"]),
         Route(c + "/io", page(io_page), methods=["GET"]),
+        Route(c + "/queues", page(queues_page), methods=["GET"]),
+        Route(c + "/queues/{queue_id}", page(queue_page), methods=["GET"]),
     ]

@@ -19,6 +19,8 @@ snapshot store for ``gainscope case compare --snapshot WORKSPACE.sqlite:NAME``):
                       the case score per scorer (a note is an annotation)
     ws_labels         case_id, query_id, doc_id, judge, grade, reasoning, model, at: LLM labels, kept apart from
                       ratings (they become ratings only where no rating exists, see the judges page)
+    ws_queue*         the rating queues (pairs to rate one at a time, in a pairs file's order): see
+                      :mod:`gainscope.server.queue_store`
 
 **Provenance**: every rating says who or what gave it (``source``: ``human``, ``llm:<judge hash>``,
 ``import:<file>``; ``author``: the person or the model) and when; every change is an event with the value it
@@ -42,6 +44,7 @@ from gainscope.errors import NotFoundError, StoreError
 from gainscope.io.database import Database
 from gainscope.search.store import KIND as SNAPSHOT_KIND
 from gainscope.search.store import SnapshotStore, utc_now
+from gainscope.server.queue_store import QUEUE_SCHEMA, QueueStore
 
 __all__ = [
     "WORKSPACE_SCHEMA",
@@ -247,6 +250,7 @@ class WorkspaceStore:
     def __init__(self, database: Database) -> None:
         self.database = database
         self.snapshots = SnapshotStore(database, path=database.path)
+        self.queues = QueueStore(database)
         self._setup()
 
     # ------------------------------------------------------------------------------------------ setup
@@ -278,7 +282,7 @@ class WorkspaceStore:
                 raise StoreError(f"{where}: workspace schema {version!r}; this gainscope reads schema "
                                  f"{WORKSPACE_SCHEMA}", path=where)
         self.snapshots.create_schema()
-        self.database.write(*((statement, ()) for statement in SCHEMA))
+        self.database.write(*((statement, ()) for statement in (*SCHEMA, *QUEUE_SCHEMA)))
         if not self.database.query("SELECT value FROM gainscope_store WHERE key = ?", ("workspace",)):
             self.database.write(("INSERT INTO gainscope_store (key, value) VALUES (?, ?)",
                                  ("workspace", WORKSPACE_SCHEMA)))
@@ -367,6 +371,7 @@ class WorkspaceStore:
     def delete_case(self, case_id: str) -> None:
         """Remove a case with everything that belongs to it (its snapshots stay in the snapshot tables)."""
         self.case(case_id)
+        self.queues.delete_case(case_id)
         self.database.write(*((f"DELETE FROM {table} WHERE {'id' if table == 'ws_cases' else 'case_id'} = ?",
                                (case_id,)) for table in _TABLES if table != "ws_scorers"))
 

@@ -478,9 +478,10 @@ class Workspace:
                                always=True)
         return snapshot
 
-    def document_texts(self, record: CaseRecord, docs: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """``{doc: (title, text)}`` for an LLM judge: the engine's stored document when it can give one (an
-        embedded index), else the display fields the engine showed; documents known by neither are left out."""
+    def document_fields(self, record: CaseRecord, docs: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """What the workspace knows of documents: the engine's stored document when it can give one (an embedded
+        index), else the display fields the engine showed (in a rerun or a search of the dashboard); documents known
+        by neither are left out."""
         shown = self.store.fields(record.id, docs)
         lookup = None
         if record.engine:
@@ -488,11 +489,17 @@ class Workspace:
                 lookup = getattr(self.engine(record)[0], "document", None)
             except InputError:
                 lookup = None
-        out: dict[str, tuple[str, str]] = {}
+        out: dict[str, dict[str, Any]] = {}
         for doc in docs:
             fields = (lookup(doc) if callable(lookup) else None) or shown.get(doc)
-            if not fields:
-                continue
+            if fields:
+                out[doc] = dict(fields)
+        return out
+
+    def document_texts(self, record: CaseRecord, docs: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """``{doc: (title, text)}`` for an LLM judge, from :meth:`document_fields`."""
+        out: dict[str, tuple[str, str]] = {}
+        for doc, fields in self.document_fields(record, docs).items():
             title = str(fields.get(record.settings.title_field) or "")
             text = " ".join(str(v) for k, v in fields.items() if k != record.settings.title_field and
                             isinstance(v, (str, int, float)))

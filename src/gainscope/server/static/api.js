@@ -128,3 +128,20 @@ export async function runJob(path, body, out, what, done) {
   }
   return job;
 }
+
+/** The keys that give grades, from an element's ``data-keys`` (``[[key, grade], ...]`` as the page wrote them):
+ * a Map from key to grade (grades without a key are left out). */
+export function gradeKeys(node) {
+  const map = new Map();
+  for (const [key, value] of JSON.parse(node.dataset.keys)) {
+    if (key) map.set(key, value);
+  }
+  return map;
+}
+
+/** True when a key press is not the page's to handle: typed into a field, or with Alt, Ctrl or Meta. */
+export function notForUs(event) {
+  const target = event.target;
+  if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return true;
+  return event.altKey || event.ctrlKey || event.metaKey;
+}

@@ -3,10 +3,14 @@ import { setupCases } from "./cases.js";
 import { setupForms } from "./forms.js";
 import { setupJudges } from "./judges.js";
 import { setupQuery } from "./query.js";
+import { setupQueue, setupQueues } from "./queue.js";
 import { setupScorers } from "./scorers.js";
 import { setupTune } from "./tune.js";
 
-const pages = { cases: setupCases, query: setupQuery, tune: setupTune, judges: setupJudges, scorers: setupScorers };
+const pages = {
+  cases: setupCases, query: setupQuery, tune: setupTune, judges: setupJudges, scorers: setupScorers,
+  queue: setupQueue, queues: setupQueues,
+};
 
 function start() {
   setupForms();

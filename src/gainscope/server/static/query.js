@@ -2,7 +2,7 @@
 // or the mouse; every rating goes to PUT /api/cases/{case}/ratings and the scores it answers replace the shown
 // ones at once. Also: find and rate documents the engine did not return, and the score explained position by
 // position.
-import { author, band, call, el, fmt, say, setAuthor, setBand } from "./api.js";
+import { author, band, call, el, fmt, gradeKeys, notForUs, say, setAuthor, setBand } from "./api.js";
 
 let items = [];
 let current = -1;
@@ -91,18 +91,8 @@ function rate(item, rating) {
   return busy;
 }
 
-function keyMap() {
-  const map = new Map();
-  for (const [key, value] of JSON.parse(root().dataset.keys)) {
-    if (key) map.set(key, value);
-  }
-  return map;
-}
-
 function onKey(event, keys) {
-  const target = event.target;
-  if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
-  if (event.altKey || event.ctrlKey || event.metaKey) return;
+  if (notForUs(event)) return;
   const key = event.key;
   if (key === "j" || key === "ArrowDown") {
     select(current + 1);
@@ -202,7 +192,7 @@ export function setupQuery() {
   const keys = JSON.parse(node.dataset.keys);
   collect();
   if (items.length) select(0);
-  document.addEventListener("keydown", (event) => onKey(event, keyMap()));
+  document.addEventListener("keydown", (event) => onKey(event, gradeKeys(root())));
   document.addEventListener("click", onClick);
   const who = document.getElementById("author");
   if (who) {
