@@ -1,7 +1,8 @@
 """Every input path at the plain TREC file's speed (issue 19): one row per way a run reaches ``gainscope evaluate``.
 
-From M (``generate.py M``) this writes the run's twins into ``--data``: gzip'd (``M.run.gz``), zstd'd
-(``M.run.zst``), non-ASCII doc ids throughout (``M.utf8.run`` with ``M.utf8.qrels``: every ``D`` of a doc id
+From M (``generate.py M``) this writes the run's twins into ``--data``: gzip'd (``M.run.gz``), zstd'd in one frame
+(``M.run.zst``) and in frames of 8 MiB each after a skippable frame giving its size, as ``pzstd`` writes them
+(``M.run.pzst``), non-ASCII doc ids throughout (``M.utf8.run`` with ``M.utf8.qrels``: every ``D`` of a doc id
 becomes ``Ð``), one non-ASCII id on the last line only (``M.last.run``), and Parquet (``M.parquet``). Then it
 measures, in the same rounds (each command once per round, in a rotating order, fresh processes):
 
@@ -63,6 +64,13 @@ def prepare(data: Path) -> None:
         import zstandard
 
         (data / "M.run.zst").write_bytes(zstandard.ZstdCompressor(level=3, threads=-1).compress(text()))
+    if not (data / "M.run.pzst").exists():
+        import zstandard
+
+        with open(data / "M.run.pzst", "wb") as out:
+            for i in range(0, len(text()), 8 << 20):
+                frame = zstandard.ZstdCompressor(level=3, write_checksum=True).compress(text()[i:i + (8 << 20)])
+                out.write(b"\x50\x2a\x4d\x18\x04\0\0\0" + len(frame).to_bytes(4, "little") + frame)
     if not (data / "M.utf8.run").exists():
         (data / "M.utf8.run").write_bytes(text().replace(b" Q0 D", " Q0 Ð".encode()))
         (data / "M.utf8.qrels").write_bytes(qrels.read_bytes().replace(b" 0 D", " 0 Ð".encode()))
@@ -148,8 +156,11 @@ def main() -> None:
     def api(kind: str, r: str) -> list[str]:
         return [sys.executable, __file__, "--api", kind, qrels, r]
 
+    zlib_only = [sys.executable, "-c", "import sys; sys.modules['isal'] = None; from gainscope.cli import main; main()",
+                 *cli(qrels, str(data / "M.run.gz"))[1:]]  # ISA-L hidden: zlib inflates
     shell = {"plain": cli(qrels, str(data / "M.run")), "gzip": cli(qrels, str(data / "M.run.gz")),
-             "zstd": cli(qrels, str(data / "M.run.zst")),
+             "gzip, zlib only": zlib_only, "zstd": cli(qrels, str(data / "M.run.zst")),
+             "zstd, frames of 8 MiB (pzstd)": cli(qrels, str(data / "M.run.pzst")),
              "non-ASCII ids throughout": cli(utf8_qrels, str(data / "M.utf8.run")),
              "one non-ASCII id, last line": cli(qrels, str(data / "M.last.run")),
              "Parquet (CLI)": cli(qrels, str(data / "M.parquet")), "no native (GAINSCOPE_NATIVE=0)": None,

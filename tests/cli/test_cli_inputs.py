@@ -85,6 +85,43 @@ def test_damaged_gzip_is_invalid_input_naming_the_file(tmp_path: Path, name: str
     assert "Traceback" not in err and "None: None" not in err
 
 
+# ---------------------------------------------------------------------- damaged zstd, exit 3 (issue 13 and 19)
+def _zstd(data: bytes, frames: int = 1) -> bytes:
+    """``data`` as zstd with checksums: one frame, or several each after a skippable frame (as pzstd writes)."""
+    zstandard = pytest.importorskip("zstandard")
+    size = -(-len(data) // frames)
+    out = b""
+    for i in range(0, len(data), size):
+        frame = zstandard.ZstdCompressor(write_checksum=True).compress(data[i:i + size])
+        out += (b"\x50\x2a\x4d\x18\x04\0\0\0" + len(frame).to_bytes(4, "little") if frames > 1 else b"") + frame
+    return out
+
+
+@pytest.mark.parametrize("frames", [1, 3])
+@pytest.mark.parametrize(("name", "damage", "what"), [
+    ("truncated", lambda b: b[: len(b) - 7], "the zstd data ends before the end of its last frame: the file is "
+                                             "truncated; copy or download it again"),
+    ("corrupt", lambda b: b[:40] + bytes(x ^ 0x55 for x in b[40:60]) + b[60:], "the zstd data is corrupt ("),
+    ("bad-checksum", lambda b: b[:-1] + bytes([b[-1] ^ 1]), "the zstd data is corrupt ("),
+])
+def test_damaged_zstd_is_invalid_input_naming_the_file(tmp_path: Path, name: str, damage, what: str,  # type: ignore[no-untyped-def]
+                                                       frames: int) -> None:
+    path = write(tmp_path, f"{name}.run.zst", damage(_zstd(Path(BM25).read_bytes(), frames)))
+    code, _, err = run_cli("evaluate", QRELS, path, "-m", "AP")
+    assert code == 3, err
+    assert err.startswith(f"error: {path}: {what}")
+    assert "Traceback" not in err
+
+
+def test_a_pzstd_run_gives_what_the_plain_run_gives(tmp_path: Path) -> None:
+    """pzstd's files start with a skippable frame (was: not known as zstd, refused as bytes that are not UTF-8)."""
+    path = write(tmp_path, "bm25.run.zst", _zstd(Path(BM25).read_bytes(), 3))
+    packed = run_cli("evaluate", QRELS, path, "-m", "nDCG@10 AP", "--format", "csv")
+    plain = run_cli("evaluate", QRELS, BM25, "-m", "nDCG@10 AP", "--format", "csv")
+    assert packed[0] == 0, packed[2]
+    assert packed[1] == plain[1] and packed[2] == plain[2]
+
+
 # ---------------------------------------------------------------------- item 20: fixes spelled as flags
 @pytest.mark.parametrize(("run", "flag", "keyword"), [
     ("q1 Q0 d1 1 1 r\nq1 Q0 d1 2 0 r\n", "--on-duplicate first or max", "on_duplicate="),

@@ -363,15 +363,3 @@ def test_an_unreadable_file_is_a_file_access_error(tmp_path: Path) -> None:
     path.chmod(0)
     assert refused(read_run, path) == ("FileAccessError", f"cannot read {path}: Permission denied")
     assert scanned(path) == ("FileAccessError", f"cannot read {path}: Permission denied")
-
-
-def test_a_file_that_grows_while_its_blocks_are_read_is_an_error(tmp_path: Path) -> None:
-    from gainscope.io.text import TextFile
-
-    path = write(tmp_path, "run.txt", "q1 Q0 d1 1 3.0 r\n" * 100)
-    src = TextFile(path)
-    with open(path, "a") as f:
-        f.write("q1 Q0 d2 2 2.0 r\n")  # rewritten after it was opened
-    with pytest.raises(FileAccessError, match=re.escape(f"{path} changed while it was read (1700 bytes when reading "
-                                                        "began, 1717 read); read it again once nothing writes to it")):
-        list(src.blocks(64))

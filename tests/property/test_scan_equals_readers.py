@@ -21,15 +21,10 @@ from gainscope.core.judged_run import JudgedRun, PreparedJudgments, build_judged
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
-from gainscope.io import arrow_tables, compressed, read_run, scan
-from gainscope.io.scan import (
-    judged_run_of,
-    judged_run_of_run,
-    native_available,
-    query_pieces,
-    scan_run,
-    scan_trec_run,
-)
+from gainscope.io import arrow_tables, compressed, read_run, scan_stream
+from gainscope.io.compressed import Buffers
+from gainscope.io.scan import judged_run_of, judged_run_of_run, native_available, scan_run, scan_trec_run
+from gainscope.io.scan_stream import query_pieces
 from gainscope.io.text import TextFile
 from gainscope.testing import strategies as gst
 
@@ -402,16 +397,18 @@ def compress(data: bytes, kind: str, members: int) -> bytes:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(data=gst.judgments_and_runs(max_docs=14), policies=gst.policies(ties=st.sampled_from(("trec_eval", "rank"))),
        seed=st.integers(0, 2**16), messy=st.booleans(), kind=st.sampled_from(("gzip", "zstd")),
-       members=st.integers(1, 3), chunk=st.sampled_from((64, 200, 1 << 20)), zlib_only=st.booleans())
+       members=st.integers(1, 3), chunk=st.sampled_from((64, 200, 1 << 20)), headroom=st.sampled_from((16, 1 << 20)),
+       zlib_only=st.booleans())
 def test_compressed_run_equals_its_plain_twin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data,  # type: ignore[no-untyped-def]
                                               policies: Policies, seed: int, messy: bool, kind: str, members: int,
-                                              chunk: int, zlib_only: bool) -> None:
+                                              chunk: int, headroom: int, zlib_only: bool) -> None:
     judgments, run = data
     plain = tmp_path / f"run-{seed}.txt"
     write_run(plain, run.frame, random.Random(seed), messy=messy)
     packed = tmp_path / f"run-{seed}.txt.{'gz' if kind == 'gzip' else 'zst'}"
     packed.write_bytes(compress(plain.read_bytes(), kind, members))
-    monkeypatch.setattr(scan, "CHUNK_BYTES", chunk)  # small pieces: queries cut by blocks, many pieces
+    monkeypatch.setattr(scan_stream, "CHUNK_BYTES", chunk)  # small pieces: queries cut by chunks, many pieces
+    monkeypatch.setattr(scan_stream, "HEADROOM", headroom)  # 16: the carried lines joined with the next chunk
     if zlib_only:  # ISA-L is an optional extra: zlib alone must give the same
         monkeypatch.setattr(compressed, "_isal", lambda: None)
     prepared = PreparedJudgments.of(judgments, policies.negative_grades)
@@ -426,19 +423,24 @@ def test_compressed_run_equals_its_plain_twin(tmp_path: Path, monkeypatch: pytes
 
 
 @given(lines=st.lists(st.tuples(st.sampled_from(("q1", "q2", "q3", "#", "")), st.integers(0, 30)), max_size=40),
-       block=st.integers(1, 50), size=st.integers(1, 80))
+       block=st.integers(1, 50), headroom=st.integers(0, 40))
 @settings(max_examples=300, derandomize=True, database=None, deadline=None)
 def test_pieces_are_whole_queries_and_join_into_the_content(lines: list[tuple[str, int]], block: int,
-                                                            size: int) -> None:
-    """query_pieces: the pieces join into the content (BOM dropped), and no query's lines span two pieces
-    unless the query was already split in the content itself."""
+                                                            headroom: int) -> None:
+    """query_pieces: the pieces join into the content (BOM dropped), no query's lines span two pieces unless the
+    query was already split in the content itself, and every chunk's buffer is given back once: by query_pieces,
+    or with the piece that ends in it."""
     text = "".join(f"{q} Q0 {'d' * n} 1 1 t\n" if q not in ("#", "") else " " * n + "\n" if q == "" else f"#{'c' * n}\n"
                    for q, n in lines)  # data lines, blank lines, comments
     data = b"\xef\xbb\xbf" + text.encode()
-    blocks = [data[i:i + block] for i in range(0, len(data), block)]
-    pieces = [bytes(p) for p in query_pieces(blocks, size)]
-    assert all(not isinstance(p, str) for p in pieces)
+    chunks = [(bytearray(headroom) + data[i:i + block], len(data[i:i + block])) for i in range(0, len(data), block)]
+    buffers = Buffers(0)
+    cut = list(query_pieces(chunks, buffers, headroom))
+    assert all(not isinstance(p, str) for p in cut)
+    pieces = [bytes(d[start:end]) for d, start, end, _ in cut]  # type: ignore[misc]
     assert b"".join(pieces) == text.encode()
+    given_back = [buffers.take(0) for _ in range(buffers._free.qsize())] + [c for *_, c in cut if c is not None]  # type: ignore[misc]
+    assert sorted(map(id, given_back)) == sorted(id(b) for b, _ in chunks)
     runs = [q for q, _ in lines if q not in ("#", "")]
     split_in_content = {q for q in runs if len([g for g in _groups(runs) if g == q]) > 1}
     seen: dict[str, int] = {}
@@ -499,6 +501,29 @@ def test_damaged_compressed_runs_give_the_readers_error(tmp_path: Path, monkeypa
     assert isinstance(fast, tuple) and fast == slow, (fast, slow)  # (error type, message), the same
     assert fast_warnings == slow_warnings
     assert "run.txt.gz" in fast[1]
+
+
+@needs_native
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+@pytest.mark.parametrize("where", [3, 250, 499])
+def test_a_refused_piece_hands_the_compressed_run_to_the_readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 kind: str, where: int) -> None:
+    """A line the scanner refuses in one piece of many (a duplicate in query ``where`` of 500): the rest need not be
+    decompressed, and the user gets the readers' error, as for the plain file."""
+    lines = [f"q{q} Q0 d{d} {d + 1} {50 - d} tag" for q in range(500) for d in range(20)]
+    lines.insert(where * 20 + 5, f"q{where} Q0 d3 99 0.5 tag")
+    plain = tmp_path / "run.txt"
+    plain.write_text("\n".join(lines) + "\n")
+    packed = tmp_path / f"run.txt.{'gz' if kind == 'gzip' else 'zst'}"
+    packed.write_bytes(compress(plain.read_bytes(), kind, 3))
+    monkeypatch.setattr(scan_stream, "CHUNK_BYTES", 4096)  # about 60 pieces
+    prepared = _prepared(q3={"d1": 1}, q250={"d2": 1})
+    assert isinstance(scan_trec_run(prepared, TextFile(packed), Policies()), str)  # refused
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, packed, Policies())
+    (twin, _), _ = both(prepared, plain, Policies())
+    assert isinstance(fast, tuple) and fast == slow, (fast, slow)
+    assert fast[1] == twin[1].replace(str(plain), str(packed)) and f"q{where}" in fast[1]
+    assert fast_warnings == slow_warnings
 
 
 @needs_native

@@ -35,10 +35,11 @@ error with file and line, or the warning, or the result. A file that changes siz
 :class:`~gainscope.errors.FileAccessError`.
 
 Large plain files are cut at query boundaries into one part per core, scanned in parallel threads (the scanner
-releases the GIL), and joined. Compressed files are decompressed in blocks (ISA-L or zlib, zstandard: they
-release the GIL too) and their content is cut at query boundaries into pieces of :data:`CHUNK_BYTES`, which
-threads scan while the next blocks are decompressed: decompression and scanning share the cores, and memory holds
-a few pieces, never the whole content.
+releases the GIL), and joined. Compressed files are decompressed into reusable buffers (ISA-L or zlib,
+zstandard: they release the GIL too; the frames of a zstd file written in several, in parallel) and their content
+is cut at query boundaries into pieces, which threads scan while the next content is decompressed
+(:mod:`gainscope.io.scan_stream`): decompression and scanning share the cores, and memory holds a few pieces,
+never the whole content.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import itertools
 import os
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -63,12 +64,12 @@ from gainscope.core.judgments import split_ids
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.deferred import deferred_module
-from gainscope.errors import FileAccessError, FormatError, InputWarning
+from gainscope.errors import FileAccessError, InputWarning
 from gainscope.io.arrow_tables import ArrowRun, arrow_run, parquet_run, pieces
 from gainscope.io.compressed import MAGIC_BYTES, compression_of
 from gainscope.io.detect import check_format, detect_text_format
 from gainscope.io.frames import RunOptions, TokenTable, frame_table, is_dataframe
-from gainscope.io.text import BOM, MAX_LINE_BYTES, TextFile, canonical_encoding, id_form_warnings, is_stream
+from gainscope.io.text import BOM, TextFile, canonical_encoding, id_form_warnings, is_stream
 
 if TYPE_CHECKING:
     import logging
@@ -88,7 +89,6 @@ __all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "nati
            "scan_run", "scan_trec_run"]
 
 PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
-CHUNK_BYTES = 8 << 20  # compressed files: decompressed content is scanned in pieces of about this size
 _ORDER = {"trec_eval": 0, "rank": 1}
 _indexes: weakref.WeakKeyDictionary[PreparedJudgments, Any] = weakref.WeakKeyDictionary()
 
@@ -289,7 +289,10 @@ def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | 
     options = (index, _ORDER[policies.ties], _depth(policies), policies.judged_only)
     if isinstance(source, TextFile):
         label = name or source.name
-        results = _scan_pieces(source, lambda piece: _scan.scan_trec_run(piece, *options, **flags))
+        from gainscope.io.scan_stream import scan_pieces  # the threads' modules, which a plain file never needs
+
+        results = scan_pieces(source, lambda data, start, end: _scan.scan_trec_run(data, *options, start, end,
+                                                                                   **flags))
         return results if isinstance(results, str) else _gathered(results, f"{label}: ", normalize_ids)
     data: str | bytes
     if isinstance(source, bytes):
@@ -338,9 +341,15 @@ def _scan_vectorised(prepared: PreparedJudgments, source: str | os.PathLike[str]
     def scan(piece: bytes | memoryview) -> dict[str, Any]:
         return scan_piece(piece, prepared, order, depth, policies.judged_only, **flags)
 
-    if isinstance(source, (bytes, TextFile)):
-        label = name or (source.name if isinstance(source, TextFile) else "<stdin>")
-        results = _scan_pieces(source if isinstance(source, TextFile) else [source], scan)
+    results: list[dict[str, Any]] | str
+    if isinstance(source, TextFile):  # compressed: pieces of whole queries, decompressed in place
+        from gainscope.io.scan_stream import scan_pieces
+
+        label = name or source.name
+        results = scan_pieces(source, lambda data, start, end: scan(memoryview(data)[start:end]))
+    elif isinstance(source, bytes):  # standard input, read whole: one piece
+        label = name or "<stdin>"
+        results = [scan(memoryview(source)[len(BOM) if source.startswith(BOM) else 0:])]
     else:
         label = name or os.fspath(source)
         results = _scan_ranges(os.fspath(source), label, scan)
@@ -387,19 +396,6 @@ def _scan_ranges(path: str, label: str, scan: Callable[[bytes], dict[str, Any]])
     return results
 
 
-def _scan_pieces(src: TextFile | Iterable[bytes], scan: Callable[[memoryview], dict[str, Any]]
-                 ) -> list[dict[str, Any]] | str:
-    """``scan`` over the pieces of a compressed file's content (:func:`query_pieces`), in threads while the
-    next blocks are decompressed; the results in order, or why the readers must read the file (a piece the
-    scanner refused: the rest is not decompressed; damaged data: the readers then say what is wrong, as they
-    would have met it)."""
-    try:
-        blocks = src.blocks(CHUNK_BYTES) if isinstance(src, TextFile) else src
-        return _scan_in_threads(query_pieces(blocks, CHUNK_BYTES), scan)
-    except FormatError as exc:
-        return f"damaged compressed data ({exc})"
-
-
 def _scan_in_threads(pieces: Iterable[_T | str], scan: Callable[[_T], dict[str, Any]]) -> list[dict[str, Any]] | str:
     """``scan`` over ``pieces`` (made while earlier ones are scanned, in threads); the results in order, or why the
     readers must take over: a reason yielded instead of a piece, or a piece the scanner refused (the rest is not
@@ -428,69 +424,6 @@ def _cancelled(futures: Sequence[Future[dict[str, Any]]], why: Any) -> str:
     for future in futures:
         future.cancel()
     return str(why)
-
-
-def query_pieces(blocks: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[memoryview | str]:
-    """The content of ``blocks`` (a file's, in order) cut at query boundaries into pieces of about ``size``
-    bytes, each made of whole queries (a query longer than ``size`` is one piece); a byte order mark at the start
-    is dropped. Yields a reason instead of a piece when a line is longer than the limit of a line (the readers
-    then name it)."""
-    pending: list[bytes] = []
-    held = 0
-    first = True  # the content's start is in pending
-    known = _Tail(0, None)  # what the start of pending is known to hold
-    for block in blocks:
-        pending.append(block)
-        held += len(block)
-        if held < size or (first and held < len(BOM)):  # a BOM cut by a block is whole before it is dropped
-            continue
-        data = b"".join(pending)
-        if first:
-            first = False
-            data = data.removeprefix(BOM)
-        if len(data) - (data.rfind(b"\n") + 1) > MAX_LINE_BYTES:
-            yield "a line longer than the limit"
-            return
-        cut, query = _last_query_start(data, known)
-        if cut:
-            yield memoryview(data)[:cut]
-        tail = data[cut:]
-        pending, held = [tail], len(tail)
-        known = _Tail(tail.rfind(b"\n") + 1, query)
-    data = b"".join(pending)
-    if data:
-        yield memoryview(data.removeprefix(BOM) if first else data)
-
-
-class _Tail(NamedTuple):
-    """The start of some bytes known to be lines of one query: their first ``end`` bytes are complete lines, each a
-    comment, blank, or a data line of ``query`` (None: no data line)."""
-
-    end: int
-    query: bytes | None
-
-
-def _last_query_start(data: bytes, known: _Tail) -> tuple[int, bytes | None]:
-    """Where the last query of ``data`` begins -- the start of the line after the last data line of another query,
-    0 when every complete line is of one query (the last line may be incomplete) -- and that query's id. The
-    lines are read backwards from the end, down to ``known.end`` at most."""
-    end = data.rfind(b"\n") + 1  # the complete lines end here
-    last: bytes | None = None
-    while end > known.end:
-        start = data.rfind(b"\n", 0, end - 1) + 1
-        line = data[start:end]
-        fields = line.split(None, 1)
-        if fields and not line.startswith(b"#"):
-            if last is None:
-                last = fields[0]
-            elif fields[0] != last:
-                return end, last
-        end = start
-    if last is None:
-        return 0, known.query
-    if known.query is not None and known.query != last:
-        return known.end, last
-    return 0, last
 
 
 def scan_run(prepared: PreparedJudgments, run: Run, policies: Policies) -> RankedPositions | str:

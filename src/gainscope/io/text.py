@@ -40,15 +40,25 @@ import sys
 import unicodedata
 import weakref
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from gainscope.deferred import deferred_module
 from gainscope.errors import FileAccessError, FormatError, InputError, PolicyError, UnknownFormatError, option
-from gainscope.io.compressed import MAGIC_BYTES, compression_of, decompressed, is_zstd_error
+from gainscope.io.compressed import (
+    MAGIC_BYTES,
+    BlockStream,
+    Buffers,
+    compression_of,
+    decompressed,
+    decompressed_into,
+    is_zstd_error,
+)
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     import polars as pl
 else:
     pl = deferred_module("polars")
@@ -226,27 +236,21 @@ class TextFile:
                 return
             with open(self.path, "rb") as fh:
                 if self.compression:
-                    yield io.BufferedReader(_BlockStream(decompressed(fh, self.compression)))
+                    yield io.BufferedReader(BlockStream(decompressed(fh, self.compression)))
                 else:
                     yield fh
 
-    def blocks(self, size: int = 1 << 22) -> Iterator[bytes]:
-        """The stored content decompressed (not transcoded), in blocks of about ``size`` bytes, with damaged data
-        and read errors raised as FormatError and FileAccessError naming the file (a plain file whose size
-        changed while it was read too, once it is read to the end)."""
-        read = 0
+    def into_buffers(self, buffers: Buffers, size: int, headroom: int, pool: Executor | None = None,
+                     ahead: int = 2) -> Generator[tuple[bytearray, int], None, None]:
+        """The stored content decompressed (not transcoded) straight into reusable buffers, in order (see
+        :func:`~gainscope.io.compressed.decompressed_into`), with damaged data and read errors raised as
+        FormatError and FileAccessError naming the file."""
         with self._decompressing():
             if self._data is not None:
-                yield self._data
+                yield from decompressed_into(io.BytesIO(self._data), None, buffers, size, headroom)
                 return
             with open(self.path, "rb") as fh:
-                if self.compression:
-                    yield from decompressed(fh, self.compression, size)
-                    return
-                while block := fh.read(size):
-                    read += len(block)
-                    yield block
-        self._check_unchanged(read)
+                yield from decompressed_into(fh, self.compression, buffers, size, headroom, pool, ahead)
 
     def _raw(self) -> bytes:
         with self._open() as fh:
@@ -346,28 +350,6 @@ class TextFile:
         except UnicodeDecodeError as exc:
             enc = "UTF-8" if self.encoding == "utf-8" else "UTF-8 (converted)"
             raise _decode_error(self.name, raw, exc, encoding=enc, base=offset, line=lineno) from None
-
-
-class _BlockStream(io.RawIOBase):
-    """A read-only stream over blocks of bytes (for :class:`io.BufferedReader`)."""
-
-    def __init__(self, blocks: Iterator[bytes]) -> None:
-        self._blocks = blocks
-        self._block = memoryview(b"")
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._block:
-            block = next(self._blocks, None)
-            if block is None:
-                return 0
-            self._block = memoryview(block)
-        n = min(len(buffer), len(self._block))
-        buffer[:n] = self._block[:n]
-        self._block = self._block[n:]
-        return n
 
 
 def _without_compression_suffix(name: str) -> str:
