@@ -4,6 +4,7 @@ gainscope.io.scan_polars: it gives exactly the judged run and the warnings of th
 
 from __future__ import annotations
 
+import gzip
 import io
 import random
 from pathlib import Path
@@ -193,10 +194,11 @@ def test_decimal_scores_are_taken_bit_for_bit(tmp_path: Path) -> None:
 
 
 def test_many_queries_in_many_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gainscope.io import scan
+    from gainscope.io import scan, scan_stream
+    from gainscope.io.text import TextFile
 
     monkeypatch.setattr(scan, "PIECE_BYTES", 4096)  # ranges of a few queries each
-    monkeypatch.setattr(scan, "CHUNK_BYTES", 4096)  # and pieces of standard input
+    monkeypatch.setattr(scan_stream, "CHUNK_BYTES", 4096)  # and pieces of a compressed run
     rnd = random.Random(7)
     judged: dict[str, dict[str, int]] = {}
     lines = []
@@ -216,6 +218,11 @@ def test_many_queries_in_many_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert not isinstance(scan_trec_run(prepared, path, policies), str)
         from_bytes = scan_trec_run(prepared, path.read_bytes(), policies)
         assert not isinstance(from_bytes, str) and len(from_bytes.positions.query_ids) == 300
+        packed = tmp_path / "run.txt.gz"
+        packed.write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+        from_gzip = scan_trec_run(prepared, TextFile(packed), policies)
+        assert not isinstance(from_gzip, str)
+        assert from_gzip.positions.query_ids == from_bytes.positions.query_ids
         (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
         assert isinstance(fast, JudgedRun)
         assert_same(fast, slow)
