@@ -184,7 +184,13 @@ def test_options_gzip_encodings_and_other_files_are_left_to_the_readers(tmp_path
        negative=st.sampled_from(["unjudged", "nonrelevant"]))
 def test_prepared_from_arrays_equals_prepared_from_the_frame(tmp_path: Path, judgments: dict[str, dict[str, int]],
                                                              negative: str) -> None:
-    path = plain_file(tmp_path / "j.qrels", judgments)
+    fast, slow = _prepared_both_ways(plain_file(tmp_path / "j.qrels", judgments), negative)
+    assert fast.frame.equals(slow.frame)
+
+
+def _prepared_both_ways(path: Path, negative: str) -> tuple[PreparedJudgments, PreparedJudgments]:
+    """The judgments of ``path`` prepared from the C reader's arrays and from their frame, checked array for array
+    (query ids, offsets, grades, each row's grade, doc ids)."""
     scanned = read_judgments(path)
     assert scanned.arrays is not None
     framed = Judgments(scanned.frame.clone())
@@ -193,7 +199,7 @@ def test_prepared_from_arrays_equals_prepared_from_the_frame(tmp_path: Path, jud
     for name in ("offsets", "grades", "row_grades"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
     assert fast.doc_ids.to_list() == slow.doc_ids.to_list()
-    assert fast.frame.equals(slow.frame)
+    return fast, slow
 
 
 @needs_native
@@ -263,15 +269,7 @@ def _shuffled_file(path: Path, judgments: dict[str, dict[str, int]], seed: int) 
 def test_prepared_from_arrays_equals_prepared_from_the_frame_lines_apart(
         tmp_path: Path, judgments: dict[str, dict[str, int]], negative: str, seed: int) -> None:
     """As above, the lines of a query apart (the reader checks duplicates at the end, the index groups the rows)."""
-    path = _shuffled_file(tmp_path / "j.qrels", judgments, seed)
-    scanned = read_judgments(path)
-    assert scanned.arrays is not None
-    framed = Judgments(scanned.frame.clone())
-    fast, slow = PreparedJudgments.of(scanned, negative), PreparedJudgments.of(framed, negative)
-    assert fast.query_ids == slow.query_ids
-    for name in ("offsets", "grades", "row_grades"):
-        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
-    assert fast.doc_ids.to_list() == slow.doc_ids.to_list()
+    _prepared_both_ways(_shuffled_file(tmp_path / "j.qrels", judgments, seed), negative)
 
 
 @needs_native
