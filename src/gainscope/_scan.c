@@ -63,6 +63,26 @@ static inline uint64_t hash_bytes(const char *p, size_t n) {
     return mix64(h);
 }
 
+/* Whether n bytes at a and b are the same: ids are short, and a call to memcmp for each (through the PLT) costs
+ * more than the comparison; up to 16 bytes are compared as two overlapping words. */
+static inline int same_bytes(const char *a, const char *b, size_t n) {
+    uint64_t x, y, u, v;
+    if (n >= 8 && n <= 16) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&u, a + n - 8, 8);
+        memcpy(&v, b + n - 8, 8);
+        return ((x ^ y) | (u ^ v)) == 0;
+    }
+    if (n < 8) {
+        x = y = 0;
+        memcpy(&x, a, n);
+        memcpy(&y, b, n);
+        return x == y;
+    }
+    return memcmp(a, b, n) == 0;
+}
+
 static size_t table_size_for(size_t n) {
     size_t size = 16;
     while (size < 2 * n) size <<= 1;
@@ -138,7 +158,7 @@ static inline int64_t local_find(const LocalTable *t, const JudgmentIndex *ix, c
         int64_t j = t->row[s];
         if (j < 0) return -1;
         if (t->hash[s] == h && (size_t)(ix->doff[j + 1] - ix->doff[j]) == n &&
-            memcmp(ix->dblob + ix->doff[j], doc, n) == 0)
+            same_bytes(ix->dblob + ix->doff[j], doc, n))
             return j;
     }
 }
@@ -345,22 +365,25 @@ typedef struct {
     size_t len, cap; /* in bytes */
 } Buf;
 
-static int buf_put(Buf *b, const void *p, size_t n) {
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n) cap *= 2;
-        char *d = realloc(b->data, cap);
-        if (!d) return -1;
-        b->data = d;
-        b->cap = cap;
-    }
+static int buf_grow(Buf *b, size_t n) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n) cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) return -1;
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int buf_put(Buf *b, const void *p, size_t n) {
+    if (b->len + n > b->cap && buf_grow(b, n)) return -1;
     memcpy(b->data + b->len, p, n);
     b->len += n;
     return 0;
 }
 
-static int buf_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
-static int buf_f64(Buf *b, double v) { return buf_put(b, &v, 8); }
+static inline int buf_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
+static inline int buf_f64(Buf *b, double v) { return buf_put(b, &v, 8); }
 
 /* A read-only buffer over memory this module allocated (a Buf's, handed over): the large outputs reach Python
  * (numpy.frombuffer, memoryview) without a copy. */
@@ -761,6 +784,7 @@ typedef struct {
     const char *prev_q; /* the current query's id */
     size_t prev_qlen;
     int64_t query;      /* judged query index of the current query, -1 if not judged */
+    int64_t last_query; /* the last judged query index found, -1 before any */
     LocalTable judged;  /* the current query's judgments */
     /* ranked queries seen */
     int64_t *seen;      /* ranked query number + 1 */
@@ -796,7 +820,7 @@ static int dup_add(Scan *s, const char *doc, size_t n, uint64_t h) {
     for (; t->gen[slot] == t->stamp; slot = (slot + 1) & t->mask) {
         if (t->hash[slot] == h) {
             const Entry *e = &s->entries[t->row[slot]];
-            if (e->len == n && memcmp(e->doc, doc, n) == 0) return 1;
+            if (e->len == n && same_bytes(e->doc, doc, n)) return 1;
         }
     }
     stamped_put(t, slot, h, (int64_t)s->n);
@@ -875,8 +899,16 @@ static int start_query(Scan *s, const char *id, size_t n) {
     s->seen_hash[slot] = h;
     if (buf_put(&s->qblob, id, n) || buf_i64(&s->qoff, (int64_t)s->qblob.len)) return -1;
     s->nranked++;
-    s->query = index_query(s->ix, id, n);
-    return local_fill(&s->judged, s->ix, s->query);
+    /* runs usually list their queries in the judgments' order: try the query after the last one found first
+     * (read in sequence, where the hash table's slots are scattered over memory) */
+    const JudgmentIndex *ix = s->ix;
+    int64_t next = s->last_query + 1;
+    if (next < ix->nq && (size_t)(ix->qoff[next + 1] - ix->qoff[next]) == n && same_bytes(ix->qblob + ix->qoff[next], id, n))
+        s->query = next;
+    else
+        s->query = index_query(ix, id, n);
+    if (s->query >= 0) s->last_query = s->query;
+    return local_fill(&s->judged, ix, s->query);
 }
 
 /* byte classes: 0 ASCII data, 1 whitespace (CR included: a CR is refused only before more data on its line),
@@ -899,7 +931,7 @@ static int add_entry(Scan *s, const char *q, size_t qn, int qflags, const char *
         s->reason = "a doc id longer than 4 GB";
         return -1;
     }
-    if (!s->prev_q || qn != s->prev_qlen || memcmp(q, s->prev_q, qn)) {
+    if (!s->prev_q || qn != s->prev_qlen || !same_bytes(q, s->prev_q, qn)) {
         if (s->prev_q && finish_query(s)) goto nomem;
         int r = start_query(s, q, qn);
         if (r < 0) goto nomem;
@@ -1150,6 +1182,7 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
     s->order = order;
     s->depth = depth;
     s->judged_only = judged_only;
+    s->last_query = -1;
     if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || buf_i64(&s->check.off, 0) ||
         stamped_reserve(&s->dup, 1024) < 0) {
         s->nomem = 1;
