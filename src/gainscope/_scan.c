@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -2011,14 +2012,17 @@ static int qrels_finish(Qrels *r, const char **reason, int64_t *at) {
 
 /* Reads the open file ``fd`` in blocks, whole lines at a time (the buffer holds a block and the line it cut, never
  * the file). 0, 1 fallback (reason and line set), -1 out of memory, -2 a read error (errno in *err). */
-static int qrels_read(Qrels *r, int fd, int ncols, const char **reason, int64_t *at, int *err) {
+static int qrels_read(Qrels *r, int fd, long long pos, long long end, int ncols, const char **reason, int64_t *at,
+                      int *err) {
     size_t cap = 2 * READ_BLOCK + MAX_LINE, len = 0;
     char *buf = malloc(cap);
     if (!buf) return -1;
-    int rc = 0, first = 1, eof = 0;
+    int rc = 0, first = pos == 0, eof = 0;
     while (!rc && !eof) {
         while (len < cap && len < READ_BLOCK + MAX_LINE) { /* a block more (or to the end of the file) */
-            ssize_t got = read(fd, buf + len, cap - len);
+            size_t want = cap - len;
+            if (end >= 0 && (long long)want > end - pos) want = (size_t)(end - pos);
+            ssize_t got = want ? pread(fd, buf + len, want, (off_t)pos) : 0;
             if (got < 0 && errno == EINTR) continue;
             if (got < 0) {
                 *err = errno;
@@ -2030,6 +2034,7 @@ static int qrels_read(Qrels *r, int fd, int ncols, const char **reason, int64_t 
                 break;
             }
             len += (size_t)got;
+            pos += got;
             if (len >= READ_BLOCK) break;
         }
         if (rc) break;
@@ -2062,7 +2067,166 @@ static int qrels_read(Qrels *r, int fd, int ncols, const char **reason, int64_t 
     return rc;
 }
 
-/* read_qrels(path, columns) -> dict: the judgments of a qrels file of 3 or 4 columns as flat arrays, or
+/* Where to cut a qrels file of ``size`` bytes in two for two threads: the start of the first line near the middle
+ * whose query differs from the line before it's, or 0 (not cut) when none is found near the middle. A cut inside a
+ * query, or a file whose queries' lines are apart, gives the same judgments (qrels_join), only slower. */
+static long long qrels_cut(int fd, long long size) {
+    enum { WINDOW = 1 << 16 };
+    char *w = malloc(WINDOW);
+    if (!w) return 0;
+    long long from = size / 2;
+    ssize_t got = pread(fd, w, WINDOW, (off_t)from);
+    long long cut = 0;
+    const char *end = got > 0 ? w + got : w, *p = got > 0 ? memchr(w, '\n', (size_t)got) : NULL;
+    const char *prev = NULL;
+    size_t prev_n = 0;
+    while (p && ++p < end) { /* p: a line's start */
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) break;
+        const char *t = p;
+        while (t < nl && QCLASS[(unsigned char)*t] == 1) t++;
+        const char *e = t;
+        while (e < nl && QCLASS[(unsigned char)*e] != 1 && QCLASS[(unsigned char)*e] != 2) e++;
+        if (e > t && *t != '#') {
+            if (prev && ((size_t)(e - t) != prev_n || memcmp(t, prev, prev_n))) {
+                cut = from + (p - w);
+                break;
+            }
+            prev = t;
+            prev_n = (size_t)(e - t);
+        }
+        p = nl;
+    }
+    free(w);
+    return cut;
+}
+
+/* One part of a qrels file read by a thread: bytes [start, end) (end -1: to the end of the file). */
+typedef struct {
+    Qrels r;
+    int fd, ncols, rc, err;
+    long long start, end;
+    const char *reason;
+    int64_t at;
+} QrelsPart;
+
+static int qrels_init(Qrels *r) {
+    memset(r, 0, sizeof *r);
+    r->prev_q = r->dup = -1;
+    return qrels_grow(r, 1024) || stamped_reserve(&r->seen, 1024) < 0 || buf_i64(&r->qoff, 0) ||
+                   buf_i64(&r->doff, 0) || buf_i64(&r->check.off, 0)
+               ? -1
+               : 0;
+}
+
+static void *qrels_part(void *arg) {
+    QrelsPart *p = arg;
+    p->rc = qrels_init(&p->r) ? -1 : qrels_read(&p->r, p->fd, p->start, p->end, p->ncols, &p->reason, &p->at, &p->err);
+    return NULL;
+}
+
+/* Append the second part's judgments to the first's, as if one reader had read both: its queries numbered on
+ * (a query of both parts keeps its first number and makes the file scattered: the duplicate check then runs over
+ * every row), its rows, ids to check and lines after the first's. 0; 1 when the parts cannot be joined so (an id
+ * to check of a query of both parts: the second part lists it again; the caller reads the file in one pass);
+ * -1 out of memory. */
+static int qrels_join(Qrels *a, const Qrels *b) {
+    const int64_t *boff = (const int64_t *)b->qoff.data;
+    int64_t *map = malloc(((size_t)b->nq + 1) * sizeof(int64_t));
+    if (!map) return -1;
+    int shared = 0;
+    for (int64_t q = 0; q < b->nq; q++) {
+        const char *id = b->qblob.data + boff[q];
+        size_t n = (size_t)(boff[q + 1] - boff[q]);
+        if ((size_t)(a->nq + 1) * 2 > a->qmask + 1 && qrels_grow(a, 2 * (a->qmask + 1))) goto nomem;
+        const int64_t *aoff = (const int64_t *)a->qoff.data;
+        uint64_t h = hash_bytes(id, n);
+        size_t s = h & a->qmask;
+        map[q] = -1;
+        for (; a->qslot[s]; s = (s + 1) & a->qmask) {
+            int64_t k = a->qslot[s] - 1;
+            if (a->qhash[s] == h && (size_t)(aoff[k + 1] - aoff[k]) == n && !memcmp(a->qblob.data + aoff[k], id, n)) {
+                map[q] = k;
+                shared = 1;
+                break;
+            }
+        }
+        if (map[q] < 0) {
+            if (buf_put(&a->qblob, id, n) || buf_i64(&a->qoff, (int64_t)a->qblob.len)) goto nomem;
+            a->qslot[s] = ++a->nq;
+            a->qhash[s] = h;
+            map[q] = a->nq - 1;
+        }
+    }
+    if (a->nq > INT32_MAX) { /* qrels_parse's limit, refused as it refuses it: a fallback */
+        free(map);
+        return 1;
+    }
+    const char *kind = b->check.kind.data;
+    for (size_t i = 0; shared && i < b->check.kind.len; i++)
+        if (kind[i] == 0) {
+            free(map);
+            return 1;
+        }
+    size_t dbase = a->dblob.len, cbase = a->check.blob.len;
+    const int64_t *doff = (const int64_t *)b->doff.data, *coff = (const int64_t *)b->check.off.data;
+    const int32_t *rowq = (const int32_t *)b->rowq.data;
+    if (buf_put(&a->dblob, b->dblob.data, b->dblob.len) || buf_put(&a->grade, b->grade.data, b->grade.len) ||
+        buf_put(&a->dhash, b->dhash.data, b->dhash.len) || buf_put(&a->check.blob, b->check.blob.data, b->check.blob.len) ||
+        buf_put(&a->check.kind, b->check.kind.data, b->check.kind.len))
+        goto nomem;
+    for (int64_t j = 0; j < b->nj; j++) {
+        int32_t q32 = (int32_t)map[rowq[j]];
+        if (buf_i64(&a->doff, doff[j + 1] + (int64_t)dbase) || buf_put(&a->rowq, &q32, 4)) goto nomem;
+    }
+    for (size_t i = 0; i < b->check.kind.len; i++)
+        if (buf_i64(&a->check.off, coff[i + 1] + (int64_t)cbase)) goto nomem;
+    if (a->dup < 0 && b->dup >= 0) a->dup = a->nj + b->dup;
+    a->nj += b->nj;
+    a->line += b->line;
+    a->scattered |= b->scattered | shared;
+    a->prev_q = b->prev_q >= 0 ? map[b->prev_q] : a->prev_q;
+    free(map);
+    return 0;
+nomem:
+    free(map);
+    return -1;
+}
+
+/* The whole file read into ``r`` (set up by qrels_init), in two parts on two threads when it has at least ``split``
+ * bytes and two cores are online; rc as qrels_read's. */
+static int qrels_read_file(Qrels *r, int fd, long long size, long long split, int ncols, const char **reason,
+                           int64_t *at, int *err) {
+    long long cut = size >= split && sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? qrels_cut(fd, size) : 0;
+    if (cut > 0) {
+        QrelsPart second = {.fd = fd, .ncols = ncols, .start = cut, .end = -1};
+        pthread_t thread;
+        if (!pthread_create(&thread, NULL, qrels_part, &second)) {
+            int rc = qrels_read(r, fd, 0, cut, ncols, reason, at, err);
+            pthread_join(thread, NULL);
+            if (!rc && r->dup < 0) { /* the first part read whole: the second's outcome follows it */
+                rc = second.rc;
+                if (rc == 1) {
+                    *reason = second.reason;
+                    *at = second.at ? second.at + r->line : 0;
+                } else if (rc == -2) {
+                    *err = second.err;
+                } else if (!rc) {
+                    rc = qrels_join(r, &second.r);
+                }
+            }
+            qrels_free(&second.r);
+            if (rc != 1 || *reason) return rc;
+            /* parts that cannot be joined: the file in one pass */
+            qrels_free(r);
+            if (qrels_init(r)) return -1;
+        }
+    }
+    return qrels_read(r, fd, 0, -1, ncols, reason, at, err);
+}
+
+/* read_qrels(path, columns, split=16 MB) -> dict: the judgments of a qrels file of 3 or 4 columns as flat arrays
+ * (a file of at least ``split`` bytes read in two parts on two threads, joined as one reader would have read it), or
  * {"fallback": reason, "line": n}. Per query (in order of first appearance): "query_blob", "query_offsets" (bytes);
  * per judgment (in file order): "doc_blob", "doc_offsets" (int64), "row_query" (int32), "grades" (int64),
  * "doc_hash" (uint64: the doc id hashed as JudgmentIndex hashes it), as Blocks (no copy); the ids Python checks
@@ -2070,7 +2234,8 @@ static int qrels_read(Qrels *r, int fd, int ncols, const char **reason, int64_t 
 static PyObject *read_qrels(PyObject *self, PyObject *args) {
     PyObject *path_obj;
     int ncols;
-    if (!PyArg_ParseTuple(args, "O&i", PyUnicode_FSConverter, &path_obj, &ncols)) return NULL;
+    long long split = 16LL << 20;
+    if (!PyArg_ParseTuple(args, "O&i|L", PyUnicode_FSConverter, &path_obj, &ncols, &split)) return NULL;
     if (ncols != 3 && ncols != 4) {
         Py_DECREF(path_obj);
         PyErr_SetString(PyExc_ValueError, "columns must be 3 or 4");
@@ -2085,17 +2250,11 @@ static PyObject *read_qrels(PyObject *self, PyObject *args) {
         return fallback("not a regular file", 0);
     }
     Qrels r;
-    memset(&r, 0, sizeof r);
-    r.prev_q = r.dup = -1;
     int rc = 0, err = 0;
     const char *reason = NULL;
     int64_t at = 0;
     Py_BEGIN_ALLOW_THREADS
-    if (qrels_grow(&r, 1024) || stamped_reserve(&r.seen, 1024) < 0 || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0) ||
-        buf_i64(&r.check.off, 0))
-        rc = -1;
-    else
-        rc = qrels_read(&r, fd, ncols, &reason, &at, &err);
+    rc = qrels_init(&r) ? -1 : qrels_read_file(&r, fd, (long long)st.st_size, split, ncols, &reason, &at, &err);
     if (!rc) rc = qrels_finish(&r, &reason, &at);
     Py_END_ALLOW_THREADS
     close(fd);
