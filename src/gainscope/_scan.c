@@ -2129,8 +2129,8 @@ static void *qrels_part(void *arg) {
  * (a query of both parts keeps its first number and makes the file scattered: the duplicate check then runs over
  * every row), its rows, ids to check and lines after the first's. 0; 1 when the parts cannot be joined so (an id
  * to check of a query of both parts: the second part lists it again; the caller reads the file in one pass);
- * -1 out of memory. */
-static int qrels_join(Qrels *a, const Qrels *b) {
+ * -1 out of memory. The second part's large arrays are freed as they are appended. */
+static int qrels_join(Qrels *a, Qrels *b) {
     const int64_t *boff = (const int64_t *)b->qoff.data;
     int64_t *map = malloc(((size_t)b->nq + 1) * sizeof(int64_t));
     if (!map) return -1;
@@ -2171,13 +2171,22 @@ static int qrels_join(Qrels *a, const Qrels *b) {
     size_t dbase = a->dblob.len, cbase = a->check.blob.len;
     const int64_t *doff = (const int64_t *)b->doff.data, *coff = (const int64_t *)b->check.off.data;
     const int32_t *rowq = (const int32_t *)b->rowq.data;
-    if (buf_put(&a->dblob, b->dblob.data, b->dblob.len) || buf_put(&a->grade, b->grade.data, b->grade.len) ||
-        buf_put(&a->dhash, b->dhash.data, b->dhash.len) || buf_put(&a->check.blob, b->check.blob.data, b->check.blob.len) ||
+    /* each of the second part's large arrays is freed once appended: memory holds one of them twice, not all */
+    Buf *from[] = {&b->dblob, &b->grade, &b->dhash}, *to[] = {&a->dblob, &a->grade, &a->dhash};
+    for (int k = 0; k < 3; k++) {
+        if (buf_put(to[k], from[k]->data, from[k]->len)) goto nomem;
+        free(from[k]->data);
+        from[k]->data = NULL;
+        from[k]->len = from[k]->cap = 0;
+    }
+    if (buf_put(&a->check.blob, b->check.blob.data, b->check.blob.len) ||
         buf_put(&a->check.kind, b->check.kind.data, b->check.kind.len))
         goto nomem;
+    for (int64_t j = 0; j < b->nj; j++)
+        if (buf_i64(&a->doff, doff[j + 1] + (int64_t)dbase)) goto nomem;
     for (int64_t j = 0; j < b->nj; j++) {
         int32_t q32 = (int32_t)map[rowq[j]];
-        if (buf_i64(&a->doff, doff[j + 1] + (int64_t)dbase) || buf_put(&a->rowq, &q32, 4)) goto nomem;
+        if (buf_put(&a->rowq, &q32, 4)) goto nomem;
     }
     for (size_t i = 0; i < b->check.kind.len; i++)
         if (buf_i64(&a->check.off, coff[i + 1] + (int64_t)cbase)) goto nomem;
