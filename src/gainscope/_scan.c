@@ -366,6 +366,14 @@ typedef struct {
     size_t len, cap; /* in bytes */
 } Buf;
 
+/* Frees a block that may be large. glibc serves large blocks by mmap, and freeing one raises the size from which it
+ * does so to that block's (up to 32 MB): arrays below it then come from heaps that keep their memory once freed and
+ * grow by copying (W200k: 50 MB more held to the end). Shrinking the block to a page first frees it as a small one. */
+static void free_large(void *p) {
+    void *small = p ? realloc(p, 1) : NULL;
+    free(small ? small : p);
+}
+
 static int buf_grow(Buf *b, size_t n) {
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + n) cap *= 2;
@@ -407,7 +415,7 @@ static void Block_releasebuffer(Block *self, Py_buffer *view) {
 }
 
 static void Block_dealloc(Block *self) {
-    free(self->data);
+    free_large(self->data);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1252,7 +1260,7 @@ static int scan_fd(Scan *s, int fd, long long start, long long end) {
         s->reason_line = s->line;
         rc = -1;
     }
-    free(buf);
+    free_large(buf);
     return rc;
 }
 
@@ -1283,7 +1291,7 @@ static void scan_free(Scan *s) {
     idlist_free(&s->check);
     Buf *bufs[] = {&s->qblob, &s->qoff, &s->num_ret, &s->hit_off, &s->hit_rank, &s->hit_judgment,
                    &s->hit_score, &s->ties, &s->rank_down, &s->rank_steps};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free_large(bufs[i]->data);
 }
 
 static PyObject *bytes_of(const Buf *b) { return PyBytes_FromStringAndSize(b->len ? b->data : "", (Py_ssize_t)b->len); }
@@ -1752,10 +1760,10 @@ typedef struct {
 
 static void qrels_free(Qrels *r) {
     Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade, &r->dhash};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free_large(bufs[i]->data);
     idlist_free(&r->check);
-    free(r->qslot);
-    free(r->qhash);
+    free_large(r->qslot);
+    free_large(r->qhash);
     stamped_free(&r->seen);
 }
 
@@ -2063,7 +2071,7 @@ static int qrels_read(Qrels *r, int fd, long long pos, long long end, int ncols,
         len = (size_t)(buf + len - stop);
         memmove(buf, stop, len);
     }
-    free(buf);
+    free_large(buf);
     return rc;
 }
 
@@ -2175,7 +2183,7 @@ static int qrels_join(Qrels *a, Qrels *b) {
     Buf *from[] = {&b->dblob, &b->grade, &b->dhash}, *to[] = {&a->dblob, &a->grade, &a->dhash};
     for (int k = 0; k < 3; k++) {
         if (buf_put(to[k], from[k]->data, from[k]->len)) goto nomem;
-        free(from[k]->data);
+        free_large(from[k]->data);
         from[k]->data = NULL;
         from[k]->len = from[k]->cap = 0;
     }
