@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +62,26 @@ static inline uint64_t hash_bytes(const char *p, size_t n) {
     memcpy(&w, p, n);
     h = (h ^ mix64(w ^ ((uint64_t)n << 56))) * 0x100000001b3ULL;
     return mix64(h);
+}
+
+/* Whether n bytes at a and b are the same: ids are short, and a call to memcmp for each (through the PLT) costs
+ * more than the comparison; up to 16 bytes are compared as two overlapping words. */
+static inline int same_bytes(const char *a, const char *b, size_t n) {
+    uint64_t x, y, u, v;
+    if (n >= 8 && n <= 16) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&u, a + n - 8, 8);
+        memcpy(&v, b + n - 8, 8);
+        return ((x ^ y) | (u ^ v)) == 0;
+    }
+    if (n < 8) {
+        x = y = 0;
+        memcpy(&x, a, n);
+        memcpy(&y, b, n);
+        return x == y;
+    }
+    return memcmp(a, b, n) == 0;
 }
 
 static size_t table_size_for(size_t n) {
@@ -138,7 +159,7 @@ static inline int64_t local_find(const LocalTable *t, const JudgmentIndex *ix, c
         int64_t j = t->row[s];
         if (j < 0) return -1;
         if (t->hash[s] == h && (size_t)(ix->doff[j + 1] - ix->doff[j]) == n &&
-            memcmp(ix->dblob + ix->doff[j], doc, n) == 0)
+            same_bytes(ix->dblob + ix->doff[j], doc, n))
             return j;
     }
 }
@@ -345,22 +366,33 @@ typedef struct {
     size_t len, cap; /* in bytes */
 } Buf;
 
-static int buf_put(Buf *b, const void *p, size_t n) {
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n) cap *= 2;
-        char *d = realloc(b->data, cap);
-        if (!d) return -1;
-        b->data = d;
-        b->cap = cap;
-    }
+/* Frees a block that may be large. glibc serves large blocks by mmap, and freeing one raises the size from which it
+ * does so to that block's (up to 32 MB): arrays below it then come from heaps that keep their memory once freed and
+ * grow by copying (W200k: 50 MB more held to the end). Shrinking the block to a page first frees it as a small one. */
+static void free_large(void *p) {
+    void *small = p ? realloc(p, 1) : NULL;
+    free(small ? small : p);
+}
+
+static int buf_grow(Buf *b, size_t n) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n) cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) return -1;
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int buf_put(Buf *b, const void *p, size_t n) {
+    if (b->len + n > b->cap && buf_grow(b, n)) return -1;
     memcpy(b->data + b->len, p, n);
     b->len += n;
     return 0;
 }
 
-static int buf_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
-static int buf_f64(Buf *b, double v) { return buf_put(b, &v, 8); }
+static inline int buf_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
+static inline int buf_f64(Buf *b, double v) { return buf_put(b, &v, 8); }
 
 /* A read-only buffer over memory this module allocated (a Buf's, handed over): the large outputs reach Python
  * (numpy.frombuffer, memoryview) without a copy. */
@@ -368,18 +400,26 @@ typedef struct {
     PyObject_HEAD
     char *data;
     Py_ssize_t len;
+    Py_ssize_t exports; /* views held (join_blocks takes the memory over only when there are none) */
 } Block;
 
 static int Block_getbuffer(Block *self, Py_buffer *view, int flags) {
-    return PyBuffer_FillInfo(view, (PyObject *)self, self->data, self->len, 1, flags);
+    if (PyBuffer_FillInfo(view, (PyObject *)self, self->data, self->len, 1, flags)) return -1;
+    self->exports++;
+    return 0;
+}
+
+static void Block_releasebuffer(Block *self, Py_buffer *view) {
+    (void)view;
+    self->exports--;
 }
 
 static void Block_dealloc(Block *self) {
-    free(self->data);
+    free_large(self->data);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyBufferProcs Block_as_buffer = {(getbufferproc)Block_getbuffer, NULL};
+static PyBufferProcs Block_as_buffer = {(getbufferproc)Block_getbuffer, (releasebufferproc)Block_releasebuffer};
 
 static PyTypeObject BlockType = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -396,6 +436,7 @@ static PyObject *block_of(Buf *b) {
     Block *out = PyObject_New(Block, &BlockType);
     if (!out) return NULL;
     out->data = NULL; /* freed by the dealloc if the shrinking below fails */
+    out->exports = 0;
     if (!b->data || b->len < b->cap) { /* at least one byte; no room past the end */
         char *d = realloc(b->data, b->len ? b->len : 1);
         if (!d) {
@@ -409,6 +450,77 @@ static PyObject *block_of(Buf *b) {
     b->data = NULL;
     b->len = b->cap = 0;
     return (PyObject *)out;
+}
+
+/* join_blocks(parts) -> Block: the bytes of the buffers ``parts`` one after another (the per-hit arrays of a run
+ * scanned in parts). When the first part is a Block that nothing views, its memory is grown to hold the rest
+ * (realloc: a large block grows in place or is moved by remapping its pages, without a copy or fresh pages for
+ * its own bytes) and that Block is left empty; otherwise every part is copied into new memory. */
+static PyObject *join_blocks(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *seq = PySequence_Fast(arg, "join_blocks() needs a sequence of buffers");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Py_buffer *views = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Py_buffer));
+    int *held = PyMem_Calloc(n ? (size_t)n : 1, sizeof(int));
+    Block *out = PyObject_New(Block, &BlockType);
+    Block *first = NULL;
+    if (out) { /* before anything can fail: the dealloc frees data */
+        out->data = NULL;
+        out->len = 0;
+        out->exports = 0;
+    }
+    if (!views || !held || !out) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t total = 0;
+    /* the first part last: the others' views are held first (the same Block given twice is then viewed) */
+    for (Py_ssize_t k = n; k-- > 0;) {
+        if (k == 0 && Py_IS_TYPE(items[0], &BlockType) && ((Block *)items[0])->exports == 0) {
+            first = (Block *)items[0];
+            views[0].len = first->len;
+        } else {
+            if (PyObject_GetBuffer(items[k], &views[k], PyBUF_SIMPLE)) goto fail;
+            held[k] = 1;
+        }
+        if (views[k].len > PY_SSIZE_T_MAX - total) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        total += views[k].len;
+    }
+    char *data = first ? realloc(first->data, total ? (size_t)total : 1) : malloc(total ? (size_t)total : 1);
+    if (!data) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (first) { /* its bytes are in place; the Block is left empty */
+        first->data = NULL;
+        first->len = 0;
+    }
+    out->data = data;
+    Py_ssize_t at = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (held[k]) memcpy(data + at, views[k].buf, (size_t)views[k].len);
+        at += views[k].len;
+    }
+    out->len = total;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (held[k]) PyBuffer_Release(&views[k]);
+    PyMem_Free(views);
+    PyMem_Free(held);
+    Py_DECREF(seq);
+    return (PyObject *)out;
+fail:
+    for (Py_ssize_t k = 0; views && held && k < n; k++)
+        if (held[k]) PyBuffer_Release(&views[k]);
+    PyMem_Free(views);
+    PyMem_Free(held);
+    Py_DECREF(seq);
+    Py_XDECREF(out);
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ numbers */
@@ -761,6 +873,7 @@ typedef struct {
     const char *prev_q; /* the current query's id */
     size_t prev_qlen;
     int64_t query;      /* judged query index of the current query, -1 if not judged */
+    int64_t last_query; /* the last judged query index found, -1 before any */
     LocalTable judged;  /* the current query's judgments */
     /* ranked queries seen */
     int64_t *seen;      /* ranked query number + 1 */
@@ -796,7 +909,7 @@ static int dup_add(Scan *s, const char *doc, size_t n, uint64_t h) {
     for (; t->gen[slot] == t->stamp; slot = (slot + 1) & t->mask) {
         if (t->hash[slot] == h) {
             const Entry *e = &s->entries[t->row[slot]];
-            if (e->len == n && memcmp(e->doc, doc, n) == 0) return 1;
+            if (e->len == n && same_bytes(e->doc, doc, n)) return 1;
         }
     }
     stamped_put(t, slot, h, (int64_t)s->n);
@@ -875,8 +988,16 @@ static int start_query(Scan *s, const char *id, size_t n) {
     s->seen_hash[slot] = h;
     if (buf_put(&s->qblob, id, n) || buf_i64(&s->qoff, (int64_t)s->qblob.len)) return -1;
     s->nranked++;
-    s->query = index_query(s->ix, id, n);
-    return local_fill(&s->judged, s->ix, s->query);
+    /* runs usually list their queries in the judgments' order: try the query after the last one found first
+     * (read in sequence, where the hash table's slots are scattered over memory) */
+    const JudgmentIndex *ix = s->ix;
+    int64_t next = s->last_query + 1;
+    if (next < ix->nq && (size_t)(ix->qoff[next + 1] - ix->qoff[next]) == n && same_bytes(ix->qblob + ix->qoff[next], id, n))
+        s->query = next;
+    else
+        s->query = index_query(ix, id, n);
+    if (s->query >= 0) s->last_query = s->query;
+    return local_fill(&s->judged, ix, s->query);
 }
 
 /* byte classes: 0 ASCII data, 1 whitespace (CR included: a CR is refused only before more data on its line),
@@ -899,7 +1020,7 @@ static int add_entry(Scan *s, const char *q, size_t qn, int qflags, const char *
         s->reason = "a doc id longer than 4 GB";
         return -1;
     }
-    if (!s->prev_q || qn != s->prev_qlen || memcmp(q, s->prev_q, qn)) {
+    if (!s->prev_q || qn != s->prev_qlen || !same_bytes(q, s->prev_q, qn)) {
         if (s->prev_q && finish_query(s)) goto nomem;
         int r = start_query(s, q, qn);
         if (r < 0) goto nomem;
@@ -1139,7 +1260,7 @@ static int scan_fd(Scan *s, int fd, long long start, long long end) {
         s->reason_line = s->line;
         rc = -1;
     }
-    free(buf);
+    free_large(buf);
     return rc;
 }
 
@@ -1150,6 +1271,7 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
     s->order = order;
     s->depth = depth;
     s->judged_only = judged_only;
+    s->last_query = -1;
     if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || buf_i64(&s->check.off, 0) ||
         stamped_reserve(&s->dup, 1024) < 0) {
         s->nomem = 1;
@@ -1169,7 +1291,7 @@ static void scan_free(Scan *s) {
     idlist_free(&s->check);
     Buf *bufs[] = {&s->qblob, &s->qoff, &s->num_ret, &s->hit_off, &s->hit_rank, &s->hit_judgment,
                    &s->hit_score, &s->ties, &s->rank_down, &s->rank_steps};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free_large(bufs[i]->data);
 }
 
 static PyObject *bytes_of(const Buf *b) { return PyBytes_FromStringAndSize(b->len ? b->data : "", (Py_ssize_t)b->len); }
@@ -1638,10 +1760,10 @@ typedef struct {
 
 static void qrels_free(Qrels *r) {
     Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade, &r->dhash};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]->data);
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free_large(bufs[i]->data);
     idlist_free(&r->check);
-    free(r->qslot);
-    free(r->qhash);
+    free_large(r->qslot);
+    free_large(r->qhash);
     stamped_free(&r->seen);
 }
 
@@ -1898,14 +2020,17 @@ static int qrels_finish(Qrels *r, const char **reason, int64_t *at) {
 
 /* Reads the open file ``fd`` in blocks, whole lines at a time (the buffer holds a block and the line it cut, never
  * the file). 0, 1 fallback (reason and line set), -1 out of memory, -2 a read error (errno in *err). */
-static int qrels_read(Qrels *r, int fd, int ncols, const char **reason, int64_t *at, int *err) {
+static int qrels_read(Qrels *r, int fd, long long pos, long long end, int ncols, const char **reason, int64_t *at,
+                      int *err) {
     size_t cap = 2 * READ_BLOCK + MAX_LINE, len = 0;
     char *buf = malloc(cap);
     if (!buf) return -1;
-    int rc = 0, first = 1, eof = 0;
+    int rc = 0, first = pos == 0, eof = 0;
     while (!rc && !eof) {
         while (len < cap && len < READ_BLOCK + MAX_LINE) { /* a block more (or to the end of the file) */
-            ssize_t got = read(fd, buf + len, cap - len);
+            size_t want = cap - len;
+            if (end >= 0 && (long long)want > end - pos) want = (size_t)(end - pos);
+            ssize_t got = want ? pread(fd, buf + len, want, (off_t)pos) : 0;
             if (got < 0 && errno == EINTR) continue;
             if (got < 0) {
                 *err = errno;
@@ -1917,6 +2042,7 @@ static int qrels_read(Qrels *r, int fd, int ncols, const char **reason, int64_t 
                 break;
             }
             len += (size_t)got;
+            pos += got;
             if (len >= READ_BLOCK) break;
         }
         if (rc) break;
@@ -1945,11 +2071,179 @@ static int qrels_read(Qrels *r, int fd, int ncols, const char **reason, int64_t 
         len = (size_t)(buf + len - stop);
         memmove(buf, stop, len);
     }
-    free(buf);
+    free_large(buf);
     return rc;
 }
 
-/* read_qrels(path, columns) -> dict: the judgments of a qrels file of 3 or 4 columns as flat arrays, or
+/* Where to cut a qrels file of ``size`` bytes in two for two threads: the start of the first line near the middle
+ * whose query differs from the line before it's, or 0 (not cut) when none is found near the middle. A cut inside a
+ * query, or a file whose queries' lines are apart, gives the same judgments (qrels_join), only slower. */
+static long long qrels_cut(int fd, long long size) {
+    enum { WINDOW = 1 << 16 };
+    char *w = malloc(WINDOW);
+    if (!w) return 0;
+    long long from = size / 2;
+    ssize_t got = pread(fd, w, WINDOW, (off_t)from);
+    long long cut = 0;
+    const char *end = got > 0 ? w + got : w, *p = got > 0 ? memchr(w, '\n', (size_t)got) : NULL;
+    const char *prev = NULL;
+    size_t prev_n = 0;
+    while (p && ++p < end) { /* p: a line's start */
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) break;
+        const char *t = p;
+        while (t < nl && QCLASS[(unsigned char)*t] == 1) t++;
+        const char *e = t;
+        while (e < nl && QCLASS[(unsigned char)*e] != 1 && QCLASS[(unsigned char)*e] != 2) e++;
+        if (e > t && *t != '#') {
+            if (prev && ((size_t)(e - t) != prev_n || memcmp(t, prev, prev_n))) {
+                cut = from + (p - w);
+                break;
+            }
+            prev = t;
+            prev_n = (size_t)(e - t);
+        }
+        p = nl;
+    }
+    free(w);
+    return cut;
+}
+
+/* One part of a qrels file read by a thread: bytes [start, end) (end -1: to the end of the file). */
+typedef struct {
+    Qrels r;
+    int fd, ncols, rc, err;
+    long long start, end;
+    const char *reason;
+    int64_t at;
+} QrelsPart;
+
+static int qrels_init(Qrels *r) {
+    memset(r, 0, sizeof *r);
+    r->prev_q = r->dup = -1;
+    return qrels_grow(r, 1024) || stamped_reserve(&r->seen, 1024) < 0 || buf_i64(&r->qoff, 0) ||
+                   buf_i64(&r->doff, 0) || buf_i64(&r->check.off, 0)
+               ? -1
+               : 0;
+}
+
+static void *qrels_part(void *arg) {
+    QrelsPart *p = arg;
+    p->rc = qrels_init(&p->r) ? -1 : qrels_read(&p->r, p->fd, p->start, p->end, p->ncols, &p->reason, &p->at, &p->err);
+    return NULL;
+}
+
+/* Append the second part's judgments to the first's, as if one reader had read both: its queries numbered on
+ * (a query of both parts keeps its first number and makes the file scattered: the duplicate check then runs over
+ * every row), its rows, ids to check and lines after the first's. 0; 1 when the parts cannot be joined so (an id
+ * to check of a query of both parts: the second part lists it again; the caller reads the file in one pass);
+ * -1 out of memory. The second part's large arrays are freed as they are appended. */
+static int qrels_join(Qrels *a, Qrels *b) {
+    const int64_t *boff = (const int64_t *)b->qoff.data;
+    int64_t *map = malloc(((size_t)b->nq + 1) * sizeof(int64_t));
+    if (!map) return -1;
+    int shared = 0;
+    for (int64_t q = 0; q < b->nq; q++) {
+        const char *id = b->qblob.data + boff[q];
+        size_t n = (size_t)(boff[q + 1] - boff[q]);
+        if ((size_t)(a->nq + 1) * 2 > a->qmask + 1 && qrels_grow(a, 2 * (a->qmask + 1))) goto nomem;
+        const int64_t *aoff = (const int64_t *)a->qoff.data;
+        uint64_t h = hash_bytes(id, n);
+        size_t s = h & a->qmask;
+        map[q] = -1;
+        for (; a->qslot[s]; s = (s + 1) & a->qmask) {
+            int64_t k = a->qslot[s] - 1;
+            if (a->qhash[s] == h && (size_t)(aoff[k + 1] - aoff[k]) == n && !memcmp(a->qblob.data + aoff[k], id, n)) {
+                map[q] = k;
+                shared = 1;
+                break;
+            }
+        }
+        if (map[q] < 0) {
+            if (buf_put(&a->qblob, id, n) || buf_i64(&a->qoff, (int64_t)a->qblob.len)) goto nomem;
+            a->qslot[s] = ++a->nq;
+            a->qhash[s] = h;
+            map[q] = a->nq - 1;
+        }
+    }
+    if (a->nq > INT32_MAX) { /* qrels_parse's limit, refused as it refuses it: a fallback */
+        free(map);
+        return 1;
+    }
+    const char *kind = b->check.kind.data;
+    for (size_t i = 0; shared && i < b->check.kind.len; i++)
+        if (kind[i] == 0) {
+            free(map);
+            return 1;
+        }
+    size_t dbase = a->dblob.len, cbase = a->check.blob.len;
+    const int64_t *doff = (const int64_t *)b->doff.data, *coff = (const int64_t *)b->check.off.data;
+    const int32_t *rowq = (const int32_t *)b->rowq.data;
+    /* each of the second part's large arrays is freed once appended: memory holds one of them twice, not all */
+    Buf *from[] = {&b->dblob, &b->grade, &b->dhash}, *to[] = {&a->dblob, &a->grade, &a->dhash};
+    for (int k = 0; k < 3; k++) {
+        if (buf_put(to[k], from[k]->data, from[k]->len)) goto nomem;
+        free_large(from[k]->data);
+        from[k]->data = NULL;
+        from[k]->len = from[k]->cap = 0;
+    }
+    if (buf_put(&a->check.blob, b->check.blob.data, b->check.blob.len) ||
+        buf_put(&a->check.kind, b->check.kind.data, b->check.kind.len))
+        goto nomem;
+    for (int64_t j = 0; j < b->nj; j++)
+        if (buf_i64(&a->doff, doff[j + 1] + (int64_t)dbase)) goto nomem;
+    for (int64_t j = 0; j < b->nj; j++) {
+        int32_t q32 = (int32_t)map[rowq[j]];
+        if (buf_put(&a->rowq, &q32, 4)) goto nomem;
+    }
+    for (size_t i = 0; i < b->check.kind.len; i++)
+        if (buf_i64(&a->check.off, coff[i + 1] + (int64_t)cbase)) goto nomem;
+    if (a->dup < 0 && b->dup >= 0) a->dup = a->nj + b->dup;
+    a->nj += b->nj;
+    a->line += b->line;
+    a->scattered |= b->scattered | shared;
+    a->prev_q = b->prev_q >= 0 ? map[b->prev_q] : a->prev_q;
+    free(map);
+    return 0;
+nomem:
+    free(map);
+    return -1;
+}
+
+/* The whole file read into ``r`` (set up by qrels_init), in two parts on two threads when it has at least ``split``
+ * bytes and two cores are online; rc as qrels_read's. */
+static int qrels_read_file(Qrels *r, int fd, long long size, long long split, int ncols, const char **reason,
+                           int64_t *at, int *err) {
+    long long cut = size >= split && sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? qrels_cut(fd, size) : 0;
+    if (cut > 0) {
+        QrelsPart second = {.fd = fd, .ncols = ncols, .start = cut, .end = -1};
+        pthread_t thread;
+        if (!pthread_create(&thread, NULL, qrels_part, &second)) {
+            int rc = qrels_read(r, fd, 0, cut, ncols, reason, at, err);
+            pthread_join(thread, NULL);
+            if (!rc && r->dup < 0) { /* the first part read whole: the second's outcome follows it */
+                rc = second.rc;
+                if (rc == 1) {
+                    *reason = second.reason;
+                    *at = second.at ? second.at + r->line : 0;
+                } else if (rc == -2) {
+                    *err = second.err;
+                } else if (!rc) {
+                    rc = qrels_join(r, &second.r);
+                }
+            }
+            qrels_free(&second.r);
+            if (rc != 1 || *reason) return rc;
+            /* parts that cannot be joined: the file in one pass */
+            qrels_free(r);
+            if (qrels_init(r)) return -1;
+        }
+    }
+    return qrels_read(r, fd, 0, -1, ncols, reason, at, err);
+}
+
+/* read_qrels(path, columns, split=16 MB) -> dict: the judgments of a qrels file of 3 or 4 columns as flat arrays
+ * (a file of at least ``split`` bytes read in two parts on two threads, joined as one reader would have read it), or
  * {"fallback": reason, "line": n}. Per query (in order of first appearance): "query_blob", "query_offsets" (bytes);
  * per judgment (in file order): "doc_blob", "doc_offsets" (int64), "row_query" (int32), "grades" (int64),
  * "doc_hash" (uint64: the doc id hashed as JudgmentIndex hashes it), as Blocks (no copy); the ids Python checks
@@ -1957,7 +2251,8 @@ static int qrels_read(Qrels *r, int fd, int ncols, const char **reason, int64_t 
 static PyObject *read_qrels(PyObject *self, PyObject *args) {
     PyObject *path_obj;
     int ncols;
-    if (!PyArg_ParseTuple(args, "O&i", PyUnicode_FSConverter, &path_obj, &ncols)) return NULL;
+    long long split = 16LL << 20;
+    if (!PyArg_ParseTuple(args, "O&i|L", PyUnicode_FSConverter, &path_obj, &ncols, &split)) return NULL;
     if (ncols != 3 && ncols != 4) {
         Py_DECREF(path_obj);
         PyErr_SetString(PyExc_ValueError, "columns must be 3 or 4");
@@ -1972,17 +2267,11 @@ static PyObject *read_qrels(PyObject *self, PyObject *args) {
         return fallback("not a regular file", 0);
     }
     Qrels r;
-    memset(&r, 0, sizeof r);
-    r.prev_q = r.dup = -1;
     int rc = 0, err = 0;
     const char *reason = NULL;
     int64_t at = 0;
     Py_BEGIN_ALLOW_THREADS
-    if (qrels_grow(&r, 1024) || stamped_reserve(&r.seen, 1024) < 0 || buf_i64(&r.qoff, 0) || buf_i64(&r.doff, 0) ||
-        buf_i64(&r.check.off, 0))
-        rc = -1;
-    else
-        rc = qrels_read(&r, fd, ncols, &reason, &at, &err);
+    rc = qrels_init(&r) ? -1 : qrels_read_file(&r, fd, (long long)st.st_size, split, ncols, &reason, &at, &err);
     if (!rc) rc = qrels_finish(&r, &reason, &at);
     Py_END_ALLOW_THREADS
     close(fd);
@@ -2137,6 +2426,7 @@ static PyMethodDef methods[] = {
      "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
     {"scan_arrow", scan_arrow, METH_VARARGS, "Scan an Arrow stream of a run's rows into judged positions."},
     {"read_qrels", read_qrels, METH_VARARGS, "Read a plain TREC qrels file into flat arrays (see gainscope.io.scan_qrels)."},
+    {"join_blocks", join_blocks, METH_O, "The bytes of a sequence of buffers joined (see gainscope.io.scan)."},
     {"judged_grades", judged_grades, METH_VARARGS, "Each query's judged grades, sorted descending (see judged_run)."},
     {NULL, NULL, 0, NULL},
 };

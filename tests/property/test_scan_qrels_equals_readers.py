@@ -19,7 +19,7 @@ from gainscope.core.judged_run import PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.errors import GainscopeError
 from gainscope.evaluation import evaluate
-from gainscope.io import read_judgments
+from gainscope.io import read_judgments, scan_qrels
 from gainscope.io.frames import JudgmentOptions
 from gainscope.io.scan import native_available
 from gainscope.io.scan_qrels import scan_trec_judgments
@@ -313,4 +313,43 @@ def _big_query_file(path: Path, *, end: str = "\n", tail: str = "", bom: bool = 
 def test_files_larger_than_a_block_are_read_whole(tmp_path: Path, end: str, tail: str, bom: bool,
                                                     taken: bool) -> None:
     path = _big_query_file(tmp_path / "j.qrels", end=end, tail=tail, bom=bom)
+    assert same_outcome(path) is taken
+
+
+@needs_native
+@SETTINGS
+@given(data=qrels_text())
+def test_c_reader_in_two_parts_equals_readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    # every file read in two parts (two threads), cut near its middle where a query's lines end: queries of
+    # both parts, repeats across the cut, comments and CRLF there give what the readers give
+    monkeypatch.setattr(scan_qrels, "SPLIT_BYTES", 1)
+    path = tmp_path / "judgments.qrels"
+    path.write_bytes(data)
+    same_outcome(path)
+
+
+def _parts_file(path: Path, tail: str, *, middle: str = "") -> Path:
+    """Queries a..t of 5 documents each, ``middle`` after query j (near the file's middle), then ``tail``."""
+    lines = [f"{q} 0 d{d} {d % 3}\n" for q in "abcdefghij" for d in range(5)]
+    lines += [middle] + [f"{q} 0 d{d} {d % 3}\n" for q in "klmnopqrst" for d in range(5)]
+    path.write_text("".join(lines) + tail, encoding="utf-8")
+    return path
+
+
+@needs_native
+@pytest.mark.parametrize(("middle", "tail", "taken"), [
+    ("", "", True),
+    ("", "a 0 d9 1\n", True),  # a query of both parts (its lines apart), no document twice
+    ("", "a 0 d1 1\n", False),  # ... a document of the first part judged again in the second: the readers' error
+    ("", "t 0 d1 1\n", False),  # a document judged twice within the second part
+    ("j 0 d1 2\n", "", False),  # ... within the first part
+    ("", "q\u00e9 0 d1 1\nk 0 de\u0301 1\nq\u00e9 0 d2 1\n", True),  # ids Python checks, of the second part
+    ("", "a\u0301 0 d1 1\n", True),  # a query id Python checks, in the second part only
+    ("a\u0301 0 d1 1\n", "a\u0301 0 d2 1\n", True),  # ... in both parts: read in one pass
+    ("", "u 0 d1 1.5\n", False),  # a line the readers must read, in the second part
+])
+def test_files_read_in_two_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, middle: str, tail: str,
+                                 taken: bool) -> None:
+    monkeypatch.setattr(scan_qrels, "SPLIT_BYTES", 1)
+    path = _parts_file(tmp_path / "j.qrels", tail, middle=middle)
     assert same_outcome(path) is taken

@@ -244,28 +244,40 @@ def _gathered(results: Sequence[dict[str, Any]], where: str, normalize_ids: str 
 
 def _joined(results: Sequence[dict[str, Any]]) -> RankedPositions | str:
     """The scanned parts joined in order, or why the Python path must take over (a part's reason, or a query
-    found in two parts: its lines are not together)."""
+    found in two parts: its lines are not together). The parts' per-hit arrays are taken over: the first part's
+    are left empty."""
     for r in results:
         if "fallback" in r:
             return f"{r['fallback']} (line {r['line']} of its part)" if r.get("line") else str(r["fallback"])
-    parts = [_positions(r) for r in results]
-    if len(parts) > 1 and len({q for p in parts for q in p.query_ids}) != sum(len(p.query_ids) for p in parts):
+    if len(results) == 1:
+        return _positions(results[0])
+    ids = [split_ids(r["query_blob"], np.frombuffer(r["query_offsets"], dtype=np.int64)) for r in results]
+    if len({q for part in ids for q in part}) != sum(len(part) for part in ids):
         return "a query whose lines are not all together"
-    return _join(parts)
+    return _join(results, ids)
 
 
-def _join(parts: Sequence[RankedPositions]) -> RankedPositions:
-    if len(parts) == 1:
-        return parts[0]
-    ids = [q for p in parts for q in p.query_ids]
-    shift = np.cumsum([0] + [int(p.hit_offsets[-1]) for p in parts[:-1]])
-    hit_offsets = np.concatenate([[0]] + [p.hit_offsets[1:] + s for p, s in zip(parts, shift, strict=True)])
+_HITS = (("hit_rank", np.int64), ("hit_judgment", np.int64), ("hit_score", np.float64))
 
-    def cat(name: str) -> np.ndarray:
-        return np.concatenate([getattr(p, name) for p in parts])
 
-    return RankedPositions(ids, cat("num_ret"), hit_offsets.astype(np.int64), cat("hit_rank"), cat("hit_row"),
-                           cat("hit_score"), cat("tied_groups"), cat("rank_down"), cat("rank_steps"))
+def _join(results: Sequence[dict[str, Any]], ids: Sequence[list[str]]) -> RankedPositions:
+    """The parts' arrays one after another; the per-hit ones (the large ones) by ``_scan.join_blocks``, which
+    grows the first part's memory rather than copying every part into new pages."""
+    def cat(key: str, dtype: Any = np.int64) -> np.ndarray:
+        return np.concatenate([np.frombuffer(r[key], dtype=dtype) for r in results])
+
+    def hits(key: str, dtype: Any) -> np.ndarray:
+        if _scan is None:
+            return cat(key, dtype)
+        return np.frombuffer(_scan.join_blocks([r[key] for r in results]), dtype=dtype)
+
+    joined = {key: hits(key, dtype) for key, dtype in _HITS}
+    offsets = [np.frombuffer(r["hit_offsets"], dtype=np.int64) for r in results]
+    shift = np.cumsum([0] + [int(o[-1]) for o in offsets[:-1]])
+    hit_offsets = np.concatenate([np.zeros(1, np.int64)] + [o[1:] + s for o, s in zip(offsets, shift, strict=True)])
+    return RankedPositions([q for part in ids for q in part], cat("num_ret"), hit_offsets.astype(np.int64),
+                           joined["hit_rank"], joined["hit_judgment"], joined["hit_score"], cat("ties"),
+                           cat("rank_down"), cat("rank_steps"))
 
 
 def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes | TextFile, policies: Policies, *,

@@ -43,6 +43,7 @@ else:
 __all__ = ["scan_trec_judgments"]
 
 _COLUMNS = {"trec": 4, "qrels3": 3}
+SPLIT_BYTES = 16 << 20  # files of at least this size are read in two parts, on two threads (tests lower it)
 
 
 def _plain_options(opts: JudgmentOptions) -> bool:
@@ -69,7 +70,7 @@ def scan_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *,
         return None
     from gainscope import _scan  # type: ignore[attr-defined]  # built: native_available() says so
 
-    out = _scan.read_qrels(src.path, _COLUMNS[fmt])
+    out = _scan.read_qrels(src.path, _COLUMNS[fmt], SPLIT_BYTES)
     if "fallback" in out:
         where = f" (line {out['line']})" if out.get("line") else ""
         logging.getLogger("gainscope").info("%s: read by the Python readers (%s%s)", src.name, out["fallback"], where)
