@@ -140,12 +140,18 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", nargs="+", metavar="PREFIX", help="measure only the rows whose name starts so")
     ap.add_argument("--api", nargs=3, metavar=("KIND", "QRELS", "RUN"), help=argparse.SUPPRESS)
+    ap.add_argument("--prepare-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.api:
         api_child(*args.api)
         return
     data = args.data
-    prepare(data)
+    if args.prepare_only:
+        prepare(data)
+        return
+    # the twins are written by a child process: a child forked from this one would otherwise start with the
+    # resident memory that writing them leaves here (hundreds of MB), and its ru_maxrss would report that
+    subprocess.run([sys.executable, __file__, "--data", str(data), "--prepare-only"], check=True)
     env = gainscope_env()
     compile_gainscope(env)
     qrels, utf8_qrels = str(data / "M.qrels"), str(data / "M.utf8.qrels")
