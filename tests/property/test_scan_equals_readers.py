@@ -65,6 +65,18 @@ def both(prepared: PreparedJudgments, path: Path, policies: Policies, **read: ob
     return fast, slow
 
 
+def agree(prepared: PreparedJudgments, path: Path, policies: Policies, **read: object) -> None:
+    """The scanner's path and the readers' give the same judged run (or the same error, with its file and line) and
+    the same warnings."""
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies, **read)
+    if isinstance(slow, JudgedRun):
+        assert isinstance(fast, JudgedRun)
+        assert_same(fast, slow)
+    else:
+        assert fast == slow  # the same error, with its file and line
+    assert fast_warnings == slow_warnings
+
+
 def score_text(value: float, style: int) -> str:
     if style == 0:
         return repr(value)
@@ -180,13 +192,7 @@ def test_unusual_files_go_to_the_readers_with_the_same_outcome(tmp_path: Path, c
     read = {"normalize_ids": "NFC"} if "normalize_ids" in case else {}
     scanned = scan_trec_run(prepared, path, policies, **read)
     assert isinstance(scanned, str) == (case in UNUSUAL)  # a refusal says why
-    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies, **read)
-    if isinstance(slow, JudgedRun):
-        assert isinstance(fast, JudgedRun)
-        assert_same(fast, slow)
-    else:
-        assert fast == slow  # the same error, with its file and line
-    assert fast_warnings == slow_warnings
+    agree(prepared, path, policies, **read)
 
 
 @needs_native

@@ -19,6 +19,7 @@ from tests.property.test_scan_equals_readers import (
     PREPARED,
     UNUSUAL,
     _prepared,
+    agree,
     assert_same,
     both,
     outcome,
@@ -132,13 +133,7 @@ def test_unusual_files_give_the_readers_outcome(tmp_path: Path, case: str) -> No
         assert isinstance(scanned, str)  # a refusal says why
     if case in TWIN_PLAIN:
         assert not isinstance(scanned, str), scanned
-    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, Policies(), **read)
-    if isinstance(slow, JudgedRun):
-        assert isinstance(fast, JudgedRun)
-        assert_same(fast, slow)
-    else:
-        assert fast == slow  # the same error, with its file and line
-    assert fast_warnings == slow_warnings
+    agree(prepared, path, Policies(), **read)
 
 
 @pytest.mark.parametrize("column", range(6))
@@ -178,13 +173,7 @@ def test_scores_and_ranks_are_read_as_the_readers_read_them(tmp_path: Path, scor
     policies = Policies(score_precision="float32" if f32 else "float64")
     for ties in ("trec_eval", "rank"):
         policies = Policies(ties=ties, score_precision="float32" if f32 else "float64")
-        (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, policies)
-        if isinstance(slow, JudgedRun):
-            assert isinstance(fast, JudgedRun)
-            assert_same(fast, slow)
-        else:
-            assert fast == slow
-        assert fast_warnings == slow_warnings
+        agree(prepared, path, policies)
 
 
 def test_decimal_scores_are_taken_bit_for_bit(tmp_path: Path) -> None:
