@@ -198,3 +198,28 @@ def test_judgments_from_dict_mixing_int_and_float_grades() -> None:
     # integer column from the first grade and raised a TypeError traceback on 1.5.)
     j = Judgments.from_dict({"q": {"a": 2, "c": 1.5}, "r": {"x": 1}})
     assert j.frame["grade"].to_list() == [2.0, 1.5, 1.0]
+
+
+def test_ranges_gathers_each_slice_in_turn():
+    from gainscope.core.judged_run import ranges
+
+    # slices 5..6, (none), 0..2, 9: jumps 5, then 0 - 6 = -6, then 9 - 2 = 7, summed with steps of 1
+    got = ranges(np.array([5, 3, 0, 9]), np.array([2, 0, 3, 1]))
+    assert got.dtype == np.int64
+    assert got.tolist() == [5, 6, 0, 1, 2, 9]
+    assert ranges(np.array([4]), np.array([0])).tolist() == []
+    assert ranges(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+def test_ap_sums_over_the_relevant_positions():
+    """AP visits only the relevant positions (the others' terms are 0): the per-query sums in rank order."""
+    qrels = gainscope.Judgments.from_dict({"a": {"d1": 1, "d3": 2, "d7": 1, "d9": 0}, "b": {"e2": 1}, "c": {"f1": 1}})
+    run = gainscope.Run.from_dict({"a": {f"d{i}": 10.0 - i for i in range(1, 10)}, "b": {"e1": 2.0, "e2": 1.0},
+                                   "c": {"f9": 1.0, "f1": 0.5}})
+    r = gainscope.evaluate(qrels, run, ["AP", "AP@2", "AP(denominator=retrieved)@3"])
+    # a: relevant at ranks 1, 3, 7 of 9 (R = 3); b: at rank 2 (R = 1); c: at rank 2 (R = 1)
+    assert r["AP"] == pytest.approx(((1 / 1 + 2 / 3 + 3 / 7) / 3 + (1 / 2) + (1 / 2)) / 3, rel=1e-15)
+    # AP@2: a: (1/1) / 3; b: (1/2) / 1; c: (1/2) / 1
+    assert r["AP@2"] == pytest.approx((1 / 3 + 1 / 2 + 1 / 2) / 3, rel=1e-15)
+    # found in the first 3: a: ranks 1, 3 -> (1/1 + 2/3) / 2; b: (1/2) / 1; c: (1/2) / 1
+    assert r["AP(denominator=retrieved)@3"] == pytest.approx(((1 + 2 / 3) / 2 + 1 / 2 + 1 / 2) / 3, rel=1e-15)

@@ -315,8 +315,27 @@ class PreparedJudgments:
         lengths = np.diff(self.offsets)[picked]
         offsets = np.zeros(len(universe) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        take = np.repeat(self.offsets[picked] - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
+        take = ranges(self.offsets[picked], lengths)
         return offsets, self.grades[take], DeferredSeries(lambda: self.doc_ids.gather(take))
+
+
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indexes ``starts[i], starts[i] + 1, ..., starts[i] + lengths[i] - 1`` of every ``i`` in turn, as one int64
+    array (the gather of those slices): steps of 1 summed in place, each range's first step the jump from the
+    previous range's last index, so that no other array as long as the result is made."""
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.ones(int(lengths.sum()), dtype=np.int64)
+    if len(out) == 0:
+        return out
+    filled = lengths > 0
+    first, size = starts[filled], lengths[filled]
+    at = np.zeros(len(size), dtype=np.int64)
+    np.cumsum(size[:-1], out=at[1:])
+    jump = first.copy()
+    jump[1:] -= first[:-1] + size[:-1] - 1
+    out[at] = jump
+    return np.cumsum(out, out=out)
 
 
 def _float_grades(frame: pl.DataFrame, negative_grades: str) -> pl.DataFrame:
@@ -473,7 +492,7 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     nq = len(universe)
     offsets = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    take = np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]), dtype=np.int64)
+    take = ranges(starts, lengths)
     rows = positions.hit_row[take]
     rank = positions.hit_rank[take].astype(np.int64, copy=False)
     grades = prepared.row_grades[rows]

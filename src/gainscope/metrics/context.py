@@ -116,6 +116,11 @@ class Context:
         return self.cached(("relevant", level), lambda: self.jr.grades >= level)
 
     @cached_property
+    def top_rank(self) -> int:
+        """The deepest kept rank of any query (0 when none): a cutoff at or past it cuts nothing."""
+        return int(self.jr.rank.max(initial=0))
+
+    @cached_property
     def judged(self) -> np.ndarray:
         """Ranked documents that are judged (grade >= 0; NaN and negative grades are unjudged)."""
         return self.jr.grades >= 0
@@ -182,13 +187,20 @@ class Context:
         (``tail_*``) count in the group's mean: the expected value over orders of tied documents.
         """
         jr = self.jr
-        v = self.values(("linear", key), lambda: values(jr.grades, self.segment))
-        limit = self._limit(k, self.segment)
         if self.policies.ties != "average":
+            if isinstance(k, (int, np.integer)) and k >= self.top_rank:
+                k = None  # a cutoff at or past every query's last rank keeps every position
             rank, segment = jr.rank, self.segment
-            if limit is not None:  # the positions within the cutoff only, before any arithmetic
-                mask = rank <= limit
-                v, rank, segment = v[mask], rank[mask], segment[mask]
+            if k is None:
+                v = self.values(("linear", key), lambda: values(jr.grades, segment))
+            else:  # the positions within the cutoff only, before any arithmetic (values are per position)
+                limit = self._limit(k, segment)
+                if isinstance(limit, (int, np.integer)):
+                    at = self.cached(("within", int(limit)), lambda: np.flatnonzero(rank <= limit))
+                else:
+                    at = np.flatnonzero(rank <= limit)
+                rank, segment = rank[at], segment[at]
+                v = np.asarray(values(jr.grades[at], segment), dtype=np.float64)
             if weight == "one":
                 terms = v
             elif weight == "log2":
@@ -196,6 +208,8 @@ class Context:
             else:
                 terms = v * self.powers(float(weight[1]), int(jr.rank.max(initial=0)))[rank - 1]
             return np.bincount(segment, weights=terms, minlength=self.nq)
+        v = self.values(("linear", key), lambda: values(jr.grades, self.segment))
+        limit = self._limit(k, self.segment)
         out = self._spread(v / jr.group_size, jr.group_start, jr.group_kept, self.segment, limit, weight)
         if len(jr.tail_grades):
             tv = values(jr.tail_grades, jr.tail_query)

@@ -31,13 +31,22 @@ def _nonrel_judged(g: float | None, level: float) -> bool:
     return g is not None and not math.isnan(g) and 0 <= g < level
 
 
-def _ap_terms(ctx: Context, level: float, cutoff: int | None) -> np.ndarray:
+def _ap_terms(ctx: Context, level: float, cutoff: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The precision term ``(sum_{j<=i} rel_j) / i`` of each relevant document within the cutoff, and its query.
+
+    Only the relevant positions are visited: a position's running count of relevant documents is its number among
+    all relevant positions less those of the queries before its own (ranks ascend within a query, so the cutoff
+    drops no position before a kept one). The other positions' terms are 0 and add nothing to a query's sum, so
+    the sums equal those over every position to the last bit."""
     rel = ctx.relevant(level)
-    count = ctx.cached(("rel_count_running", level), lambda: ctx.within_segment_count(rel))
-    terms = np.where(rel, count / ctx.position, 0.0)
-    if cutoff is not None:
-        terms = np.where(ctx.position <= cutoff, terms, 0.0)
-    return terms
+    if cutoff is not None and cutoff < ctx.top_rank:
+        rel = rel & (ctx.position <= cutoff)
+    at = np.flatnonzero(rel)
+    segment = ctx.segment[at]
+    before = np.zeros(ctx.nq, dtype=np.int64)
+    np.cumsum(np.bincount(segment, minlength=ctx.nq)[:-1], out=before[1:])
+    count = np.arange(1, len(at) + 1, dtype=np.int64) - before[segment]
+    return count / ctx.position[at], segment
 
 
 @register
@@ -71,11 +80,11 @@ class AP(Metric):
 
     def compute(self, ctx: Context) -> np.ndarray:
         level = self.level(ctx.policies)
-        terms = _ap_terms(ctx, level, self.cutoff)
+        terms, segment = _ap_terms(ctx, level, self.cutoff)
+        total = np.bincount(segment, weights=terms, minlength=ctx.nq)
         if self.denominator == "retrieved":
-            found = ctx.per_query_sum((terms > 0).astype(np.float64))  # each hit's precision term is > 0
-            return ratio(ctx.per_query_sum(terms), found)
-        return ratio(ctx.per_query_sum(terms), ctx.num_rel(level))
+            return ratio(total, np.bincount(segment, minlength=ctx.nq).astype(np.float64))
+        return ratio(total, ctx.num_rel(level))
 
     def _denominator(self, q: RankedQuery, level: float) -> int:
         if self.denominator == "retrieved":
