@@ -365,6 +365,16 @@ def _unencodable_cell(name: Any, column: Any) -> InputError | None:
     return None
 
 
+def _unencodable_id(qids: list[str], docs: list[str]) -> InputError:
+    """The error for the first query id or doc id of a mapping that cannot be UTF-8."""
+    for qid, doc in zip(qids, docs, strict=True):
+        if problem := not_utf8(qid):
+            return InputError(f"a query id {qid!r} {problem}")
+        if problem := not_utf8(doc):
+            return InputError(f"a doc id of query {qid!r} {doc!r} {problem}")
+    return InputError("an id of the mapping is not valid Unicode text")  # polars refused what Python encodes
+
+
 def _object_token(value: Any) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
@@ -388,8 +398,6 @@ def frame_table(data: Any, kind: str, *, located: bool = True) -> TokenTable:
 # ---------------------------------------------------------------------- dicts
 def _id_token(value: Any, what: str) -> str:
     if isinstance(value, str):
-        if problem := not_utf8(value):
-            raise InputError(f"{what} {value!r} {problem}")
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
@@ -453,7 +461,10 @@ def mapping_table(data: Mapping[Any, Any], kind: str) -> TokenTable:
         columns["rank"] = ranks
     else:
         columns["score"] = values
-    frame = pl.DataFrame(columns, schema={c: pl.String for c in columns})
+    try:
+        frame = pl.DataFrame(columns, schema={c: pl.String for c in columns})
+    except UnicodeEncodeError:  # an id polars cannot store: found and named only then, not checked per id
+        raise _unencodable_id(qids, docs) from None
     frame = frame.with_row_index("_loc", offset=1).with_columns(pl.col("_loc").cast(pl.Int64))
     return TokenTable(frame, Origin(None, None))
 
