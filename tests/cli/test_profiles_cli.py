@@ -123,7 +123,8 @@ def test_explain_with_a_profile_and_for_a_metric_without_positions(cli_runner) -
     data = _json(out)
     assert data["metric"] == "SetP" and data["steps"]
     assert data["notes"][0].startswith("SetP has no position-by-position form: the value is computed from the "
-                                       "inputs below")
+                                       "inputs shown, all ")
+    assert data["notes"][0].endswith(" ranked documents and the totals below")
 
 
 def test_profile_notes_name_options_as_flags_on_the_command_line_and_keywords_in_python(cli_runner) -> None:

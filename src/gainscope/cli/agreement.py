@@ -11,10 +11,10 @@ import click
 
 from gainscope.cli.common import (
     check_names,
+    conventions_from,
     emit,
     guarded,
     number_list,
-    policies_from,
     policy_options,
     read_judgments_and_run_options,
     reader_options,
@@ -58,7 +58,6 @@ def agreement_cmd(human: str, llm: str, runs: tuple[str, ...], names: tuple[str,
     per metric: Kendall's tau-b, tau_AP (symmetric, tau_AP-b ties) and Spearman's rho.
     """
     from gainscope.agreement import agreement
-    from gainscope.core.policies import Policies
     from gainscope.io import read_run
 
     metric_names = split_metrics(metrics)
@@ -67,12 +66,13 @@ def agreement_cmd(human: str, llm: str, runs: tuple[str, ...], names: tuple[str,
     if len(runs) == 1:
         raise click.UsageError("ranking systems needs at least 2 runs (3 for tau_AP); give another --run")
     check_names(names, runs)
-    policies = Policies.from_kwargs(**policies_from(kwargs))
+    conventions = conventions_from(kwargs)
     human_j, run_options = read_judgments_and_run_options(human, dict(kwargs))
     llm_j, _ = read_judgments_and_run_options(llm, kwargs)
     run_objects = [read_run(r, **run_options) for r in runs]
-    result = agreement(human_j, llm_j, runs=run_objects, metrics=metric_names or list(DEFAULT_METRICS),
+    result = agreement(human_j, llm_j, runs=run_objects,
+                       metrics=conventions.resolve(metric_names or list(DEFAULT_METRICS)),
                        threshold=threshold, categories=number_list(categories, "--categories", "0,1,2,3"),
-                       names=names or None, policies=policies)
+                       names=names or None, policies=conventions.policies)
     text = render_agreement(result, fmt)
     emit(text, output)

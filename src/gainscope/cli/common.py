@@ -223,6 +223,10 @@ def policy_options(fn: F) -> F:
         click.option("--max-grade", type=click.FloatRange(min=0, min_open=True), default=None,
                      help="The top of the grading scale for ERR and avgRating100 (default: the largest judged "
                           "grade)."),
+        click.option("--trec-eval-version", type=click.Choice(["10", "9"]), default="10", show_default=True,
+                     help="The trec_eval whose numbers to give: 10, or 9 and pytrec_eval (scores rounded to "
+                          "float32 before ordering, legacy recall-level rounding of iprec_at_recall and "
+                          "11pt_avg)."),
     ]
     return with_options(see_inputs(fn), options)
 
@@ -234,7 +238,8 @@ _POLICY_OPTIONS = ("relevance_level", "depth", "judged_only", "ties", "negative_
 def policies_from(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Pop the policy options from a command's kwargs into Policies keyword arguments: the options given on
     the command line (a profile's values stand for the others; without one, Policies' defaults, which are
-    the options' defaults)."""
+    the options' defaults). ``--trec-eval-version 9`` is ``score_precision="float32"``; the recall-level
+    rounding it also implies is a parameter of the trec_eval names (:func:`conventions_from`)."""
     complete = kwargs.pop("complete")
     skip = kwargs.pop("skip_missing")
     if complete and skip:
@@ -248,6 +253,8 @@ def policies_from(kwargs: dict[str, Any]) -> dict[str, Any]:
     out = {name: value for name, value in out.items() if given(name)}
     if complete or skip:
         out["missing_queries"] = "skip" if skip else "zero"
+    if kwargs.pop("trec_eval_version") == "9":
+        out["score_precision"] = "float32"
     return out
 
 
@@ -260,13 +267,17 @@ class Conventions:
     use: Any = None
     #: the policy options given on the command line
     given: dict[str, Any] = field(default_factory=dict)
+    #: the recall-level rounding of the trec_eval names ``iprec_at_recall`` and ``11pt_avg``: ``"legacy"`` under
+    #: ``--trec-eval-version 9``, else ``"nearest"``
+    trec_rounding: str = "nearest"
 
     def resolve(self, metrics: Any) -> list[Any]:
         """Metric names (or objects) resolved under the profile; a parameter written in a name that overrides
         the profile is noted with the results."""
         from gainscope.metrics.resolve import resolve_metrics_noting
 
-        found, overridden = resolve_metrics_noting(metrics, profile=self.profile, policies=self.policies)
+        found, overridden = resolve_metrics_noting(metrics, profile=self.profile, policies=self.policies,
+                                                   trec_rounding=self.trec_rounding)
         if self.use is not None:
             self.use = self.use.plus(overridden)
         return found
@@ -279,18 +290,18 @@ class Conventions:
         return str(self.resolve(f"{family.strip()}@1")[0]).rsplit("@", 1)[0]
 
 
-def conventions_from(kwargs: dict[str, Any], **implied: Any) -> Conventions:
+def conventions_from(kwargs: dict[str, Any]) -> Conventions:
     """Pop ``--profile`` and the policy options from a command's kwargs: the policies (the profile's, with
-    the options given over them) and the profile. ``implied`` are policies another option of the command set
-    (``--trec-eval-version 9``: ``score_precision="float32"``); None values are not set."""
+    the options given over them), the profile, and the trec_eval names' recall-level rounding
+    (``--trec-eval-version``)."""
     from gainscope.metrics.profiles import get_profile, profiled_policies
 
+    rounding = "legacy" if kwargs.get("trec_eval_version") == "9" else "nearest"
     given = policies_from(kwargs)
-    given.update({name: value for name, value in implied.items() if value is not None})
     name = kwargs.pop("profile", None)
     profile = get_profile(name) if name is not None else None
     policies, use = profiled_policies(profile, given)
-    return Conventions(policies, profile, use, given)
+    return Conventions(policies, profile, use, given, rounding)
 
 
 def reader_options(fn: F) -> F:

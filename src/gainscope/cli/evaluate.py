@@ -52,9 +52,6 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
                    "(gainscope.bounds). Formats: table, markdown, csv, json.")
 @click.option("-N", "--num-docs", type=click.IntRange(min=0), default=0,
               help="Documents in the collection, for utility's last term (trec_eval -N).")
-@click.option("--trec-eval-version", type=click.Choice(["10", "9"]), default="10", show_default=True,
-              help="The trec_eval whose numbers to give: 10, or 9 and pytrec_eval (scores rounded to float32 "
-                   "before ordering, legacy recall-level rounding of iprec_at_recall and 11pt_avg).")
 @profile_option
 @policy_options
 @reader_options
@@ -62,7 +59,7 @@ DEFAULT_METRICS = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 @guarded
 def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...], per_query: bool, fmt: str,
                  output: Path | None, run_names: tuple[str, ...], bounds: bool, num_docs: int,
-                 trec_eval_version: str, **kwargs: Any) -> None:
+                 **kwargs: Any) -> None:
     """Evaluate RUN(s) against JUDGMENTS.
 
     Conventions default to trec_eval's (ties by doc id descending, missing queries score 0 as with -c,
@@ -81,14 +78,13 @@ def evaluate_cmd(judgments: str, runs: tuple[str, ...], metrics: tuple[str, ...]
     from gainscope.render.trec_eval import render_trec_eval
 
     complete = kwargs["complete"]  # trec_eval's -c as given: its num_rel summary depends on it
-    conventions = conventions_from(kwargs, score_precision="float32" if trec_eval_version == "9" else None)
+    conventions = conventions_from(kwargs)
     policies = conventions.policies
     names = split_metrics(metrics) or (["official"] if fmt == "trec_eval" else list(DEFAULT_METRICS))
-    rounding = "legacy" if trec_eval_version == "9" else "nearest"
     items: list[TrecItem] = []
     trec_specs = [n for n in names if is_trec_name(n)]
     if trec_specs:
-        items = trec_items(trec_specs, rounding=rounding, num_docs=num_docs)
+        items = trec_items(trec_specs, rounding=conventions.trec_rounding, num_docs=num_docs)
     others = conventions.resolve([n for n in names if not is_trec_name(n)]) if len(trec_specs) < len(names) else []
     for m in others:
         items.append(TrecItem("gainscope", trec_name_of(m) or str(m), m))

@@ -35,6 +35,7 @@ def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...
     for the run and the ideal ranking, then the division that gives the value. Metrics without a
     position-by-position form show the value and the inputs it used."""
     from gainscope.explain import explain, explanation_frame
+    from gainscope.metrics.trec_eval import is_trec_name
     from gainscope.render.explain import render_explanation
     from gainscope.render.text import csv_text
 
@@ -42,7 +43,11 @@ def explain_cmd(judgments: str, run: str, query_id: str, metrics: tuple[str, ...
     judg, (run_obj,) = read_inputs(judgments, (run,), kwargs)
     parts = []
     for name in split_metrics(metrics):
-        e = explain(judg, run_obj, query_id, name, profile=conventions.profile, **conventions.given)
+        # a trec_eval name is resolved here, with --trec-eval-version's recall-level rounding (taken as it is
+        # under a profile); one naming several metrics goes as it is, for explain's own refusal
+        found = conventions.resolve([name]) if is_trec_name(name) else []
+        target = found[0] if len(found) == 1 else name
+        e = explain(judg, run_obj, query_id, target, profile=conventions.profile, **conventions.given)
         if fmt == "table":
             parts.append(render_explanation(e, "cli"))
         elif fmt == "csv":

@@ -46,6 +46,8 @@ Conventions (defaults: trec_eval's; every one is printed with the results)
   --undefined zero|skip  a value with no definition (no relevant document): 0 in the mean, or left out.
   --judged-grades as_is|truncated  the judged pool's grades (ideal rankings, R), or truncated as Quepid stores them.
   --max-grade G        the top of the grading scale, for ERR and avgRating100 (default: the largest judged grade).
+  --trec-eval-version 10|9  the trec_eval whose numbers to give: 9 (and pytrec_eval) rounds scores to float32
+                       before ordering and rounds recall levels of iprec_at_recall and 11pt_avg its own way.
   --profile NAME       another tool's conventions in one word (trec_eval, quepid, tempoeval, sklearn, ranx,
                        es_rank_eval); options given explicitly override it and the output says so.
                        gainscope metrics --profiles lists what each sets.

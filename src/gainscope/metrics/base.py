@@ -382,13 +382,15 @@ def generic_explanation(metric: Metric, q: RankedQuery, policies: Policies, valu
         hit = 1.0 if is_relevant(g, level) else 0.0
         found += hit
         steps.append(Step(i, doc, g, hit, 1.0 if is_judged(g) else 0.0, hit, found))
-    shown = f"the first {depth}" if depth is not None and depth < len(q.grades) else "every"
+    n = len(q.grades)
+    shown = (f"the first {depth} of the {n} ranked documents" if depth is not None and depth < n
+             else "the one ranked document" if n == 1 else f"all {n} ranked documents")
     rel = getattr(metric, "rel", None)
     relevance = format_level(policies.relevance_level if rel is None else rel)
     r = sum(1 for g in q.judged if g >= level)
     notes = (f"{type(metric).name} has no position-by-position form: the value is computed from the inputs "
-             f"below; {shown} ranked document{'s' if len(steps) != 1 else ''} shown",
-             f"retrieved: {len(q.grades)}; judged pool: {len(q.judged)} documents, R = {r} ({relevance})",
+             f"shown, {shown} and the totals below",
+             f"retrieved: {n}; judged pool: {len(q.judged)} documents, R = {r} ({relevance})",
              *notes)
     return Explanation(str(metric), q.query_id, tuple(steps), (), value, 1.0, value,
                        metric_formula(type(metric)) or type(metric).summary, GENERIC_COLUMNS, notes)

@@ -37,9 +37,12 @@ def resolve_metrics(metrics: MetricsArg, *, profile: str | Profile | None = None
 
 
 def resolve_metrics_noting(metrics: MetricsArg, *, profile: str | Profile | None = None,
-                           policies: Policies | None = None) -> tuple[list[Metric], tuple[str, ...]]:
+                           policies: Policies | None = None,
+                           trec_rounding: str = "nearest") -> tuple[list[Metric], tuple[str, ...]]:
     """:func:`resolve_metrics`, and a note for every parameter written in a name that overrides the profile's
-    value (``nDCG(gain=linear)@10: gain=linear (the quepid profile: exponential)``)."""
+    value (``nDCG(gain=linear)@10: gain=linear (the quepid profile: exponential)``). ``trec_rounding`` is the
+    recall-level rounding of the trec_eval names ``iprec_at_recall`` and ``11pt_avg`` (``"legacy"``: trec_eval 9
+    and pytrec_eval; see :mod:`gainscope.metrics.families.curves`)."""
     from gainscope.metrics.trec_eval import is_trec_name, trec_metrics
 
     prof = get_profile(profile) if profile is not None else None
@@ -56,7 +59,7 @@ def resolve_metrics_noting(metrics: MetricsArg, *, profile: str | Profile | None
         elif isinstance(item, str):
             text = item.strip()
             if is_trec_name(text):
-                found = [m for _, m in trec_metrics([text])]
+                found = [m for _, m in trec_metrics([text], rounding=trec_rounding)]
             else:
                 metric, overridden = _parse(text, prof, pol)
                 found = [metric]

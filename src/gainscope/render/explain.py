@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from gainscope.metrics.base import Explanation, Step
+from gainscope.metrics.base import GENERIC_COLUMNS, Explanation, Step
 from gainscope.render.text import fmt_number, text_table
 
 __all__ = ["render_explanation"]
@@ -32,6 +32,9 @@ def render_explanation(e: Explanation, interface: str = "python") -> str:
     if e.ideal:
         out += ["", "ideal ranking:", text_table(header, _rows(e.ideal), align=align)]
     value = "undefined" if math.isnan(e.value) else f"{e.value:.4f}"
-    out += ["", f"{e.formula}: {fmt_number(e.numerator)} / {fmt_number(e.denominator)} = {value}"]
+    if e.columns == GENERIC_COLUMNS:  # no division to show: the definition, then the value the kernel computed
+        out += ["", e.formula, f"value = {value}"]
+    else:
+        out += ["", f"{e.formula}: {fmt_number(e.numerator)} / {fmt_number(e.denominator)} = {value}"]
     out += [f"note: {n}" for n in e.spelled_notes(interface)]
     return "\n".join(out) + "\n"
