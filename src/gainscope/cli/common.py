@@ -39,8 +39,9 @@ from gainscope.errors import (
 )
 
 __all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "backend_options", "bounds_of_files",
-           "conventions_from", "emit", "guarded", "number_list", "policy_options", "profile_option", "rating_scale",
-           "reader_options", "run_options_from", "spark_evaluations", "split_metrics", "with_options"]
+           "conventions_from", "database_option", "emit", "guarded", "number_list", "policy_options",
+           "profile_option", "rating_scale", "reader_options", "run_options_from", "spark_evaluations",
+           "split_metrics", "with_options"]
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -302,6 +303,22 @@ def conventions_from(kwargs: dict[str, Any]) -> Conventions:
     profile = get_profile(name) if name is not None else None
     policies, use = profiled_policies(profile, given)
     return Conventions(policies, profile, use, given, rounding)
+
+
+def _checked_database(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--database as the workspace takes it (a usage error otherwise, before anything is created)."""
+    from gainscope.server.workspace import database_problem
+
+    problem = database_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
+
+
+def database_option(help: str = "The workspace's PostgreSQL database (as serve).") -> Callable[[F], F]:
+    """``--database URL``: the dashboard workspace kept in PostgreSQL, checked before anything is created; one
+    meaning in serve, case add and queue."""
+    return click.option("--database", default=None, metavar="URL", callback=_checked_database, help=help)
 
 
 def reader_options(fn: F) -> F:

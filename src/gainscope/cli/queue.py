@@ -9,13 +9,11 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import emit, guarded
-from gainscope.cli.serve import _checked_database
+from gainscope.cli.common import database_option, emit, guarded
 
 __all__ = ["queue_group"]
 
-_DATABASE = click.option("--database", default=None, metavar="URL", callback=_checked_database,
-                         help="The workspace's PostgreSQL database (as serve).")
+_DATABASE = database_option()
 
 
 def _open(workspace: Path, database: str | None) -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from gainscope.cli.common import EXIT_IO, EXIT_USAGE, guarded, rating_scale
+from gainscope.cli.common import EXIT_IO, EXIT_USAGE, database_option, guarded, rating_scale
 
 __all__ = ["case_add_cmd", "serve_cmd"]
 
@@ -34,16 +34,6 @@ def _checked_token(ctx: click.Context, param: click.Parameter, value: str | None
     return value
 
 
-def _checked_database(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """--database as the workspace takes it (a usage error otherwise, before anything is created)."""
-    from gainscope.server.workspace import database_problem
-
-    problem = database_problem(value)
-    if problem is not None:
-        raise click.BadParameter(problem)
-    return value
-
-
 @click.command("serve")
 @click.argument("workspace", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -54,9 +44,8 @@ def _checked_database(ctx: click.Context, param: click.Parameter, value: str | N
 @click.option("--token", default=None, callback=_checked_token,
               help="The workspace token that every write needs (header X-Gainscope-Token). Default: the one stored in "
                    "the workspace, else a new one (stored in WORKSPACE/token).")
-@click.option("--database", default=None, metavar="URL", callback=_checked_database,
-              help="Keep the workspace in PostgreSQL (postgresql://user@host:5432/name; pip install "
-                   "'gainscope[postgres]') instead of WORKSPACE/workspace.sqlite.")
+@database_option("Keep the workspace in PostgreSQL (postgresql://user@host:5432/name; pip install "
+                 "'gainscope[postgres]') instead of WORKSPACE/workspace.sqlite.")
 @click.option("--allow-code", is_flag=True,
               help="On a server bound to another address than 127.0.0.1, run code given through the dashboard: "
                    "Python scorers, Python engines (module:function) and try overrides that read the server's "
@@ -139,8 +128,7 @@ def serve_cmd(workspace: Path, host: str, port: int, token: str | None, database
 @click.option("--engine", default=None,
               help="The engine its queries run against (an index folder, FILE.toml:NAME, module:function), relative "
                    "to CASE's folder; default: the case's.")
-@click.option("--database", default=None, metavar="URL", callback=_checked_database,
-              help="The workspace's PostgreSQL database (as serve).")
+@database_option()
 @guarded
 def case_add_cmd(workspace: Path, case_file: str, fmt: str, run_file: str | None, snapshot: str | None,
                  response: str | None, name: str | None, scale: str | None, engine: str | None,
