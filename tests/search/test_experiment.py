@@ -13,7 +13,7 @@ from tests.helpers import write_jsonl
 
 import gainscope
 from gainscope.compare import CompareSettings
-from gainscope.errors import EngineConfigError, EngineError
+from gainscope.errors import EngineConfigError, EngineError, QueryCoverageWarning
 from gainscope.search import SearchQuery, SnapshotStore, replay, results_to_run
 from gainscope.search.experiment import Configuration, ExperimentPlan, grid, run_experiment
 from gainscope.search.python import PythonEngine
@@ -175,3 +175,21 @@ def test_the_report_holds_the_one_comparison_with_each_configurations_results(tm
     # RR: default a=1 (d1 first), b=1/2; flipped a=1/2, b=1 -> both means 0.75
     by_run = {r.run_name: r.per_query("RR") for r in report.comparison.results}
     assert by_run == {"default": {"a": 1.0, "b": 0.5}, "flipped": {"a": 0.5, "b": 1.0}}
+
+
+def test_queries_a_configuration_answers_with_no_document_are_noted(tmp_path: Path) -> None:
+    def engine(query: str, params: dict, top: int) -> list[str]:
+        return [] if params["mode"] == "strict" and query == "b" else ["d1", "d2"]
+
+    plan = ExperimentPlan("exp", PythonEngine(engine, knobs={"mode": "ok"}),
+                          [SearchQuery("a", "a"), SearchQuery("b", "b")],
+                          gainscope.Judgments.from_dict({"a": {"d1": 1}, "b": {"d2": 1}}),
+                          [Configuration("strict", {"mode": "strict"})], metrics=("RR",),
+                          compare_settings=CompareSettings(resamples=100))
+    with SnapshotStore.open(tmp_path / "s.sqlite") as store, pytest.warns(
+            QueryCoverageWarning, match=r"^strict: 1 judged query has no ranking and is scored 0"):
+        report = asyncio.run(run_experiment(plan, store))
+    assert "queries that came back with no document, scored 0 where judged: strict (1: b)" in report.notes
+    # RR of b: d2 at rank 2 (1/2) by default; nothing retrieved under strict (0)
+    by_run = {r.run_name: r.per_query("RR") for r in report.comparison.results}
+    assert by_run == {"default": {"a": 1.0, "b": 0.5}, "strict": {"a": 1.0, "b": 0.0}}

@@ -29,6 +29,7 @@ from gainscope.search import (
     search_queries,
 )
 from gainscope.search.python import PythonEngine
+from gainscope.search.runner import empty_queries, unordered_queries
 
 from .server import FakeSearchServer, Recorded, Reply
 
@@ -252,6 +253,15 @@ def test_runs_keep_the_engine_scores_when_they_decrease_and_the_engine_order_oth
     assert rows(run)[2:4] == [("q2", "a", 1.0, 1), ("q2", "z", 1.0, 2)]
     assert notes[0].endswith("the run keeps the engine's scores (scores='engine'), so trec_eval orders their ties "
                              "by doc id, not as the engine did")
+
+
+def test_queries_answered_with_no_document_are_named_since_the_run_cannot_hold_them() -> None:
+    answered = [result("q1", [("b", 2.5)]), result("q2", []), result("q3", [], "failed"), result("q4", [])]
+    run, notes = results_to_run(answered, name="e")
+    assert rows(run) == [("q1", "b", 2.5, 1)]  # q3 failed: reported by the caller, not here
+    assert notes == ["2 queries (q2, q4) came back with no document, so the run has no line for them: evaluated, a "
+                     "judged query without a ranking scores 0 (trec_eval -c)"]
+    assert empty_queries(answered) == ["q2", "q4"] and unordered_queries(answered) == []
 
 
 @pytest.mark.parametrize(("status", "retry_after", "qps", "pause"), [

@@ -57,9 +57,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gainscope.errors import EngineConfigError, EngineError, FormatError, InputError
+from gainscope.errors import EngineConfigError, EngineError, FormatError, InputError, format_ids
 from gainscope.search.engine import Engine, RetryPolicy, SearchQuery, resolve_knobs
-from gainscope.search.runner import Progress, RunOutcome, RunSettings, results_to_run, run_queries
+from gainscope.search.runner import (
+    Progress,
+    RunOutcome,
+    RunSettings,
+    empty_queries,
+    results_to_run,
+    run_queries,
+    unordered_queries,
+)
 from gainscope.search.store import SnapshotStore
 from gainscope.search.templates import as_text
 
@@ -332,11 +340,18 @@ async def run_experiment(plan: ExperimentPlan, store: SnapshotStore, *,
     notes: list[str] = []
     runs = []
     reordered = []
+    empty = []
     for config, outcome in zip(configs, outcomes, strict=True):
-        run, run_notes = results_to_run(outcome.results, name=config.name)
+        run, _ = results_to_run(outcome.results, name=config.name)
         runs.append(run)
-        if run_notes:
-            reordered.append(f"{config.name} ({run_notes[0].split(' quer')[0]})")
+        unordered = unordered_queries(outcome.results)
+        if unordered:
+            reordered.append(f"{config.name} ({len(unordered)})")
+        nothing = empty_queries(outcome.results)
+        if nothing:
+            empty.append(f"{config.name} ({len(nothing)}: {format_ids(nothing)})")
+    if empty:
+        notes.append("queries that came back with no document, scored 0 where judged: " + ", ".join(empty))
     if reordered:
         notes.append("scores that tie, are missing or do not decrease in some queries of " + ", ".join(reordered)
                      + ": trec_eval would order ties by doc id, not as the engine did, so these runs are scored in "

@@ -64,8 +64,8 @@ from gainscope.search.engine import (
 )
 from gainscope.search.store import QueryResult, Snapshot, SnapshotStore, utc_now
 
-__all__ = ["Progress", "RunOutcome", "RunSettings", "cooldown", "default_snapshot_name", "replay", "results_to_run",
-           "run_queries", "run_tag", "search_queries"]
+__all__ = ["Progress", "RunOutcome", "RunSettings", "cooldown", "default_snapshot_name", "empty_queries", "replay",
+           "results_to_run", "run_queries", "run_tag", "search_queries", "unordered_queries"]
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,8 @@ def replay(store: SnapshotStore, name: str) -> tuple[Snapshot, list[QueryResult]
 
 def results_to_run(results: Sequence[QueryResult], *, name: str, scores: str = "auto") -> tuple[Any, list[str]]:
     """The answered queries of ``results`` as a :class:`~gainscope.Run` named ``name``, and notes on what was
-    done (see the module docstring for ``scores``). Failed queries are left out (the caller reports them)."""
+    done (see the module docstring for ``scores``) and on the queries answered with no document (a TREC run
+    cannot hold them). Failed queries are left out (the caller reports them)."""
     import polars as pl
 
     from gainscope.core.run import Run
@@ -342,7 +343,7 @@ def results_to_run(results: Sequence[QueryResult], *, name: str, scores: str = "
     if scores not in ("auto", "engine"):
         raise EngineConfigError(f"scores must be 'auto' or 'engine'; got {scores!r}")
     answered = [r for r in results if r.ok]
-    unordered = [r.query_id for r in answered if not _strictly_decreasing([h.score for h in r.hits])]
+    unordered = unordered_queries(results)
     rank_scores = scores == "auto" and bool(unordered)
     rows: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "score": [], "rank": []}
     for r in answered:
@@ -355,6 +356,12 @@ def results_to_run(results: Sequence[QueryResult], *, name: str, scores: str = "
     frame = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64,
                                        "rank": pl.Int64})
     notes = []
+    empty = empty_queries(results)
+    if empty:
+        notes.append(f"{len(empty)} quer{'y' if len(empty) == 1 else 'ies'} ({format_ids(empty)}) came back with no "
+                     "document, so the run has no line for "
+                     f"{'it' if len(empty) == 1 else 'them'}: evaluated, a judged query without a ranking scores 0 "
+                     "(trec_eval -c)")
     if unordered:
         what = (f"{len(unordered)} quer{'y' if len(unordered) == 1 else 'ies'} ({format_ids(unordered)}) came back "
                 "with scores that tie, are missing or do not decrease")
@@ -366,6 +373,17 @@ def results_to_run(results: Sequence[QueryResult], *, name: str, scores: str = "
             notes.append(f"{what}; the run keeps the engine's scores (scores='engine'), so trec_eval orders their ties "
                          "by doc id, not as the engine did")
     return Run(frame, name=name), notes
+
+
+def unordered_queries(results: Sequence[QueryResult]) -> list[str]:
+    """The answered queries whose scores tie, are missing or do not strictly decrease down the list: their engine
+    order is not what trec_eval's ordering (score descending, ties by doc id) would give."""
+    return [r.query_id for r in results if r.ok and not _strictly_decreasing([h.score for h in r.hits])]
+
+
+def empty_queries(results: Sequence[QueryResult]) -> list[str]:
+    """The answered queries that came back with no document."""
+    return [r.query_id for r in results if r.ok and not r.hits]
 
 
 def _strictly_decreasing(values: list[float | None]) -> bool:
