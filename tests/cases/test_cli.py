@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from functools import partial
 from pathlib import Path
 
@@ -102,6 +103,19 @@ def test_errors_and_exit_codes(tmp_path: Path) -> None:
     no_scorer.write_text('{"queries": [{"query": "q", "ratings": {"d": 1}, "results": ["d"]}]}')
     code, _, err = invoke("score", str(no_scorer))
     assert code == 3 and "the case names no scorer; give --scorer" in err
+    scorer = str(EXAMPLES / "blog_ndcg_at_10.js")  # the scorer given where the case goes: said so, not "invalid JSON"
+    code, _, err = invoke("score", scorer)
+    assert code == 3 and err == (f"error: {scorer}: a JavaScript file is a scorer, not a case: give a case file (JSON "
+                                 f"or YAML) and this file as the scorer (--scorer {scorer})\n")
+
+
+def test_a_javascript_file_given_as_a_case_is_named_a_scorer_in_python() -> None:
+    from gainscope.cases.files import read_case
+    from gainscope.errors import FormatError
+
+    scorer = EXAMPLES / "blog_ndcg_at_10.js"
+    with pytest.raises(FormatError, match=re.escape(f"as the scorer (scorer='{scorer}')")):
+        read_case(scorer)
 
 
 def test_import_and_export_round_trip(tmp_path: Path) -> None:

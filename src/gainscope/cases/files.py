@@ -41,7 +41,7 @@ from typing import Any
 from gainscope.cases.located import line_of, load_json, load_yaml
 from gainscope.cases.model import Case, CaseQuery
 from gainscope.cases.scale import RatingScale
-from gainscope.errors import FormatError, InputError, MissingDependencyError
+from gainscope.errors import FormatError, InputError, MissingDependencyError, option
 from gainscope.io.writers import write_file
 
 __all__ = ["case_from_dict", "case_to_dict", "read_case", "write_case"]
@@ -166,6 +166,9 @@ def _id_nodes(root: Any) -> Iterator[Any]:
 def read_case(path: str | Path) -> Case:
     """Read a case file (``.yaml``/``.yml`` as YAML, anything else as JSON)."""
     p = Path(path)
+    if p.suffix.lower() in (".js", ".mjs"):
+        raise FormatError(f"a JavaScript file is a scorer, not a case: give a case file (JSON or YAML) and this file "
+                          f"as the scorer ({option('scorer', str(p))})", path=str(p))
     try:
         text = p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
