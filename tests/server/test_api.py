@@ -117,6 +117,42 @@ def test_ratings_are_checked(movies: Dashboard) -> None:
     assert status == 404 and answer["error"].startswith("no case 'nope' in this workspace; its cases: ")
     response = movies.client.put(path, content=b"{not json", headers={"Content-Type": "application/json"})
     assert response.status_code == 400 and response.json()["error"].startswith("the request body is not JSON")
+    response = movies.client.put(path, content=b"[1, 2]", headers={"Content-Type": "application/json"})
+    assert (response.status_code, response.json()["error"]) == (400, "the request body must be a JSON object; got an "
+                                                                       "array")
+    # a misspelt optional field would be ignored without a word (the rating kept without its author): refused, and
+    # nothing is written
+    _, before = movies.call("GET", f"/api/cases/{CASE}/ratings/events")
+    status, answer = movies.call("PUT", path, {"query": "star wars", "doc": "sw1", "rating": 2, "autor": "ann"})
+    assert movies.call("GET", f"/api/cases/{CASE}/ratings/events")[1] == before
+    assert (status, answer["error"]) == (400, "the request body has a field this route does not take: 'autor' (did "
+                                              "you mean 'author'?); it takes 'query', 'query_id', 'doc', 'rating', "
+                                              "'author'")
+    status, answer = movies.call("POST", f"/api/cases/{CASE}/snapshots", {"note": "x", "label": "y"})
+    assert (status, answer["error"]) == (400, "the request body has a field this route does not take: 'label'; it "
+                                              "takes 'note'")
+
+
+def test_every_body_field_a_handler_reads_is_in_the_openapi_document() -> None:
+    # the body's fields are checked against the document: a field read but not listed would be refused
+    import ast
+    import inspect
+
+    from gainscope.server import api
+    from gainscope.server.openapi import ROUTES
+
+    def names(schema: dict) -> set[str]:  # the fields of a body and of the objects in it
+        fields = schema.get("properties", {})
+        return set(fields).union(*(names(f) for f in fields.values()))
+
+    documented = set().union(*(names(body) for _, _, _, body, _, _ in ROUTES if body))
+    read = set()
+    for node in ast.walk(ast.parse(inspect.getsource(api))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_field" and len(node.args) > 1:
+            arg = node.args[1]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                read.add(arg.value)
+    assert read and read <= documented, read - documented
 
 
 def test_writes_need_the_token_and_refuse_other_origins(movies: Dashboard) -> None:

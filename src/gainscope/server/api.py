@@ -16,7 +16,7 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,22 @@ def _status(exc: BaseException) -> int:
 Handler = Callable[[Request, Any], Any]
 
 
-def endpoint(handler: Handler, *, body: bool = False, status: int = 200) -> Callable[[Request], Any]:
+def unknown_fields(payload: dict[str, Any], fields: Collection[str]) -> str | None:
+    """Why a request body with a field its route does not take is refused (a misspelt optional field would
+    otherwise be ignored without a word), or None."""
+    import difflib
+
+    unknown = [key for key in payload if key not in fields]
+    if not unknown:
+        return None
+    close = difflib.get_close_matches(unknown[0], list(fields), n=1)
+    return (f"the request body has a field this route does not take: {unknown[0]!r}"
+            + (f" (did you mean {close[0]!r}?)" if close else "")
+            + f"; it takes {', '.join(repr(f) for f in fields) or 'none'}")
+
+
+def endpoint(handler: Handler, *, body: bool = False, status: int = 200,
+             fields: Collection[str] | None = None) -> Callable[[Request], Any]:
     """An async endpoint that reads the JSON body (when ``body``), runs ``handler(request, body)`` in a worker
     thread and answers its result as JSON (see the module docstring for errors)."""
 
@@ -96,7 +111,11 @@ def endpoint(handler: Handler, *, body: bool = False, status: int = 200) -> Call
             except ValueError as exc:
                 return json_response({"error": f"the request body is not JSON: {exc}"}, 400)
             if not isinstance(payload, dict):
-                return json_response({"error": "the request body is a JSON object"}, 400)
+                return json_response({"error": f"the request body must be a JSON object; got {_json_kind(payload)}"},
+                                     400)
+            problem = unknown_fields(payload, fields) if fields is not None else None
+            if problem is not None:
+                return json_response({"error": problem}, 400)
         started = time.perf_counter()
         try:
             result = await run_in_threadpool(handler, request, payload)
@@ -684,43 +703,58 @@ def openapi(request: Request, _: Any) -> Any:
     return document()
 
 
+def _with_body(path: str, method: str, handler: Handler) -> Route:
+    """The route of a request with a JSON body: the fields it takes are those the OpenAPI document lists."""
+    from gainscope.server.openapi import ROUTES
+
+    (schema,) = [b for m, p, _, b, _, _ in ROUTES if (m, p) == (method.lower(), path)]
+    return Route(path, endpoint(handler, body=True, fields=tuple((schema or {}).get("properties", {}))),
+                 methods=[method])
+
+
+def _json_kind(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
 def routes() -> list[Route]:
-    """Every API route."""
+    """Every API route. A route with a JSON body refuses the fields its OpenAPI entry
+    (:data:`gainscope.server.openapi.ROUTES`) does not list."""
     c = "/api/cases/{case_id}"
     return [
         Route("/api", endpoint(openapi), methods=["GET"]),
         Route("/api/cases", endpoint(list_cases), methods=["GET"]),
-        Route("/api/cases", endpoint(import_case, body=True), methods=["POST"]),
+        _with_body("/api/cases", "POST", import_case),
         Route(c, endpoint(get_case), methods=["GET"]),
-        Route(c, endpoint(patch_case, body=True), methods=["PATCH"]),
+        _with_body(c, "PATCH", patch_case),
         Route(c, endpoint(delete_case), methods=["DELETE"]),
         Route(c + "/queries/{query_id}", endpoint(get_query), methods=["GET"]),
         Route(c + "/queries/{query_id}/explain", endpoint(explain), methods=["GET"]),
-        Route(c + "/ratings", endpoint(put_rating, body=True), methods=["PUT"]),
+        _with_body(c + "/ratings", "PUT", put_rating),
         Route(c + "/ratings/events", endpoint(rating_events), methods=["GET"]),
-        Route(c + "/search", endpoint(search, body=True), methods=["POST"]),
+        _with_body(c + "/search", "POST", search),
         Route(c + "/engine", endpoint(engine_info), methods=["GET"]),
-        Route(c + "/rerun", endpoint(rerun, body=True), methods=["POST"]),
+        _with_body(c + "/rerun", "POST", rerun),
         Route("/api/jobs/{job_id}", endpoint(get_job), methods=["GET"]),
         Route(c + "/snapshots", endpoint(list_snapshots), methods=["GET"]),
-        Route(c + "/snapshots", endpoint(take_snapshot, body=True), methods=["POST"]),
+        _with_body(c + "/snapshots", "POST", take_snapshot),
         Route(c + "/compare", endpoint(compare), methods=["GET"]),
         Route(c + "/history", endpoint(history), methods=["GET"]),
-        Route(c + "/annotations", endpoint(annotate, body=True), methods=["POST"]),
+        _with_body(c + "/annotations", "POST", annotate),
         Route(c + "/export", endpoint(export), methods=["GET"]),
-        Route(c + "/judge", endpoint(judge, body=True), methods=["POST"]),
+        _with_body(c + "/judge", "POST", judge),
         Route(c + "/agreement", endpoint(agreement), methods=["GET"]),
         Route(c + "/queues", endpoint(list_queues), methods=["GET"]),
-        Route(c + "/queues", endpoint(add_queue, body=True), methods=["POST"]),
+        _with_body(c + "/queues", "POST", add_queue),
         Route(c + "/queues/{queue_id}", endpoint(get_queue), methods=["GET"]),
         Route(c + "/queues/{queue_id}", endpoint(delete_queue), methods=["DELETE"]),
-        Route(c + "/queues/{queue_id}/rate", endpoint(rate_in_queue, body=True), methods=["POST"]),
-        Route(c + "/queues/{queue_id}/skip", endpoint(skip_in_queue, body=True), methods=["POST"]),
-        Route(c + "/queues/{queue_id}/undo", endpoint(undo_in_queue, body=True), methods=["POST"]),
-        Route(c + "/queues/{queue_id}/position", endpoint(move_in_queue, body=True), methods=["PUT"]),
+        _with_body(c + "/queues/{queue_id}/rate", "POST", rate_in_queue),
+        _with_body(c + "/queues/{queue_id}/skip", "POST", skip_in_queue),
+        _with_body(c + "/queues/{queue_id}/undo", "POST", undo_in_queue),
+        _with_body(c + "/queues/{queue_id}/position", "PUT", move_in_queue),
         Route(c + "/queues/{queue_id}/export", endpoint(export_queue), methods=["GET"]),
         Route("/api/scorers", endpoint(list_scorers), methods=["GET"]),
-        Route("/api/scorers/test", endpoint(test_scorer, body=True), methods=["POST"]),
-        Route("/api/scorers/{name}", endpoint(put_scorer, body=True), methods=["PUT"]),
+        _with_body("/api/scorers/test", "POST", test_scorer),
+        _with_body("/api/scorers/{name}", "PUT", put_scorer),
         Route("/api/scorers/{name}", endpoint(delete_scorer), methods=["DELETE"]),
     ]
