@@ -26,6 +26,7 @@ def test_rule_grammar() -> None:
     r = parse_rule("reldelta(AP) < -2%")
     assert (r.kind, r.threshold) == ("reldelta", -0.02)
     assert parse_rule("reldelta(AP) < -0.02").threshold == -0.02
+    assert parse_rule("reldelta(AP) <= -1").threshold == -1.0  # a run whose mean falls to 0 fires it
     r = parse_rule("significant_loss(P(rel=2)@5)")
     assert (r.kind, r.metric, r.op) == ("significant_loss", "P(rel=2)@5", None)
     assert parse_rule("nDCG(gain=exponential)@10 != 1e-3").threshold == 0.001
@@ -38,6 +39,11 @@ def test_rule_grammar() -> None:
     ("P@5 > 1", "can never fire"),
     ("RR < 0", "can never fire"),
     ("delta(nDCG@10) < -1.5", "a change of nDCG@10 lies in \\[-1, 1\\]"),
+    # a relative change of a mean >= 0 is >= -100%: "-2" (a fraction, -200%) never fires; "-2%" was meant
+    ("reldelta(AP) < -2", "can never fire, so it would always pass: a relative change of AP \\(a fraction: -1 is "
+                          "-100%\\) lies in \\[-1, inf\\]. A threshold without '%' is a fraction "
+                          "\\(-0.02 is -2%\\): to mean -2 percent, write 'reldelta\\(AP\\) < -2%'"),
+    ("reldelta(nDCG@10) <= -150%", "a relative change of nDCG@10 .* lies in \\[-1, inf\\]\\.$"),
     ("delta(AP) < -2%", "a percentage only applies to reldelta"),
     ("AP < 10%", "a percentage only applies to reldelta"),
     ("significant_loss(AP) < 0.1", "significant_loss\\(...\\) takes no comparison"),
