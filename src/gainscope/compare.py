@@ -42,6 +42,7 @@ import numpy as np
 
 from gainscope import stats
 from gainscope.core.policies import Policies
+from gainscope.core.run import run_list
 from gainscope.errors import InputError, PolicyError, format_ids, option, spell
 from gainscope.evaluation import MetricsArg, evaluate_runs
 from gainscope.metrics.profiles import Profile
@@ -281,6 +282,7 @@ def compare(judgments: Any, runs: Sequence[Any], metrics: MetricsArg = ("nDCG@10
     >>> table.baseline, table.row("RR", "new").delta, table.row("RR", "new").wins_ties_losses
     ('base', 0.25, (1, 1, 0))
     """
+    runs = run_list(runs)
     if len(runs) < 2:
         raise InputError(f"a comparison needs at least two runs; got {len(runs)}")
     results = evaluate_runs(judgments, runs, metrics, policies=policies, profile=profile, **policy_kwargs)

@@ -257,3 +257,24 @@ def test_markdown_aligns_text_left_and_numbers_right(three) -> None:
     rule = render_comparison(three, "markdown").splitlines()[1]
     # metric, run (text) | mean, CI (text), delta, delta CI (text), four p-values, d_z, W/T/L (text), sig (text)
     assert rule.split("|")[1:4] == [":---", ":---", "---:"]
+
+
+@pytest.mark.parametrize("call", ["compare", "evaluate_runs", "fuse", "bounds_runs", "optimize_weights"])
+@pytest.mark.parametrize("one", ["path", "run", "dict"])
+def test_one_run_where_a_list_is_expected_is_refused(tmp_path, call: str, one: str) -> None:
+    """A path given as ``runs`` was iterated character by character ("no such file: 'b'"); a Run or a dict
+    ``{query_id: {doc_id: score}}`` likewise. Each is refused by name before anything is read."""
+    from gainscope.bounds import bounds_runs
+
+    path = tmp_path / "base.run"
+    path.write_text("q1 Q0 d1 1 1.0 base\n", encoding="utf-8")
+    given = {"path": str(path), "run": ranked_at(BASE, "base"), "dict": {"q1": {"d1": 1.0}}}[one]
+    functions = {"compare": lambda: compare(QRELS, given, "RR"),
+                 "evaluate_runs": lambda: gainscope.evaluate_runs(QRELS, given, "RR"),
+                 "fuse": lambda: gainscope.fuse(given),
+                 "bounds_runs": lambda: bounds_runs(QRELS, given, "RR"),
+                 "optimize_weights": lambda: gainscope.optimize_weights(QRELS, given, "RR", ["q1"])}
+    shown = {"path": f"str {str(path)!r}", "run": "Run", "dict": "dict"}[one]
+    with pytest.raises(InputError) as err:
+        functions[call]()
+    assert str(err.value) == f"runs takes a list of runs, e.g. runs=['bm25.run', 'dense.run']; got one {shown}"

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gainscope.core.run import Run
+from gainscope.core.run import Run, run_list
 from gainscope.errors import InputError, InputWarning, PolicyError, QueryCoverageWarning, format_ids, option
 from gainscope.fusion.methods import METHODS, Candidates, FusionMethod
 from gainscope.fusion.normalization import NORMALIZATIONS, Normalization
@@ -247,7 +247,7 @@ def fuse(runs: Sequence[Run | Any], method: str = "rrf", *, norm: str | None = N
     """
     from gainscope.io import read_run
 
-    loaded = [r if isinstance(r, Run) else read_run(r) for r in runs]
+    loaded = [r if isinstance(r, Run) else read_run(r) for r in run_list(runs)]
     if len(loaded) < 2:
         raise InputError(f"fusion needs at least two runs; got {len(loaded)}")
     spec = fusion(method, runs=len(loaded), norm=norm, weights=weights, rrf_k=rrf_k)
