@@ -183,6 +183,11 @@ def test_cli_exit_codes(cli_runner, files) -> None:
     assert code == 2 and "give one (--baseline-run FILE)" in err
     code, _, err = cli_runner("gate", files["qrels"], files["new"])
     assert code == 2 and "nothing to check" in err
+    # --fail-on-significant-loss without any metric said "nothing to check: give ... --fail-on-significant-loss"
+    code, _, err = cli_runner("gate", files["qrels"], files["new"], "--baseline-run", files["base"],
+                              "--fail-on-significant-loss")
+    assert code == 2 and ("--fail-on-significant-loss checks the metrics the gate evaluates, and it evaluates none: "
+                          "name them with -m (e.g. -m nDCG@10) or in --fail-if rules") in err
 
 
 def test_cli_assertions_and_junit(cli_runner, files) -> None:
