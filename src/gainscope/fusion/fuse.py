@@ -128,15 +128,16 @@ def _ordered(runs: Sequence[Run], needs_scores: bool) -> pl.DataFrame:
 
 def _check_scores(run: Run) -> None:
     scores = run.frame["score"]
+    named = f"{run.name!r}" + (f" ({run.source})" if run.source and run.source != run.name else "")
     hint = ("score-based fusion needs a finite score for every document; use a rank-based method (rrf, isr, "
             "log_isr, bordafuse, condorcet) or the rank or borda normalisation")
     if scores.null_count():
         what = "no scores" if scores.null_count() == len(scores) else "documents without a score"
-        raise InputError(f"run {run.name!r} has {what}; {hint}")
+        raise InputError(f"run {named} has {what}; {hint}")
     bad = run.frame.filter(~pl.col("score").is_finite())
     if bad.height:
         row = bad.row(0, named=True)
-        raise InputError(f"run {run.name!r} scores query {row['query_id']!r}, doc {row['doc_id']!r} "
+        raise InputError(f"run {named} scores query {row['query_id']!r}, doc {row['doc_id']!r} "
                          f"{row['score']}; {hint}")
 
 
