@@ -81,7 +81,7 @@ class CompareSettings:
             raise PolicyError(f"unknown test {unknown[0]!r}; the tests are: {', '.join(TESTS)}" if unknown
                               else "name at least one test: " + ", ".join(TESTS))
         if len(set(self.tests)) != len(self.tests):
-            raise PolicyError(f"a test is named twice in {list(self.tests)}")
+            raise PolicyError(f"{option('tests', ..., cli='--test')} names a test twice: {', '.join(self.tests)}")
         if self.significance not in self.tests:
             raise PolicyError(f"the significance test {self.significance!r} must be one of the tests run: "
                               f"{', '.join(self.tests)}")
@@ -90,7 +90,8 @@ class CompareSettings:
         for name in ("alpha", "level"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-                raise PolicyError(f"{name} must be a number between 0 and 1 (exclusive); got {value!r}")
+                raise PolicyError(f"{option(name, ..., cli='--' + name)} must be a number between 0 and 1 "
+                                  f"(exclusive); got {value!r}")
         stats._count(self.resamples, "resamples", 1)
         stats._count(self.seed, "seed", 0)
 

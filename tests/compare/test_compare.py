@@ -177,8 +177,10 @@ def test_bad_requests_are_refused() -> None:
         CompareSettings(tests=("sign",))
     with pytest.raises(PolicyError, match="significance test 'wilcoxon' must be one of the tests run: t"):
         CompareSettings(tests=("t",), significance="wilcoxon")
-    with pytest.raises(PolicyError, match="alpha must be a number between 0 and 1"):
+    with pytest.raises(PolicyError, match=r"^alpha=\.\.\. must be a number between 0 and 1 \(exclusive\); got 1\.5$"):
         CompareSettings(alpha=1.5)
+    with pytest.raises(PolicyError, match=r"^tests=\.\.\. names a test twice: t, t$"):
+        CompareSettings(tests=("t", "t"))
     with pytest.raises(PolicyError, match="unknown correction 'sidak'"):
         CompareSettings(correction="sidak")
     one = gainscope.evaluate(QRELS, runs[0], "RR")

@@ -255,3 +255,13 @@ def test_equality_allows_floating_point_noise() -> None:
 
     assert OPS["=="](0.1 + 0.2, 0.3) and not OPS["!="](0.1 + 0.2, 0.3)
     assert not OPS["=="](0.3001, 0.3)
+
+
+def test_cli_settings_out_of_range_are_named_as_options(cli_runner, files) -> None:
+    """``--alpha 0`` said "alpha must be ..." and ``--test t --test t`` "a test is named twice in ['t', 't']"."""
+    code, _, err = cli_runner("gate", files["qrels"], files["new"], "--baseline-run", files["base"],
+                              "--fail-on-significant-loss", "-m", "RR", "--alpha", "0")
+    assert code == 2 and "error: --alpha must be a number between 0 and 1 (exclusive); got 0.0" in err
+    code, _, err = cli_runner("gate", files["qrels"], files["new"], "--baseline-run", files["base"],
+                              "--fail-on-significant-loss", "-m", "RR", "--test", "t", "--test", "t")
+    assert code == 2 and "error: --test names a test twice: t, t" in err
