@@ -87,11 +87,8 @@ class CompareSettings:
                               f"{', '.join(self.tests)}")
         stats._choice(self.correction, "correction", stats.CORRECTIONS)
         stats._choice(self.ci_method, "bootstrap interval method", stats.CI_METHODS)
-        for name in ("alpha", "level"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-                raise PolicyError(f"{option(name, ..., cli='--' + name)} must be a number between 0 and 1 "
-                                  f"(exclusive); got {value!r}")
+        stats.check_fraction(self.alpha, "alpha")
+        stats.check_fraction(self.level, "level")
         stats._count(self.resamples, "resamples", 1)
         stats._count(self.seed, "seed", 0)
 

@@ -199,6 +199,9 @@ def test_bad_requests() -> None:
         next_pairs(runs[:1], qrels, budget=1, strategy="decision")
     with pytest.raises(InputError, match=r"^baseline='C' is not among the runs: A, B$"):
         next_pairs(runs, qrels, budget=1, strategy="decision", baseline="C")
+    # alpha=5 was taken: the critical t was NaN and no pair could "change a conclusion"
+    with pytest.raises(PolicyError, match=r"^alpha=\.\.\. must be a number between 0 and 1 \(exclusive\); got 5$"):
+        next_pairs(runs, qrels, budget=1, strategy="decision", alpha=5)
 
 
 @pytest.mark.parametrize("strategy", ["depth", "mtf", "maxmean", "decision"])

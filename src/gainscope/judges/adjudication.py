@@ -48,6 +48,7 @@ from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
 from gainscope.errors import InconsistentInputError, InputError, PolicyError, option
 from gainscope.judges.pool import Rankings, rankings
+from gainscope.stats import check_fraction
 
 __all__ = ["STRATEGIES", "Selection", "adaptive_order", "check_budget", "known_labels", "next_pairs",
            "relevance_estimates"]
@@ -229,6 +230,7 @@ def next_pairs(runs: Sequence[Run | Any], judgments: Judgments | Any | None = No
     from gainscope.io import read_judgments, read_run
 
     check_budget(budget)
+    check_fraction(alpha, "alpha")
     if strategy not in STRATEGIES:
         raise PolicyError(f"unknown {option('strategy', strategy)}; the strategies are: {', '.join(STRATEGIES)}")
     loaded = [r if isinstance(r, Run) else read_run(r) for r in runs]
