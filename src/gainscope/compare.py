@@ -285,6 +285,8 @@ def compare(judgments: Any, runs: Sequence[Any], metrics: MetricsArg = ("nDCG@10
         raise InputError(f"a comparison needs at least two runs; got {len(runs)}")
     results = evaluate_runs(judgments, runs, metrics, policies=policies, profile=profile, **policy_kwargs)
     if names is not None:
+        if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+            raise InputError(f"names takes one non-empty name per run, e.g. names=['bm25', 'dense']; got {names!r}")
         if len(names) != len(results):
             raise InputError(f"{len(names)} names for {len(results)} runs; give one name per run")
         results = [_renamed(r, n) for r, n in zip(results, names, strict=True)]

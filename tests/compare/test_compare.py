@@ -280,3 +280,12 @@ def test_one_run_where_a_list_is_expected_is_refused(tmp_path, call: str, one: s
     with pytest.raises(InputError) as err:
         functions[call]()
     assert str(err.value) == f"runs takes a list of runs, e.g. runs=['bm25.run', 'dense.run']; got one {shown}"
+
+
+@pytest.mark.parametrize("names", ["ab", [1, 2], ["base", ""]])
+def test_names_that_are_not_a_list_of_names_are_refused(names: object) -> None:
+    """``names="ab"`` named the two runs 'a' and 'b'; ``names=[1, 2]`` gave runs named by integers."""
+    runs = [ranked_at(BASE, "base"), ranked_at(BETTER, "better")]
+    with pytest.raises(InputError) as err:
+        compare(QRELS, runs, "RR", names=names)  # type: ignore[arg-type]
+    assert str(err.value) == f"names takes one non-empty name per run, e.g. names=['bm25', 'dense']; got {names!r}"
