@@ -60,7 +60,7 @@ import polars as pl
 from gainscope.core.judged_run import PreparedJudgments, build_judged_run
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
-from gainscope.core.run import Run
+from gainscope.core.run import Run, run_list
 from gainscope.errors import PolicyError, option
 from gainscope.metrics.base import GainMap, Metric
 from gainscope.results import Results, aggregate_values
@@ -284,7 +284,7 @@ def bounds_runs(judgments: Judgments | Any, runs: Sequence[Run | Any], metrics: 
     for i, m in enumerate(mets):
         groups.setdefault(metric_depth(m), []).append(i)
     out = []
-    for run in runs:
+    for run in run_list(runs):
         r = run if isinstance(run, Run) else read_run(run)
         jr, run_notes = _judged(prepared, r, pol)
         today = compute(jr, mets, notes=tuple(j.notes) + run_notes, profile=use)

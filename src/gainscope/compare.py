@@ -42,6 +42,7 @@ import numpy as np
 
 from gainscope import stats
 from gainscope.core.policies import Policies
+from gainscope.core.run import run_list
 from gainscope.errors import InputError, PolicyError, format_ids, option, spell
 from gainscope.evaluation import MetricsArg, evaluate_runs
 from gainscope.metrics.profiles import Profile
@@ -80,16 +81,14 @@ class CompareSettings:
             raise PolicyError(f"unknown test {unknown[0]!r}; the tests are: {', '.join(TESTS)}" if unknown
                               else "name at least one test: " + ", ".join(TESTS))
         if len(set(self.tests)) != len(self.tests):
-            raise PolicyError(f"a test is named twice in {list(self.tests)}")
+            raise PolicyError(f"{option('tests', ..., cli='--test')} names a test twice: {', '.join(self.tests)}")
         if self.significance not in self.tests:
             raise PolicyError(f"the significance test {self.significance!r} must be one of the tests run: "
                               f"{', '.join(self.tests)}")
         stats._choice(self.correction, "correction", stats.CORRECTIONS)
         stats._choice(self.ci_method, "bootstrap interval method", stats.CI_METHODS)
-        for name in ("alpha", "level"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-                raise PolicyError(f"{name} must be a number between 0 and 1 (exclusive); got {value!r}")
+        stats.check_fraction(self.alpha, "alpha")
+        stats.check_fraction(self.level, "level")
         stats._count(self.resamples, "resamples", 1)
         stats._count(self.seed, "seed", 0)
 
@@ -281,10 +280,13 @@ def compare(judgments: Any, runs: Sequence[Any], metrics: MetricsArg = ("nDCG@10
     >>> table.baseline, table.row("RR", "new").delta, table.row("RR", "new").wins_ties_losses
     ('base', 0.25, (1, 1, 0))
     """
+    runs = run_list(runs)
     if len(runs) < 2:
         raise InputError(f"a comparison needs at least two runs; got {len(runs)}")
     results = evaluate_runs(judgments, runs, metrics, policies=policies, profile=profile, **policy_kwargs)
     if names is not None:
+        if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+            raise InputError(f"names takes one non-empty name per run, e.g. names=['bm25', 'dense']; got {names!r}")
         if len(names) != len(results):
             raise InputError(f"{len(names)} names for {len(results)} runs; give one name per run")
         results = [_renamed(r, n) for r, n in zip(results, names, strict=True)]

@@ -30,7 +30,7 @@ import numpy as np
 from gainscope.core.judged_run import JudgedRun, PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
-from gainscope.core.run import Run
+from gainscope.core.run import Run, run_list
 from gainscope.errors import PolicyError, UndefinedMetricWarning, about, format_ids, option
 from gainscope.metrics.base import Metric, RankedQuery
 from gainscope.metrics.context import Context
@@ -230,7 +230,7 @@ def evaluate_runs(judgments: Judgments | Any, runs: Iterable[Run | Any], metrics
     """Evaluate several runs against the same judgments (read and prepared once); arguments as
     :func:`evaluate`. Each warning names the run it is about (its path, or its name)."""
     pol, mets, use = _setup(metrics, policies, profile, policy_kwargs)
-    return evaluate_prepared(_as_judgments(judgments), list(runs), mets, pol, profile=use)
+    return evaluate_prepared(_as_judgments(judgments), run_list(runs), mets, pol, profile=use)
 
 
 def run_label(run: Any, index: int) -> str:

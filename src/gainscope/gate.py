@@ -11,7 +11,8 @@ Rules say when the gate *fails* (``--fail-if``)::
 
 Operators: ``<``, ``<=``, ``>``, ``>=``, ``==``, ``!=``. A rule on a run's value that can never fire, because
 the threshold lies outside the metric's range (``nDCG@10 < -0.01``), is refused rather than silently passing:
-it is almost always a delta rule written without ``delta(...)``.
+it is almost always a delta rule written without ``delta(...)``. So is a relative change below -100% of a
+metric that cannot be negative (``reldelta(AP) < -2``, a fraction: almost always ``-2%`` without its sign).
 
 Per-query assertions (a file, one per line, ``#`` comments) say what must *hold*::
 
@@ -179,6 +180,11 @@ def parse_rule(text: str, *, resolve: Resolver | None = None) -> Rule:
             span = None if low is None or high is None else high - low
             _check_reachable(stripped, f"a change of {metric}", (None if span is None else -span, span), op, value,
                              "")
+        elif (low := type(metric).bounds[0]) is not None and low >= 0:  # (run - base) / base >= -1 when both >= 0
+            hint = "" if pct else (f" A threshold without '%' is a fraction (-0.02 is -2%): to mean {value:g} "
+                                   f"percent, write 'reldelta({metric}) {op} {value:g}%'")
+            _check_reachable(stripped, f"a relative change of {metric} (a fraction: -1 is -100%)", (-1.0, None), op,
+                             value, hint)
         return Rule(text=stripped, kind=kind, metric=str(metric), op=op, threshold=value)
     if pct:
         raise PolicyError(f"a percentage only applies to reldelta(...); got {text!r}")

@@ -13,7 +13,7 @@ describes the values and is never computed (it is not a registered metric: ``par
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -180,6 +180,19 @@ class Results:
         j = self._column(metric)
         return aggregate_values(self.values[:, j], self.metrics[j].aggregate, self._censored(j))
 
+    def __contains__(self, metric: object) -> bool:
+        """Whether ``metric`` (any spelling, or a Metric object) was evaluated: ``"map" in results``."""
+        if not isinstance(metric, (str, Metric)):
+            return False
+        try:
+            self._column(metric)
+        except MetricError:
+            return False
+        return True
+
+    #: not iterable (``__getitem__`` takes metric names, not positions): ``iter(results)`` is a TypeError
+    __iter__ = None
+
     def censored_queries(self, metric: str | Metric) -> list[str]:
         """The queries whose value of ``metric`` is censored (left out of its aggregate)."""
         c = self._censored(self._column(metric))
@@ -195,8 +208,9 @@ class Results:
         return {"profile": self.profile.as_dict() if self.profile else None, "policies": self.policies.as_dict(),
                 "coverage": self.coverage.as_dict(), "notes": [spell(n) for n in self.notes]}
 
-    def select(self, metrics: Sequence[str | Metric]) -> Results:
-        """The same results restricted to ``metrics`` (any accepted spelling), in that order.
+    def select(self, metrics: str | Metric | Iterable[str | Metric]) -> Results:
+        """The same results restricted to ``metrics`` (any accepted spelling, one name or several), in that order;
+        a metric named twice is kept once.
 
         >>> import gainscope
         >>> qrels = gainscope.Judgments.from_dict({"q1": {"d1": 1}})
@@ -206,7 +220,14 @@ class Results:
         """
         from dataclasses import replace
 
-        cols = [self._column(m) for m in metrics]
+        if isinstance(metrics, (str, Metric)):
+            metrics = [metrics]
+        elif not isinstance(metrics, Iterable):
+            raise MetricError(f"select takes metric names or Metric objects (select(['nDCG@10', 'AP'])); got "
+                              f"{metrics!r}")
+        cols = list(dict.fromkeys(self._column(m) for m in metrics))  # a metric named twice is one column
+        if not cols:
+            raise MetricError("select needs at least one metric, for example select(['nDCG@10'])")
         return replace(self, metrics=tuple(self.metrics[j] for j in cols), values=self.values[:, cols],
                        undefined=self.undefined[:, cols], labels=tuple(self.labels[j] for j in cols) if self.labels
                        else (), censored=None if self.censored is None else self.censored[:, cols])

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from gainscope.errors import InputError, PolicyError
+from gainscope.errors import InputError, PolicyError, option
 
 __all__ = [
     "TestResult",
@@ -169,6 +169,15 @@ def _count(value: object, name: str, low: int, high: int | None = None) -> int:
         bound = f">= {low}" if high is None else f"between {low} and {high}"
         raise PolicyError(f"{name} must be an integer {bound}; got {value!r}")
     return int(value)
+
+
+def check_fraction(value: object, name: str, example: str = "") -> float:
+    """``value`` as a float strictly between 0 and 1 (a significance or confidence level), else a
+    :class:`~gainscope.errors.PolicyError` naming the option ``name`` (``alpha=...``, ``--alpha``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating) or not 0 < value < 1:
+        raise PolicyError(f"{option(name, ..., cli='--' + name.replace('_', '-'))} must be a number between 0 and 1 "
+                          f"(exclusive){', e.g. ' + example if example else ''}; got {value!r}")
+    return float(value)
 
 
 def _choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
@@ -526,8 +535,7 @@ def _interval_inputs(vectors: Sequence[ArrayLike], level: float, resamples: int,
     for x in xs:
         if len(x) < 2:
             raise InputError(f"a bootstrap interval needs at least 2 values; got {len(x)}")
-    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
-        raise PolicyError(f"level must be a number between 0 and 1 (exclusive), e.g. 0.95; got {level!r}")
+    level = check_fraction(level, "level", "0.95")
     resamples = _count(resamples, "resamples", 1)
     seed = _count(seed, "seed", 0)
     _choice(method, "bootstrap interval method", CI_METHODS)

@@ -88,7 +88,7 @@ def test_judgment_keys_are_separate_spaces() -> None:
     assert grades(judgments_key="domain_id") == [(0.0, ""), (2.0, "g1"), (3.0, "https://x.org/p"),
                                                  (4.0, "https://x.org/q")]
     assert grades(judgments_key="url") == [(0.0, ""), (0.0, ""), (3.0, "https://x.org/p"), (4.0, "https://x.org/q")]
-    with pytest.raises(PolicyError, match="judgments_key must be one of id, domain_id, url"):
+    with pytest.raises(PolicyError, match=r"^judgments_key=\.\.\. must be one of id, domain_id, url; got 'doc'$"):
         AgentSettings(judgments_key="doc")
 
 
@@ -369,6 +369,11 @@ def test_cli_errors(traces: Path, tmp_path: Path) -> None:
     assert code == 2 and "expected GRADE:GAIN pairs" in err
     code, _, err = run("evaluate", str(traces), "--sdcg-gains", "0:0,4:16")
     assert code == 2 and "the sDCG gain mapping has no gain for grade 3" in err
+    # NaN passes click's ranges; the settings' own check named the Python keywords good_gain, sdcg_b
+    code, _, err = run("evaluate", str(traces), "--good-gain", "nan")
+    assert code == 2 and "error: --good-gain ... must be a grade >= 0; got nan" in err
+    code, _, err = run("evaluate", str(traces), "--sdcg-b", "nan")
+    assert code == 2 and "error: the sDCG log bases --sdcg-b ... and --sdcg-bq ... must be > 1; got nan and 4.0" in err
 
 
 def test_sdcg_gains_option(traces: Path) -> None:

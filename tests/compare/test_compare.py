@@ -177,8 +177,10 @@ def test_bad_requests_are_refused() -> None:
         CompareSettings(tests=("sign",))
     with pytest.raises(PolicyError, match="significance test 'wilcoxon' must be one of the tests run: t"):
         CompareSettings(tests=("t",), significance="wilcoxon")
-    with pytest.raises(PolicyError, match="alpha must be a number between 0 and 1"):
+    with pytest.raises(PolicyError, match=r"^alpha=\.\.\. must be a number between 0 and 1 \(exclusive\); got 1\.5$"):
         CompareSettings(alpha=1.5)
+    with pytest.raises(PolicyError, match=r"^tests=\.\.\. names a test twice: t, t$"):
+        CompareSettings(tests=("t", "t"))
     with pytest.raises(PolicyError, match="unknown correction 'sidak'"):
         CompareSettings(correction="sidak")
     one = gainscope.evaluate(QRELS, runs[0], "RR")
@@ -257,3 +259,33 @@ def test_markdown_aligns_text_left_and_numbers_right(three) -> None:
     rule = render_comparison(three, "markdown").splitlines()[1]
     # metric, run (text) | mean, CI (text), delta, delta CI (text), four p-values, d_z, W/T/L (text), sig (text)
     assert rule.split("|")[1:4] == [":---", ":---", "---:"]
+
+
+@pytest.mark.parametrize("call", ["compare", "evaluate_runs", "fuse", "bounds_runs", "optimize_weights"])
+@pytest.mark.parametrize("one", ["path", "run", "dict"])
+def test_one_run_where_a_list_is_expected_is_refused(tmp_path, call: str, one: str) -> None:
+    """A path given as ``runs`` was iterated character by character ("no such file: 'b'"); a Run or a dict
+    ``{query_id: {doc_id: score}}`` likewise. Each is refused by name before anything is read."""
+    from gainscope.bounds import bounds_runs
+
+    path = tmp_path / "base.run"
+    path.write_text("q1 Q0 d1 1 1.0 base\n", encoding="utf-8")
+    given = {"path": str(path), "run": ranked_at(BASE, "base"), "dict": {"q1": {"d1": 1.0}}}[one]
+    functions = {"compare": lambda: compare(QRELS, given, "RR"),
+                 "evaluate_runs": lambda: gainscope.evaluate_runs(QRELS, given, "RR"),
+                 "fuse": lambda: gainscope.fuse(given),
+                 "bounds_runs": lambda: bounds_runs(QRELS, given, "RR"),
+                 "optimize_weights": lambda: gainscope.optimize_weights(QRELS, given, "RR", ["q1"])}
+    shown = {"path": f"str {str(path)!r}", "run": "Run", "dict": "dict"}[one]
+    with pytest.raises(InputError) as err:
+        functions[call]()
+    assert str(err.value) == f"runs takes a list of runs, e.g. runs=['bm25.run', 'dense.run']; got one {shown}"
+
+
+@pytest.mark.parametrize("names", ["ab", [1, 2], ["base", ""]])
+def test_names_that_are_not_a_list_of_names_are_refused(names: object) -> None:
+    """``names="ab"`` named the two runs 'a' and 'b'; ``names=[1, 2]`` gave runs named by integers."""
+    runs = [ranked_at(BASE, "base"), ranked_at(BETTER, "better")]
+    with pytest.raises(InputError) as err:
+        compare(QRELS, runs, "RR", names=names)  # type: ignore[arg-type]
+    assert str(err.value) == f"names takes one non-empty name per run, e.g. names=['bm25', 'dense']; got {names!r}"

@@ -26,6 +26,7 @@ def test_rule_grammar() -> None:
     r = parse_rule("reldelta(AP) < -2%")
     assert (r.kind, r.threshold) == ("reldelta", -0.02)
     assert parse_rule("reldelta(AP) < -0.02").threshold == -0.02
+    assert parse_rule("reldelta(AP) <= -1").threshold == -1.0  # a run whose mean falls to 0 fires it
     r = parse_rule("significant_loss(P(rel=2)@5)")
     assert (r.kind, r.metric, r.op) == ("significant_loss", "P(rel=2)@5", None)
     assert parse_rule("nDCG(gain=exponential)@10 != 1e-3").threshold == 0.001
@@ -38,6 +39,11 @@ def test_rule_grammar() -> None:
     ("P@5 > 1", "can never fire"),
     ("RR < 0", "can never fire"),
     ("delta(nDCG@10) < -1.5", "a change of nDCG@10 lies in \\[-1, 1\\]"),
+    # a relative change of a mean >= 0 is >= -100%: "-2" (a fraction, -200%) never fires; "-2%" was meant
+    ("reldelta(AP) < -2", "can never fire, so it would always pass: a relative change of AP \\(a fraction: -1 is "
+                          "-100%\\) lies in \\[-1, inf\\]. A threshold without '%' is a fraction "
+                          "\\(-0.02 is -2%\\): to mean -2 percent, write 'reldelta\\(AP\\) < -2%'"),
+    ("reldelta(nDCG@10) <= -150%", "a relative change of nDCG@10 .* lies in \\[-1, inf\\]\\.$"),
     ("delta(AP) < -2%", "a percentage only applies to reldelta"),
     ("AP < 10%", "a percentage only applies to reldelta"),
     ("significant_loss(AP) < 0.1", "significant_loss\\(...\\) takes no comparison"),
@@ -177,6 +183,11 @@ def test_cli_exit_codes(cli_runner, files) -> None:
     assert code == 2 and "give one (--baseline-run FILE)" in err
     code, _, err = cli_runner("gate", files["qrels"], files["new"])
     assert code == 2 and "nothing to check" in err
+    # --fail-on-significant-loss without any metric said "nothing to check: give ... --fail-on-significant-loss"
+    code, _, err = cli_runner("gate", files["qrels"], files["new"], "--baseline-run", files["base"],
+                              "--fail-on-significant-loss")
+    assert code == 2 and ("--fail-on-significant-loss checks the metrics the gate evaluates, and it evaluates none: "
+                          "name them with -m (e.g. -m nDCG@10) or in --fail-if rules") in err
 
 
 def test_cli_assertions_and_junit(cli_runner, files) -> None:
@@ -244,3 +255,13 @@ def test_equality_allows_floating_point_noise() -> None:
 
     assert OPS["=="](0.1 + 0.2, 0.3) and not OPS["!="](0.1 + 0.2, 0.3)
     assert not OPS["=="](0.3001, 0.3)
+
+
+def test_cli_settings_out_of_range_are_named_as_options(cli_runner, files) -> None:
+    """``--alpha 0`` said "alpha must be ..." and ``--test t --test t`` "a test is named twice in ['t', 't']"."""
+    code, _, err = cli_runner("gate", files["qrels"], files["new"], "--baseline-run", files["base"],
+                              "--fail-on-significant-loss", "-m", "RR", "--alpha", "0")
+    assert code == 2 and "error: --alpha must be a number between 0 and 1 (exclusive); got 0.0" in err
+    code, _, err = cli_runner("gate", files["qrels"], files["new"], "--baseline-run", files["base"],
+                              "--fail-on-significant-loss", "-m", "RR", "--test", "t", "--test", "t")
+    assert code == 2 and "error: --test names a test twice: t, t" in err

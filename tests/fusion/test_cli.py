@@ -116,3 +116,14 @@ def test_a_run_without_scores_for_a_score_method_is_invalid_input(cli_runner, fi
                                  "-o", str(Path(files["dir"]) / "x.run"))
     assert code == 3
     assert "has no scores; score-based fusion needs a finite score for every document" in stderr
+
+
+def test_a_run_with_an_infinite_score_is_named_by_its_file(cli_runner, files) -> None:
+    """Two files with the same run tag: the error said only "run 'a'", not which of them."""
+    folder = Path(files["dir"])
+    (folder / "one.run").write_text("q1 Q0 d1 1 2.0 a\n", encoding="utf-8")
+    (folder / "two.run").write_text("q1 Q0 d1 1 inf a\nq1 Q0 d2 2 1.0 a\n", encoding="utf-8")
+    code, _, stderr = cli_runner("fuse", str(folder / "one.run"), str(folder / "two.run"), "--method", "combsum",
+                                 "-o", str(folder / "x.run"))
+    assert code == 3
+    assert f"error: run 'a' ({folder / 'two.run'}) scores query 'q1', doc 'd1' inf; score-based fusion" in stderr

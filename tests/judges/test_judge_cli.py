@@ -119,6 +119,11 @@ def test_budget_and_usage_errors(cli_runner, chat_server: FakeChatServer, data) 
     assert code == 0 and chat_server.count() == 5 and "not judged (budget or stop)" in out and "budget of 5" in out
     code, _, err = cli_runner(*judge_args(data, chat_server, "--max-cost", "1"))
     assert code == 2 and "needs prices" in err
+    # NaN passes click's range, and a NaN budget never stopped the spending
+    code, _, err = cli_runner(*judge_args(data, chat_server, "--max-cost", "nan", "--price-in", "1",
+                                          "--price-out", "1"))
+    assert code == 2 and "error: --max-cost must be a finite number >= 0; got nan" in err
+    assert chat_server.count() == 5  # nothing more was sent
     code, _, err = cli_runner("judge", "--queries", str(data["queries"]), "--corpus", str(data["corpus"]),
                               "--model", "m", "--base-url", chat_server.url)
     assert code == 2 and "--run RUN" in err

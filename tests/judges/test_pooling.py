@@ -199,6 +199,23 @@ def test_bad_requests() -> None:
         next_pairs(runs[:1], qrels, budget=1, strategy="decision")
     with pytest.raises(InputError, match=r"^baseline='C' is not among the runs: A, B$"):
         next_pairs(runs, qrels, budget=1, strategy="decision", baseline="C")
+    # alpha=5 was taken: the critical t was NaN and no pair could "change a conclusion"
+    with pytest.raises(PolicyError, match=r"^alpha=\.\.\. must be a number between 0 and 1 \(exclusive\); got 5$"):
+        next_pairs(runs, qrels, budget=1, strategy="decision", alpha=5)
+
+
+@pytest.mark.parametrize("strategy", ["depth", "mtf", "maxmean", "decision"])
+def test_judgments_of_other_queries_are_refused(strategy: str) -> None:
+    """Judgments that judge none of the pooled queries (another collection's qrels) were ignored in silence by
+    depth, mtf and maxmean, which then chose exactly what they choose without judgments."""
+    from gainscope.errors import InconsistentInputError
+
+    runs = [_ordered("A", {"q1": ["a", "b"]}), _ordered("B", {"q2": ["c"]})]
+    other = Judgments.from_dict({"zz": {"a": 1}})
+    with pytest.raises(InconsistentInputError) as err:
+        next_pairs(runs, other, budget=1, strategy=strategy)
+    assert str(err.value) == ("no query is both judged and ranked: judgments have zz; the run (A, B) has q1, q2. "
+                              "Give the judgments of these queries, or leave judgments=... out")
 
 
 def test_pairs_files_read_back(tmp_path: Path) -> None:

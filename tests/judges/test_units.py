@@ -300,6 +300,23 @@ def test_price_table(tmp_path: Path) -> None:
         Prices.from_table(table, "m")
 
 
+
+def test_a_budget_or_price_that_is_not_a_finite_number_is_refused(tmp_path: Path) -> None:
+    """A NaN cost budget or price (json reads the literal NaN) compared False with every cost: the spending never
+    stopped. Python's json reads ``NaN`` and ``Infinity`` in a price table."""
+    table = tmp_path / "prices.json"
+    table.write_text('{"m": {"input": NaN, "output": 10}}', encoding="utf-8")
+    with pytest.raises(PolicyError, match=r"^prices must be finite numbers >= 0 \(per million tokens\); got nan$"):
+        Prices.from_table(table, "m")
+    with pytest.raises(PolicyError, match=r"got inf$"):
+        Prices(1.0, float("inf"))
+    with pytest.raises(PolicyError, match=r"^max_cost=\.\.\. must be a finite number >= 0; got nan$"):
+        Budget(max_cost=float("nan"))
+    with pytest.raises(PolicyError, match=r"^max_requests=\.\.\. must be an integer >= 1; got 0$"):
+        Budget(max_requests=0)
+    assert Budget(max_cost=0).max_cost == 0  # nothing may be spent: every priced request is refused
+
+
 # ---------------------------------------------------------------------------------------------- review fixes
 def test_stricter_answers() -> None:
     with pytest.raises(JudgeAnswerError, match="not an integer"):

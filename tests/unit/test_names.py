@@ -304,3 +304,16 @@ def test_resolve_metrics_needs_something():
 
     with pytest.raises(MetricError, match="no metric requested"):
         resolve_metrics([])
+
+
+@pytest.mark.parametrize("given", [None, 5, 0.5])
+def test_metrics_of_a_wrong_type_are_refused_by_name(given):
+    """``evaluate(qrels, run, None)`` raised Python's "'NoneType' object is not iterable"."""
+    import gainscope
+    from gainscope.errors import MetricError
+
+    run = gainscope.Run.from_dict({"q1": {"d1": 1.0}})
+    with pytest.raises(MetricError) as err:
+        gainscope.evaluate({"q1": {"d1": 1}}, run, given)
+    assert str(err.value) == ("metrics must be a name, a Metric object or a list of them (metrics=['nDCG@10', "
+                              f"'AP']); got {given!r}")

@@ -387,7 +387,8 @@ def test_option_errors():
         stats.bootstrap_ci(a, method="BCa")
     with pytest.raises(PolicyError, match=r"unknown correction 'fdr_bh'; use one of: 'holm', 'bonferroni', 'bh'"):
         stats.correct([0.1], "fdr_bh")
-    with pytest.raises(PolicyError, match="level must be a number between 0 and 1"):
+    with pytest.raises(PolicyError, match=r"^level=\.\.\. must be a number between 0 and 1 \(exclusive\), e\.g\. "
+                                          r"0\.95; got 95$"):
         stats.bootstrap_ci(a, level=95)
     with pytest.raises(PolicyError, match="resamples must be an integer >= 1; got 0"):
         stats.bootstrap_test(a, b, resamples=0)

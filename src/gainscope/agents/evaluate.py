@@ -40,7 +40,7 @@ from gainscope.agents.metrics import CAP, ITERATION_COLUMNS, POLICIES, Iteration
 from gainscope.agents.overlap import Matched, check_overlap
 from gainscope.agents.trace import Conversation
 from gainscope.core.sessions import Session, build_session_run
-from gainscope.errors import InputError, PolicyError
+from gainscope.errors import InputError, PolicyError, option
 from gainscope.evaluation import compute, resolve_metrics
 from gainscope.io.texts import Query
 from gainscope.metrics.families.session import IterationsForAllGoodResults, SessionDCG
@@ -93,21 +93,24 @@ class AgentSettings:
 
     def __post_init__(self) -> None:
         if self.judgments_key not in JUDGMENT_KEYS:
-            raise PolicyError(f"judgments_key must be one of {', '.join(JUDGMENT_KEYS)}; got {self.judgments_key!r}")
+            raise PolicyError(f"{option('judgments_key', ...)} must be one of {', '.join(JUDGMENT_KEYS)}; got "
+                              f"{self.judgments_key!r}")
         if self.missing not in (None, "zero", "undefined"):
-            raise PolicyError(f"missing must be 'zero' or 'undefined'; got {self.missing!r}")
+            raise PolicyError(f"{option('missing', ..., cli='--unjudged')} must be 'zero' or 'undefined'; got "
+                              f"{self.missing!r}")
         if self.sdcg_gains is not None and (not self.sdcg_gains or any(
                 not math.isfinite(k) or k < 0 or not math.isfinite(v) or v < 0 for k, v in self.sdcg_gains.items())):
-            raise PolicyError(f"sdcg_gains must map grades >= 0 to finite gains >= 0; got {dict(self.sdcg_gains)}")
+            raise PolicyError(f"{option('sdcg_gains', ...)} must map grades >= 0 to finite gains >= 0; got "
+                              f"{dict(self.sdcg_gains)}")
         if self.cap < 1:
             raise PolicyError(f"cap must be >= 1; got {self.cap}")
         if not (math.isfinite(self.good_gain) and self.good_gain >= 0):
-            raise PolicyError(f"good_gain must be a grade >= 0; got {self.good_gain!r}")
+            raise PolicyError(f"{option('good_gain', ...)} must be a grade >= 0; got {self.good_gain!r}")
         if not (self.sdcg_b > 1 and self.sdcg_bq > 1):
-            raise PolicyError(f"the sDCG log bases sdcg_b and sdcg_bq must be > 1; got sdcg_b={self.sdcg_b!r}, "
-                              f"sdcg_bq={self.sdcg_bq!r}")
+            raise PolicyError(f"the sDCG log bases {option('sdcg_b', ...)} and {option('sdcg_bq', ...)} must be "
+                              f"> 1; got {self.sdcg_b!r} and {self.sdcg_bq!r}")
         if self.sdcg_depth is not None and self.sdcg_depth < 1:
-            raise PolicyError(f"sdcg_depth must be >= 1 or None; got {self.sdcg_depth!r}")
+            raise PolicyError(f"{option('sdcg_depth', ...)} must be >= 1 or None; got {self.sdcg_depth!r}")
 
     def session_dcg(self) -> SessionDCG:
         """The core metric session DCG is with these settings."""

@@ -80,6 +80,9 @@ def gate_cmd(judgments: str, run: str, baseline_run: str | None, rules: tuple[st
     if fail_on_significant_loss:
         if baseline_run is None:
             raise click.UsageError("--fail-on-significant-loss compares with a baseline; add --baseline-run FILE")
+        if not names:
+            raise click.UsageError("--fail-on-significant-loss checks the metrics the gate evaluates, and it evaluates "
+                                   "none: name them with -m (e.g. -m nDCG@10) or in --fail-if rules")
         known = {r.text for r in parsed}
         parsed += [parse_rule(f"significant_loss({m})", resolve=resolve_metrics) for m in names
                    if f"significant_loss({m})" not in known]  # canonical names: they need no profile

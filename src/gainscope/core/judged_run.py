@@ -70,7 +70,7 @@ else:
     pl = deferred_module("polars")
 
 __all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "RankedPositions", "SessionLayout", "build_judged_run",
-           "judged_run_from_positions"]
+           "judged_run_from_positions", "no_overlap_message"]
 
 
 @dataclass(frozen=True)
@@ -540,7 +540,7 @@ def _query_universe(judged_q: list[str], ranked_q: list[str], policies: Policies
         return judged_q, (), ()
     judged_set, ranked_set = set(judged_q), set(ranked_q)
     if not (judged_set & ranked_set) and judged_q and ranked_q:
-        raise InconsistentInputError(_no_overlap_message(judged_q, ranked_q, judgments_source, run_source))
+        raise InconsistentInputError(no_overlap_message(judged_q, ranked_q, judgments_source, run_source))
     ignored = tuple(q for q in ranked_q if q not in judged_set)
     missing = tuple(q for q in judged_q if q not in ranked_set)
     if ignored:
@@ -668,8 +668,9 @@ def _warn_ties(tied_groups: int, policies: Policies) -> None:
             stacklevel=4)
 
 
-def _no_overlap_message(judged_q: list[str], ranked_q: list[str], judgments_source: str | None,
-                        run_source: str | None) -> str:
+def no_overlap_message(judged_q: list[str], ranked_q: list[str], judgments_source: str | None,
+                       run_source: str | None) -> str:
+    """Why judgments and a run share no query: the ids of each, and a hint when they differ only in spelling."""
     hint = ""
     near = loose_match(ranked_q, judged_q)
     if near is not None:

@@ -8,6 +8,7 @@ ranks). Rows keep the order of the input, which is the order used when a run has
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 else:
     pl = deferred_module("polars")
 
-__all__ = ["Run"]
+__all__ = ["Run", "run_list"]
 
 
 class Run:
@@ -198,3 +199,15 @@ class Run:
             value = s if use_scores else -(r if r is not None else i)
             out.setdefault(q, {})[d] = float(value)
         return out
+
+
+def run_list(runs: Iterable[Any], keyword: str = "runs") -> list[Any]:
+    """``runs`` as a list, refusing one run given where several are expected: a path (whose characters would
+    otherwise be read as file names), a :class:`Run`, a mapping ``{query_id: {doc_id: score}}`` or a table."""
+    one = (isinstance(runs, (str, bytes, os.PathLike, Run, Mapping)) or hasattr(runs, "columns")
+           or hasattr(runs, "column_names") or not isinstance(runs, Iterable))
+    if one:
+        shown = f" {runs!r}" if isinstance(runs, (str, bytes, os.PathLike)) else ""
+        raise InputError(f"{keyword} takes a list of runs, e.g. {keyword}=['bm25.run', 'dense.run']; got one "
+                         f"{type(runs).__name__}{shown}")
+    return list(runs)

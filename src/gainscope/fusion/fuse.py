@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from gainscope.core.run import Run
+from gainscope.core.run import Run, run_list
 from gainscope.errors import InputError, InputWarning, PolicyError, QueryCoverageWarning, format_ids, option
 from gainscope.fusion.methods import METHODS, Candidates, FusionMethod
 from gainscope.fusion.normalization import NORMALIZATIONS, Normalization
@@ -128,15 +128,16 @@ def _ordered(runs: Sequence[Run], needs_scores: bool) -> pl.DataFrame:
 
 def _check_scores(run: Run) -> None:
     scores = run.frame["score"]
+    named = f"{run.name!r}" + (f" ({run.source})" if run.source and run.source != run.name else "")
     hint = ("score-based fusion needs a finite score for every document; use a rank-based method (rrf, isr, "
             "log_isr, bordafuse, condorcet) or the rank or borda normalisation")
     if scores.null_count():
         what = "no scores" if scores.null_count() == len(scores) else "documents without a score"
-        raise InputError(f"run {run.name!r} has {what}; {hint}")
+        raise InputError(f"run {named} has {what}; {hint}")
     bad = run.frame.filter(~pl.col("score").is_finite())
     if bad.height:
         row = bad.row(0, named=True)
-        raise InputError(f"run {run.name!r} scores query {row['query_id']!r}, doc {row['doc_id']!r} "
+        raise InputError(f"run {named} scores query {row['query_id']!r}, doc {row['doc_id']!r} "
                          f"{row['score']}; {hint}")
 
 
@@ -247,7 +248,7 @@ def fuse(runs: Sequence[Run | Any], method: str = "rrf", *, norm: str | None = N
     """
     from gainscope.io import read_run
 
-    loaded = [r if isinstance(r, Run) else read_run(r) for r in runs]
+    loaded = [r if isinstance(r, Run) else read_run(r) for r in run_list(runs)]
     if len(loaded) < 2:
         raise InputError(f"fusion needs at least two runs; got {len(loaded)}")
     spec = fusion(method, runs=len(loaded), norm=norm, weights=weights, rrf_k=rrf_k)

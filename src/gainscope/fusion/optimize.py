@@ -33,7 +33,7 @@ import polars as pl
 from gainscope.core.judged_run import PreparedJudgments
 from gainscope.core.judgments import Judgments
 from gainscope.core.policies import Policies
-from gainscope.core.run import Run
+from gainscope.core.run import Run, run_list
 from gainscope.errors import (
     InconsistentInputError,
     InputError,
@@ -223,7 +223,7 @@ def optimize_weights(judgments: Judgments | Any, runs: Sequence[Run | Any], metr
     if search not in SEARCHES:
         raise PolicyError(f"unknown {option('search', search)}; the searches are: {', '.join(SEARCHES)}")
     j = read_judgments(judgments)
-    loaded = [r if isinstance(r, Run) else read_run(r) for r in runs]
+    loaded = [r if isinstance(r, Run) else read_run(r) for r in run_list(runs)]
     if len(loaded) < 2:
         raise InputError(f"fusion needs at least two runs; got {len(loaded)}")
     spec = fusion(method, runs=len(loaded), norm=norm, rrf_k=rrf_k)

@@ -43,10 +43,12 @@ from typing import Any
 
 import numpy as np
 
+from gainscope.core.judged_run import no_overlap_message
 from gainscope.core.judgments import Judgments
 from gainscope.core.run import Run
-from gainscope.errors import InputError, PolicyError, option
+from gainscope.errors import InconsistentInputError, InputError, PolicyError, option
 from gainscope.judges.pool import Rankings, rankings
+from gainscope.stats import check_fraction
 
 __all__ = ["STRATEGIES", "Selection", "adaptive_order", "check_budget", "known_labels", "next_pairs",
            "relevance_estimates"]
@@ -228,6 +230,7 @@ def next_pairs(runs: Sequence[Run | Any], judgments: Judgments | Any | None = No
     from gainscope.io import read_judgments, read_run
 
     check_budget(budget)
+    check_fraction(alpha, "alpha")
     if strategy not in STRATEGIES:
         raise PolicyError(f"unknown {option('strategy', strategy)}; the strategies are: {', '.join(STRATEGIES)}")
     loaded = [r if isinstance(r, Run) else read_run(r) for r in runs]
@@ -237,6 +240,12 @@ def next_pairs(runs: Sequence[Run | Any], judgments: Judgments | Any | None = No
     pool = rankings(loaded, depth)
     grades = {} if j is None else dict(zip(zip(j.frame["query_id"].to_list(), j.frame["doc_id"].to_list(),
                                                strict=True), j.frame["grade"].to_list(), strict=True))
+    if j is not None and j.frame.height and not set(pool.query_ids) & set(j.frame["query_id"].to_list()):
+        judged = sorted(set(j.frame["query_id"].to_list()), key=lambda s: s.encode("utf-8", "surrogatepass"))
+        sources = ", ".join(r.source or r.name for r in loaded)
+        raise InconsistentInputError(no_overlap_message(judged, list(pool.query_ids), j.source, sources) + " Give "
+                                     "the judgments of these queries, or leave "
+                                     f"{option('judgments', ..., cli='--judgments')} out")
     known = known_labels(pool, grades, relevance_level)
     everything = adaptive_order("depth", pool, known, budget=sys.maxsize)
     if strategy != "decision":

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from gainscope.errors import (
     JudgeAnswerError,
     JudgeRequestError,
     PolicyError,
+    option,
 )
 from gainscope.io.texts import Document, Query
 from gainscope.judges.answers import parse_answer
@@ -56,8 +58,8 @@ class Prices:
 
     def __post_init__(self) -> None:
         for v in (self.input_per_million, self.output_per_million):
-            if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
-                raise PolicyError(f"prices must be numbers >= 0 (per million tokens); got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf:  # NaN too
+                raise PolicyError(f"prices must be finite numbers >= 0 (per million tokens); got {v!r}")
 
     @classmethod
     def from_table(cls, path: str | Path, model: str) -> Prices:
@@ -90,6 +92,15 @@ class Budget:
 
     max_requests: int | None = None
     max_cost: float | None = None
+
+    def __post_init__(self) -> None:
+        n = self.max_requests
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise PolicyError(f"{option('max_requests', ..., cli='--max-requests')} must be an integer >= 1; got {n!r}")
+        c = self.max_cost
+        if c is not None and (isinstance(c, bool) or not isinstance(c, int | float) or not 0 <= c < math.inf):
+            # a NaN budget compares False with every cost, and so would never stop the spending
+            raise PolicyError(f"{option('max_cost', ..., cli='--max-cost')} must be a finite number >= 0; got {c!r}")
 
 
 class _Client(Protocol):

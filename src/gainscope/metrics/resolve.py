@@ -47,7 +47,13 @@ def resolve_metrics_noting(metrics: MetricsArg, *, profile: str | Profile | None
 
     prof = get_profile(profile) if profile is not None else None
     pol = policies if policies is not None else Policies()
-    items: list[str | Metric] = [metrics] if isinstance(metrics, (str, Metric)) else list(metrics)
+    if isinstance(metrics, (str, Metric)):
+        items: list[str | Metric] = [metrics]
+    elif isinstance(metrics, Iterable):
+        items = list(metrics)
+    else:
+        raise MetricError(f"metrics must be a name, a Metric object or a list of them (metrics=['nDCG@10', 'AP']); "
+                          f"got {metrics!r}")
     if not items:
         raise MetricError("no metric requested; name at least one, for example 'nDCG@10'")
     out: list[Metric] = []
