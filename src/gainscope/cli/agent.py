@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import emit, guarded, with_options
+from gainscope.cli.common import Number, emit, guarded, with_options
 from gainscope.cli.spelling import Respelled
 
 __all__ = ["agent_group"]
@@ -49,7 +49,7 @@ def trace_options(fn: Any) -> Any:
 def dedup_options(fn: Any) -> Any:
     """How results are matched as duplicates."""
     options = [
-        click.option("--merge-threshold", type=click.FloatRange(min=0, min_open=True), default=1.0,
+        click.option("--merge-threshold", type=Number(min=0, min_open=True), default=1.0,
                      show_default=True, help="Confidence a candidate needs to be merged (id, url, content 1.0 "
                      "each; title, snippet 0.5)."),
         click.option("--soft-field", "soft_fields", multiple=True, type=click.Choice(_FIELDS),
@@ -87,20 +87,20 @@ def gain_options(fn: Any) -> Any:
                      help="Judgment store: labels are reused across runs."),
         click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
                      help="Judge requests in flight at most."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+        click.option("--timeout", type=Number(min=0, min_open=True), default=60.0, show_default=True,
                      help="Seconds per judge request."),
         click.option("--max-attempts", type=click.IntRange(min=1), default=6, show_default=True,
                      help="Attempts per judge request on 408/429/5xx, timeouts and dropped connections."),
-        click.option("--good-gain", type=click.FloatRange(min=0), default=2.0, show_default=True,
+        click.option("--good-gain", type=Number(min=0), default=2.0, show_default=True,
                      help="A result is good when its gain is at least this."),
         click.option("--unjudged", type=click.Choice(["zero", "undefined"]), default=None,
                      help="A result without a gain: 0, or undefined (default: zero with --judgments, as "
                           "trec_eval; undefined for gains from the trace). Failed judge grades are always "
                           "undefined."),
-        click.option("--sdcg-b", type=click.FloatRange(min=1, min_open=True), default=2.0, show_default=True,
+        click.option("--sdcg-b", type=Number(min=1, min_open=True), default=2.0, show_default=True,
                      help="Session DCG: rank discount log base b (a result at rank j counts gain / max(1, "
                           "log_b j))."),
-        click.option("--sdcg-bq", type=click.FloatRange(min=1, min_open=True), default=4.0, show_default=True,
+        click.option("--sdcg-bq", type=Number(min=1, min_open=True), default=4.0, show_default=True,
                      help="Session DCG: query discount log base bq (search q counts DCG_q / (1 + log_bq q))."),
         click.option("--sdcg-gains", default=None, metavar="G:GAIN,...",
                      help="Session DCG: the gain of each grade, e.g. 0:0,1:1,2:10,3:100,4:1000 (default: the "

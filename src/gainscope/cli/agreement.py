@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    Number,
     check_names,
     conventions_from,
     emit,
@@ -36,7 +37,7 @@ DEFAULT_METRICS = ("nDCG@10",)
 @click.option("--name", "names", multiple=True, help="Name the runs, one --name per --run in order.")
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Metric(s) to rank the runs by, as for evaluate. Default: nDCG@10.")
-@click.option("--threshold", type=float, default=2, show_default=True,
+@click.option("--threshold", type=Number(), default=2, show_default=True,
               help="Binarised kappa: grade >= threshold is relevant (2 as UMBRELA on the 0-3 scale).")
 @click.option("--categories", default=None,
               help="The grading scale in order, e.g. 0,1,2,3; weighted kappas follow its indices. Default: the "

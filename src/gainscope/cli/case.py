@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import guarded, rating_scale, with_options
+from gainscope.cli.common import Number, guarded, rating_scale, with_options
 from gainscope.cli.compare import settings_from, statistics_options
 from gainscope.cli.spelling import Respelled
 
@@ -46,7 +46,7 @@ def scorer_options(fn: Any) -> Any:
         click.option("--allow-unrated", is_flag=True,
                      help="Score even when no returned document of any query is rated (for a scorer that reads no "
                           "ratings); otherwise that is an error, never a table of zeros."),
-        click.option("--js-time-limit", type=click.FloatRange(min=0.001), default=1.0, show_default=True,
+        click.option("--js-time-limit", type=Number(min=0.001), default=1.0, show_default=True,
                      help="Seconds a JavaScript scorer may run per query."),
         click.option("--js-memory-limit", type=click.IntRange(min=8), default=128, show_default=True,
                      help="MiB of heap a JavaScript scorer may use."),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import re
 import sys
 import warnings
@@ -38,7 +39,7 @@ from gainscope.errors import (
     spell,
 )
 
-__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "backend_options", "bounds_of_files",
+__all__ = ["EXIT_INPUT", "EXIT_IO", "EXIT_USAGE", "Conventions", "Number", "backend_options", "bounds_of_files",
            "conventions_from", "database_option", "emit", "guarded", "number_list", "policy_options",
            "profile_option", "rating_scale", "reader_options", "run_options_from", "spark_evaluations",
            "split_metrics", "with_options"]
@@ -176,14 +177,34 @@ def _starts_metric(text: str) -> bool:
     return bool(re.match(r"\d+[A-DF-Za-df-z_]", text))
 
 
+class Number(click.FloatRange):
+    """A float option that is a finite number, within the range given (as :class:`click.FloatRange`): ``nan``
+    and ``inf``, which Python's ``float`` reads and every range check lets through (NaN compares false), are
+    refused in the option's own name."""
+
+    name = "number"
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 def _level(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """A relevance level: a number, or ``positive`` (any grade > 0)."""
-    if value is None or isinstance(value, (int, float)) or value == "positive":
+    """A relevance level: a finite number, or ``positive`` (any grade > 0)."""
+    if value is None or value == "positive":
         return value
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
-        raise click.BadParameter(f"expected a number or 'positive' (any grade > 0); got {value!r}") from None
+        number = math.nan
+    if not math.isfinite(number):
+        raise click.BadParameter(f"expected a number or 'positive' (any grade > 0); got {value!r}")
+    return number
 
 
 def profile_option(fn: F) -> F:
@@ -221,7 +242,7 @@ def policy_options(fn: F) -> F:
         click.option("--judged-grades", type=click.Choice(["as_is", "truncated"]), default="as_is",
                      show_default=True, help="The judged pool's grades (ideal rankings, R, best lists) as given, "
                      "or truncated to integers as Quepid stores them."),
-        click.option("--max-grade", type=click.FloatRange(min=0, min_open=True), default=None,
+        click.option("--max-grade", type=Number(min=0, min_open=True), default=None,
                      help="The top of the grading scale for ERR and avgRating100 (default: the largest judged "
                           "grade)."),
         click.option("--trec-eval-version", type=click.Choice(["10", "9"]), default="10", show_default=True,

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    Number,
     backend_options,
     bounds_of_files,
     emit,
@@ -47,10 +48,10 @@ def statistics_options(fn: Any) -> Any:
         click.option("--correction", type=click.Choice(list(CORRECTIONS)), default="holm", show_default=True,
                      help="Multiple-comparison correction over every comparison of the report (bh = "
                           "Benjamini-Hochberg)."),
-        click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level."),
+        click.option("--alpha", type=Number(), default=0.05, show_default=True, help="Significance level."),
         click.option("--ci-method", type=click.Choice(list(CI_METHODS)), default="percentile", show_default=True,
                      help="Bootstrap interval: percentile, or bias-corrected and accelerated (bca)."),
-        click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level of intervals."),
+        click.option("--level", type=Number(), default=0.95, show_default=True, help="Confidence level of intervals."),
         click.option("--resamples", type=click.IntRange(min=1), default=10000, show_default=True,
                      help="Resamples of the bootstrap intervals, the randomisation and the bootstrap tests."),
         click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    Number,
     guarded,
     number_list,
     read_judgments_and_run_options,
@@ -45,7 +46,7 @@ def _check(method: str, weights: list[float] | None, optimize: str | None, train
 @click.option("--norm", type=click.Choice(list(NORMALIZATIONS)), default=None,
               help="Score normalisation for the score-based methods (default minmax); rank-based methods take none.")
 @click.option("--weights", "weights_text", default=None, help="One weight per run for wsum and rrf, e.g. 0.3,0.7.")
-@click.option("--rrf-k", type=click.FloatRange(min=0), default=None, help="RRF's constant k (default 60).")
+@click.option("--rrf-k", type=Number(min=0), default=None, help="RRF's constant k (default 60).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Write the fused run here (TREC unless the extension says .jsonl, .csv, .parquet ...).")
 @click.option("--name", default=None, help="The fused run's name (its TREC tag); default the method.")
@@ -56,7 +57,7 @@ def _check(method: str, weights: list[float] | None, optimize: str | None, train
 @click.option("--judgments", default=None, help="Judgments (qrels) to evaluate the weightings with.")
 @click.option("--search", type=click.Choice(list(SEARCHES)), default="grid", show_default=True,
               help="Weightings tried: a grid of --step on the simplex, or --trials random ones.")
-@click.option("--step", type=click.FloatRange(min=0, max=1, min_open=True), default=0.1, show_default=True,
+@click.option("--step", type=Number(min=0, max=1, min_open=True), default=0.1, show_default=True,
               help="Grid step of the weights (must divide 1).")
 @click.option("--trials", type=click.IntRange(min=1), default=200, show_default=True,
               help="Random weightings tried (the first is equal weights).")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from gainscope.cli.common import guarded
+from gainscope.cli.common import Number, guarded
 
 __all__ = ["index_cmd"]
 
@@ -19,8 +19,8 @@ __all__ = ["index_cmd"]
                    "first document, boost 1). Boosts are knobs: --set title_boost=3 at search time.")
 @click.option("--id-field", default=None, help="The id field of JSONL records (default: _id, id, doc_id, docid or "
                                                "pid, the first present).")
-@click.option("--k1", type=float, default=1.2, show_default=True, help="BM25 k1 (a knob: --set k1=0.9 later).")
-@click.option("--b", "b", type=float, default=0.75, show_default=True, help="BM25 b (a knob: --set b=0.4 later).")
+@click.option("--k1", type=Number(), default=1.2, show_default=True, help="BM25 k1 (a knob: --set k1=0.9 later).")
+@click.option("--b", "b", type=Number(), default=0.75, show_default=True, help="BM25 b (a knob: --set b=0.4 later).")
 @click.option("--method", type=click.Choice(["lucene", "robertson", "atire", "bm25l", "bm25+"]), default="lucene",
               show_default=True, help="BM25 variant (bm25s's names).")
 @click.option("--stopwords", type=click.Choice(["none", "en"]), default="none", show_default=True,

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import EXIT_IO, emit, guarded
+from gainscope.cli.common import EXIT_IO, Number, emit, guarded
 from gainscope.cli.spelling import Respelled
 
 __all__ = ["judge_cmd", "store_group"]
@@ -84,7 +84,7 @@ def _bar(p: Any) -> str:
 @click.option("--template", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A prompt template file with {query} and {document} (and optional {title}, {narrative}).")
 @click.option("--scale", default=None, help="The template's grading scale, e.g. 0-3 (needed with --template).")
-@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--temperature", type=Number(), default=0.0, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=300, show_default=True)
 @click.option("--seed", type=int, default=None, help="Sampling seed sent to the server (where supported).")
 @click.option("--param", "params", multiple=True,
@@ -94,18 +94,18 @@ def _bar(p: Any) -> str:
               help="Do not send this field (reasoning models refuse temperature and max_tokens).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
               help="Requests in flight at most.")
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Requests per minute at most.")
-@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Tokens per minute at most.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.option("--rpm", type=Number(min=0, min_open=True), default=None, help="Requests per minute at most.")
+@click.option("--tpm", type=Number(min=0, min_open=True), default=None, help="Tokens per minute at most.")
+@click.option("--timeout", type=Number(min=0, min_open=True), default=60.0, show_default=True,
               help="Seconds per request.")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=6, show_default=True,
               help="Attempts per request on 408/429/5xx, timeouts and dropped connections.")
 @click.option("--answer-attempts", type=click.IntRange(min=1), default=3, show_default=True,
               help="Requests per pair when answers are not a grade on the scale; then the pair is failed.")
 @click.option("--max-requests", type=click.IntRange(min=1), default=None, help="Budget: requests at most.")
-@click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Budget: cost at most (needs prices).")
-@click.option("--price-in", type=click.FloatRange(min=0), default=None, help="Price per million input tokens.")
-@click.option("--price-out", type=click.FloatRange(min=0), default=None, help="Price per million output tokens.")
+@click.option("--max-cost", type=Number(min=0), default=None, help="Budget: cost at most (needs prices).")
+@click.option("--price-in", type=Number(min=0), default=None, help="Price per million input tokens.")
+@click.option("--price-out", type=Number(min=0), default=None, help="Price per million output tokens.")
 @click.option("--prices", "price_table", type=click.Path(exists=True, dir_okay=False), default=None,
               help='A JSON price table, per million tokens: {"model": {"input": 0.15, "output": 0.6}}.')
 @click.option("--human", "human_qrels", default=None,

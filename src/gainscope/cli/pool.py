@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from gainscope.cli.common import (
+    Number,
     check_names,
     emit,
     guarded,
@@ -38,9 +39,9 @@ __all__ = ["pool_cmd"]
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="--strategy decision: the metric(s) of the comparison. Default: nDCG@10.")
 @naming_options
-@click.option("--alpha", type=float, default=0.05, show_default=True,
+@click.option("--alpha", type=Number(), default=0.05, show_default=True,
               help="--strategy decision: significance level of the comparison.")
-@click.option("-l", "--relevance-level", type=float, default=1.0, show_default=True,
+@click.option("-l", "--relevance-level", type=Number(), default=1.0, show_default=True,
               help="Minimum grade counted as relevant (trec_eval -l).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the pairs here ('query_id doc_id' per line) instead of standard output.")

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import EXIT_IO, guarded, with_options
+from gainscope.cli.common import EXIT_IO, Number, guarded, with_options
 
 __all__ = ["engine_options", "open_engine", "parse_assignments", "progress_printer", "report_outcome",
            "run_settings", "search_cmd", "sending_options"]
@@ -38,7 +38,7 @@ def sending_options(fn: Any) -> Any:
                      help="Results asked for per query."),
         click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
                      help="Requests in flight at most."),
-        click.option("--qps", type=click.FloatRange(min=0, min_open=True), default=None,
+        click.option("--qps", type=Number(min=0, min_open=True), default=None,
                      help="Requests per second at most (retries included)."),
         click.option("--max-attempts", type=click.IntRange(min=1), default=5, show_default=True,
                      help="Attempts per query on 429, 5xx, timeouts and dropped connections (backoff with jitter, "

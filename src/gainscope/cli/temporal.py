@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from gainscope.cli.common import EXIT_IO, emit, guarded, profile_option, split_metrics
+from gainscope.cli.common import EXIT_IO, Number, emit, guarded, profile_option, split_metrics
 from gainscope.cli.compare import settings_from, statistics_options
 
 __all__ = ["temporal_group"]
@@ -59,7 +59,7 @@ def temporal_group() -> None:
 @click.option("--api-key", default=None, help="LLM mode: API key (default: $OPENAI_API_KEY; none for local servers).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
               help="LLM mode: requests in flight at most.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.option("--timeout", type=Number(min=0, min_open=True), default=60.0, show_default=True,
               help="LLM mode: seconds per judge request.")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=6, show_default=True,
               help="LLM mode: attempts per judge request on 408/429/5xx, timeouts and dropped connections.")
