@@ -216,13 +216,17 @@ def parse_assertion(text: str, where: str = "", *, resolve: Resolver | None = No
                           where=where)
 
 
+_COMMENT = re.compile(r"(?:^|\s)#.*$")
+
+
 def read_assertions(path: str | Path, *, resolve: Resolver | None = None) -> list[QueryAssertion]:
-    """Per-query assertions from a file: one per line, blank lines and ``#`` comments ignored (``resolve`` as
-    for :func:`parse_rule`)."""
+    """Per-query assertions from a file: one per line, blank lines and comments ignored (``resolve`` as
+    for :func:`parse_rule`). A comment starts with ``#`` at the start of a line or after a space, so that a query
+    id holding ``#`` (``q#1``) can be asserted."""
     out = []
     p = Path(path)
     for number, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
-        body = line.split("#", 1)[0].strip()
+        body = _COMMENT.sub("", line).strip()
         if not body:
             continue
         try:

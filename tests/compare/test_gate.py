@@ -66,6 +66,9 @@ def test_assertions_file(tmp_path: Path) -> None:
     assert [(a.query_id, a.metric, a.op, a.threshold) for a in got] == [("q12", "nDCG@10", ">=", 0.8),
                                                                        ("q7", "RR", "==", 1.0)]
     assert got[0].where == f"{f}:3"
+    # a '#' inside a query id is the id's (a comment starts a line or follows a space)
+    f.write_text("q#1 RR == 1\t# exact\n  # indented comment\n", encoding="utf-8")
+    assert [(a.query_id, a.metric) for a in read_assertions(f)] == [("q#1", "RR")]
     f.write_text("q1 nDCG@10 >= 0.5\nq2 nDCG@10 at least 0.5\n", encoding="utf-8")
     with pytest.raises(FormatError, match=r"checks.txt:2: cannot read the assertion"):
         read_assertions(f)
