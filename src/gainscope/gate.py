@@ -138,6 +138,9 @@ def _comparison(text: str, what: str) -> tuple[str, str, float]:
         raise PolicyError(f"cannot read the {what} {text!r}: write 'METRIC OP NUMBER' with OP one of "
                           f"{' '.join(OPS)}, e.g. 'nDCG@10 < 0.35' or 'delta(nDCG@10) < -0.01'")
     value = float(m["num"]) / (100 if m["pct"] else 1)
+    if not math.isfinite(value):  # 1e400 reads as inf
+        raise PolicyError(f"cannot read the {what} {text!r}: {m['num']} is beyond the range of a number; give a "
+                          "finite threshold")
     return m["lhs"], m["op"], value
 
 

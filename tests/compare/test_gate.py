@@ -48,6 +48,10 @@ def test_rule_grammar() -> None:
     ("AP < 10%", "a percentage only applies to reldelta"),
     ("significant_loss(AP) < 0.1", "significant_loss\\(...\\) takes no comparison"),
     ("nDCG@10 lower than 0.3", "cannot read the rule"),
+    # 1e400 reads as inf, which every value is below: a gate that always failed (or never fired)
+    ("P@1 < 1e400", "cannot read the rule 'P@1 < 1e400': 1e400 is beyond the range of a number; give a finite "
+                    "threshold"),
+    ("reldelta(AP) < -1e400%", "-1e400 is beyond the range of a number"),
 ])
 def test_bad_rules_are_refused(text: str, message: str) -> None:
     with pytest.raises(PolicyError, match=message):
