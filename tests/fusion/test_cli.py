@@ -86,7 +86,12 @@ def test_optimize_json_report(cli_runner, files) -> None:
                                                   "wsum\n"),
     (["--method", "wsum", "--weights", "1"], "error: 1 weight(s) for 2 runs in --weights; give one weight per run, in "
                                              "the order of the runs\n"),
-    (["--method", "wsum", "--weights", "1,x"], "expected numbers separated by commas, such as 0.3,0.7; got '1,x'"),
+    (["--method", "wsum", "--weights", "1,x"], "expected finite numbers separated by commas, such as 0.3,0.7; got "
+                                               "'1,x'"),
+    # an empty item is not dropped: ',1' read as one weight would weigh the wrong run
+    (["--method", "wsum", "--weights", ",1"], "expected finite numbers separated by commas, such as 0.3,0.7; got "
+                                              "',1'"),
+    (["--method", "wsum", "--weights", "1,nan"], "expected finite numbers separated by commas"),
     (["--method", "rrf", "--norm", "minmax"], "error: rrf reads only ranks, which --norm minmax does not change; leave "
                                               "the normalisation out, or use a score-based method (--method combsum "
                                               "or wsum, ...)\n"),

@@ -132,14 +132,19 @@ def emit(text: str, output: Path | None) -> None:
 
 
 def number_list(text: str | None, flag: str, example: str) -> list[float] | None:
-    """Numbers separated by commas or spaces given to ``flag`` (None when the flag is not given)."""
+    """Finite numbers separated by commas (or spaces) given to ``flag`` (None when the flag is not given); an empty
+    item (``,1`` or ``1,,2``) is refused rather than dropped, since the position of each number counts."""
     if text is None:
         return None
+    parts = [p.strip() for p in text.split(",")] if "," in text else text.split()
     try:
-        return [float(part) for part in text.replace(",", " ").split()]
+        numbers = [float(part) for part in parts]
     except ValueError:
-        raise click.BadParameter(f"expected numbers separated by commas, such as {example}; got {text!r}",
-                                 param_hint=flag) from None
+        numbers = []
+    if not numbers or not all(math.isfinite(n) for n in numbers):
+        raise click.BadParameter(f"expected finite numbers separated by commas, such as {example}; got {text!r}",
+                                 param_hint=flag)
+    return numbers
 
 
 def split_metrics(values: tuple[str, ...]) -> list[str]:
