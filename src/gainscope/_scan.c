@@ -101,7 +101,8 @@ typedef struct {
     const char *dblob;
     const int64_t *doff;     /* nj + 1 */
     const int32_t *dquery;   /* nj: query index of each judgment */
-    const double *grade;     /* nj */
+    const double *grade;     /* nj, or NULL (see judged_at) */
+    const int64_t *igrade;   /* nj: the grades as int64 instead (int_grades=True), or NULL */
     size_t qmask;
     int64_t *qslot;          /* query table: index + 1, 0 = empty */
     uint64_t *qslot_hash;
@@ -118,6 +119,12 @@ typedef struct {
     int64_t *row;  /* judgment row, -1 = empty */
     size_t mask, cap;
 } LocalTable;
+
+/* Whether judgment ``j`` counts as judged for judged_only (grade >= 0); every judgment does when no grades were
+ * given (negative_grades="nonrelevant" makes every grade >= 0). */
+static inline int judged_at(const JudgmentIndex *ix, int64_t j) {
+    return ix->grade ? ix->grade[j] >= 0 : ix->igrade ? ix->igrade[j] >= 0 : 1;
+}
 
 static inline int64_t index_row(const JudgmentIndex *ix, int64_t k) { return ix->qrows ? ix->qrows[k] : k; }
 static inline uint64_t index_hash(const JudgmentIndex *ix, int64_t j) {
@@ -222,25 +229,29 @@ static int hold_buffer(PyObject *b, Py_buffer *view, Py_ssize_t itemsize, Py_ssi
     return 0;
 }
 
-/* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades, doc_hash=None, unique=False):
- * offsets are int64, doc_query int32, grades float64, all native-endian buffers (bytes or arrays), held (not
- * copied). Query ids must be distinct; (query, doc) pairs too, which is checked unless ``unique`` says the caller
- * did (read_qrels). ``doc_hash``: each judgment's doc id hashed as this module hashes (read_qrels gives them), so
- * that they are not computed again. */
+/* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades, doc_hash=None, unique=False,
+ * int_grades=False): offsets are int64, doc_query int32, grades float64 (int64 with ``int_grades``; None: every
+ * judgment counts as judged for judged_only, as under negative_grades="nonrelevant"), all native-endian buffers
+ * (bytes or arrays), held (not copied); only the grades' signs are read. Query ids must be distinct; (query, doc)
+ * pairs too, which is checked unless ``unique`` says the caller did (read_qrels). ``doc_hash``: each judgment's doc
+ * id hashed as this module hashes (read_qrels gives them), so that they are not computed again. */
 static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"query_blob", "query_offsets", "doc_blob", "doc_offsets", "doc_query", "grades",
-                             "doc_hash", "unique", NULL};
+                             "doc_hash", "unique", "int_grades", NULL};
     PyObject *objs[6], *hash_obj = Py_None;
-    int unique = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|Op", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
-                                     &objs[4], &objs[5], &hash_obj, &unique))
+    int unique = 0, int_grades = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|Opp", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
+                                     &objs[4], &objs[5], &hash_obj, &unique, &int_grades))
         return -1;
     index_clear(self);
+    self->grade = NULL;
+    self->igrade = NULL;
     static const char *names[6] = {"query_blob", "query_offsets", "doc_blob", "doc_offsets", "doc_query", "grades"};
     static const Py_ssize_t sizes[6] = {1, 8, 1, 8, 4, 8};
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 6; i++) { /* keep[i] for each, the grades' only when given */
         Py_ssize_t count = -1;
         if (i >= 4) count = self->keep[3].len / 8 - 1; /* one per judgment */
+        if (i == 5 && objs[5] == Py_None) break;
         if (hold_buffer(objs[i], &self->keep[i], sizes[i], count, names[i])) return -1;
         self->held++;
     }
@@ -255,9 +266,10 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         return -1;
     }
     if (hash_obj != Py_None) {
-        if (hold_buffer(hash_obj, &self->keep[6], 8, nj, "doc_hash")) return -1;
+        Py_buffer *view = &self->keep[self->held];
+        if (hold_buffer(hash_obj, view, 8, nj, "doc_hash")) return -1;
         self->held++;
-        self->dhash_given = self->keep[6].buf;
+        self->dhash_given = view->buf;
     }
     self->nq = nq;
     self->nj = nj;
@@ -266,7 +278,12 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
     self->dblob = self->keep[2].buf;
     self->doff = self->keep[3].buf;
     self->dquery = self->keep[4].buf;
-    self->grade = self->keep[5].buf;
+    if (objs[5] != Py_None) {
+        if (int_grades)
+            self->igrade = self->keep[5].buf;
+        else
+            self->grade = self->keep[5].buf;
+    }
     size_t qsize = table_size_for((size_t)nq);
     self->qmask = qsize - 1;
     self->qslot = calloc(qsize, sizeof(int64_t));
@@ -392,6 +409,7 @@ static inline int buf_put(Buf *b, const void *p, size_t n) {
 }
 
 static inline int buf_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
+static inline int buf_i32(Buf *b, int32_t v) { return buf_put(b, &v, 4); }
 static inline int buf_f64(Buf *b, double v) { return buf_put(b, &v, 8); }
 
 /* A read-only buffer over memory this module allocated (a Buf's, handed over): the large outputs reach Python
@@ -929,14 +947,15 @@ static int finish_query(Scan *s) {
         sort_entries(e, n, cmp_rank);
     }
     int64_t kept = 0;
-    const double *grade = s->ix->grade;
     for (size_t i = 0; i < n; i++) {
         if (s->depth >= 0 && (int64_t)i >= s->depth) break; /* depth counts before judged-only */
         int64_t j = e[i].judgment;
-        if (s->judged_only && (j < 0 || !(grade[j] >= 0))) continue;
+        if (s->judged_only && (j < 0 || !judged_at(s->ix, j))) continue;
         kept++;
         if (j >= 0) {
-            if (buf_i64(&s->hit_rank, kept) || buf_i64(&s->hit_judgment, j) || buf_f64(&s->hit_score, e[i].score))
+            /* int32: add_entry takes at most INT32_MAX documents a query, scan_init at most INT32_MAX judgments */
+            if (buf_i32(&s->hit_rank, (int32_t)kept) || buf_i32(&s->hit_judgment, (int32_t)j) ||
+                buf_f64(&s->hit_score, e[i].score))
                 return -1;
             s->nhits++;
         }
@@ -1035,6 +1054,10 @@ static int add_entry(Scan *s, const char *q, size_t qn, int qflags, const char *
     }
     if ((dflags & ID_CHECK) && idlist_put(&s->check, doc, dn, 1)) goto nomem;
     if (s->n == s->cap) {
+        if (s->n >= INT32_MAX) { /* ranks are int32 (hit_rank) */
+            s->reason = "a query of more than 2147483647 documents";
+            return -1;
+        }
         size_t cap = s->cap ? 2 * s->cap : 1024;
         Entry *grown = realloc(s->entries, cap * sizeof(Entry));
         if (!grown) goto nomem;
@@ -1272,6 +1295,10 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
     s->depth = depth;
     s->judged_only = judged_only;
     s->last_query = -1;
+    if (ix->nj > INT32_MAX) { /* judgment rows are int32 (hit_judgment) */
+        s->reason = "more than 2147483647 judgments";
+        return -1;
+    }
     if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || buf_i64(&s->check.off, 0) ||
         stamped_reserve(&s->dup, 1024) < 0) {
         s->nomem = 1;
