@@ -61,12 +61,14 @@ def test_judged_grades_refuses_indices_outside_the_queries() -> None:
 
 
 @settings(max_examples=300, derandomize=True, database=None, deadline=None)
-@given(lengths=st.lists(st.integers(0, 5), min_size=1, max_size=12), data=st.data())
-def test_segment_counts_count_each_segment(lengths: list[int], data: st.DataObject) -> None:
-    """Context.num_rel's per-query counts (empty queries anywhere, the first and last included)."""
+@given(lengths=st.lists(st.integers(0, 5), min_size=1, max_size=12), data=st.data(), chunk=st.integers(1, 8))
+def test_segment_counts_count_each_segment(lengths: list[int], data: st.DataObject, chunk: int) -> None:
+    """Context.num_rel's per-query counts (empty queries anywhere, the first and last included), whatever the chunks
+    the mask is counted in (segments across their bounds, bounds at a segment's start or end)."""
     from gainscope.metrics.context import segment_counts
 
     mask = np.array(data.draw(st.lists(st.booleans(), min_size=sum(lengths), max_size=sum(lengths))), dtype=bool)
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     want = [int(mask[a:b].sum()) for a, b in itertools.pairwise(offsets)]
     assert segment_counts(mask, offsets).tolist() == want
+    assert segment_counts(mask, offsets, chunk=chunk).tolist() == want
