@@ -102,7 +102,8 @@ typedef struct {
     const int64_t *doff;     /* nj + 1 */
     const int32_t *dquery;   /* nj: query index of each judgment */
     const double *grade;     /* nj, or NULL (see judged_at) */
-    const int64_t *igrade;   /* nj: the grades as int64 instead (int_grades=True), or NULL */
+    const void *igrade;      /* nj: the grades as integers instead (int_grades=True), or NULL */
+    int igrade_bytes;        /* ... of 1 (int8) or 8 (int64) bytes */
     size_t qmask;
     int64_t *qslot;          /* query table: index + 1, 0 = empty */
     uint64_t *qslot_hash;
@@ -123,7 +124,9 @@ typedef struct {
 /* Whether judgment ``j`` counts as judged for judged_only (grade >= 0); every judgment does when no grades were
  * given (negative_grades="nonrelevant" makes every grade >= 0). */
 static inline int judged_at(const JudgmentIndex *ix, int64_t j) {
-    return ix->grade ? ix->grade[j] >= 0 : ix->igrade ? ix->igrade[j] >= 0 : 1;
+    if (ix->grade) return ix->grade[j] >= 0;
+    if (!ix->igrade) return 1;
+    return ix->igrade_bytes == 1 ? ((const int8_t *)ix->igrade)[j] >= 0 : ((const int64_t *)ix->igrade)[j] >= 0;
 }
 
 static inline int64_t index_row(const JudgmentIndex *ix, int64_t k) { return ix->qrows ? ix->qrows[k] : k; }
@@ -230,7 +233,8 @@ static int hold_buffer(PyObject *b, Py_buffer *view, Py_ssize_t itemsize, Py_ssi
 }
 
 /* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades, doc_hash=None, unique=False,
- * int_grades=False): offsets are int64, doc_query int32, grades float64 (int64 with ``int_grades``; None: every
+ * int_grades=False): offsets are int64, doc_query int32, grades float64 (with ``int_grades``, an int64 or int8
+ * array, its item size says which; None: every
  * judgment counts as judged for judged_only, as under negative_grades="nonrelevant"), all native-endian buffers
  * (bytes or arrays), held (not copied); only the grades' signs are read. Query ids must be distinct; (query, doc)
  * pairs too, which is checked unless ``unique`` says the caller did (read_qrels). ``doc_hash``: each judgment's doc
@@ -252,8 +256,18 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         Py_ssize_t count = -1;
         if (i >= 4) count = self->keep[3].len / 8 - 1; /* one per judgment */
         if (i == 5 && objs[5] == Py_None) break;
-        if (hold_buffer(objs[i], &self->keep[i], sizes[i], count, names[i])) return -1;
+        if (hold_buffer(objs[i], &self->keep[i], i == 5 && int_grades ? 1 : sizes[i], i == 5 && int_grades ? -1 : count,
+                        names[i]))
+            return -1;
         self->held++;
+        if (i == 5 && int_grades) { /* integers of the array's item size, one per judgment */
+            Py_ssize_t size = self->keep[5].itemsize;
+            if ((size != 1 && size != 8) || self->keep[5].len != size * count) {
+                PyErr_Format(PyExc_ValueError, "grades must be int8 or int64, one per judgment (%zd items)", count);
+                return -1;
+            }
+            self->igrade_bytes = (int)size;
+        }
     }
     Py_ssize_t nq = self->keep[1].len / 8 - 1, nj = self->keep[3].len / 8 - 1;
     if (nq < 0 || nj < 0) {
@@ -1770,6 +1784,7 @@ done:
 
 typedef struct {
     Buf qblob, qoff, dblob, doff, rowq, grade, dhash;
+    int wide;         /* grades are int64 in ``grade``; 0: int8, while every grade so far fits (qrels' do) */
     int64_t nq, nj;
     /* query ids: slot -> query index + 1 (0 empty) */
     int64_t *qslot;
@@ -1854,6 +1869,18 @@ static int64_t qrels_query(Qrels *r, const char *id, size_t n, int flags) {
     return q;
 }
 
+/* The grades made int64 (each int8 widened in place, from the last); -1 out of memory. */
+static int qrels_widen(Qrels *r) {
+    size_t n = r->grade.len;
+    if (n && buf_grow(&r->grade, 7 * n)) return -1;
+    const int8_t *narrow = (const int8_t *)r->grade.data;
+    int64_t *wide = (int64_t *)r->grade.data;
+    for (size_t i = n; i-- > 0;) wide[i] = narrow[i];
+    r->grade.len = 8 * n;
+    r->wide = 1;
+    return 0;
+}
+
 static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, int64_t grade) {
     int32_t q32 = (int32_t)q;
     uint64_t h = hash_bytes(doc, n);
@@ -1876,8 +1903,10 @@ static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, 
         if (r->dup < 0) stamped_put(t, s, h, r->nj);
     }
     if ((flags & ID_CHECK) && idlist_put(&r->check, doc, n, 1)) return -1;
+    if (!r->wide && (grade < INT8_MIN || grade > INT8_MAX) && qrels_widen(r)) return -1;
+    int8_t g8 = (int8_t)grade;
     if (buf_put(&r->dblob, doc, n) || buf_i64(&r->doff, (int64_t)r->dblob.len) || buf_put(&r->rowq, &q32, 4) ||
-        buf_i64(&r->grade, grade) || buf_put(&r->dhash, &h, 8))
+        (r->wide ? buf_i64(&r->grade, grade) : buf_put(&r->grade, &g8, 1)) || buf_put(&r->dhash, &h, 8))
         return -1;
     r->nj++;
     return 0;
@@ -2206,6 +2235,7 @@ static int qrels_join(Qrels *a, Qrels *b) {
     size_t dbase = a->dblob.len, cbase = a->check.blob.len;
     const int64_t *doff = (const int64_t *)b->doff.data, *coff = (const int64_t *)b->check.off.data;
     const int32_t *rowq = (const int32_t *)b->rowq.data;
+    if ((a->wide && !b->wide && qrels_widen(b)) || (b->wide && !a->wide && qrels_widen(a))) goto nomem;
     /* each of the second part's large arrays is freed once appended: memory holds one of them twice, not all */
     Buf *from[] = {&b->dblob, &b->grade, &b->dhash}, *to[] = {&a->dblob, &a->grade, &a->dhash};
     for (int k = 0; k < 3; k++) {
@@ -2272,8 +2302,9 @@ static int qrels_read_file(Qrels *r, int fd, long long size, long long split, in
 /* read_qrels(path, columns, split=16 MB) -> dict: the judgments of a qrels file of 3 or 4 columns as flat arrays
  * (a file of at least ``split`` bytes read in two parts on two threads, joined as one reader would have read it), or
  * {"fallback": reason, "line": n}. Per query (in order of first appearance): "query_blob", "query_offsets" (bytes);
- * per judgment (in file order): "doc_blob", "doc_offsets" (int64), "row_query" (int32), "grades" (int64),
- * "doc_hash" (uint64: the doc id hashed as JudgmentIndex hashes it), as Blocks (no copy); the ids Python checks
+ * per judgment (in file order): "doc_blob", "doc_offsets" (int64), "row_query" (int32), "grades" (int8 when every
+ * grade fits, as qrels' do, else int64: "grade_bytes" says 1 or 8), "doc_hash" (uint64: the doc id hashed as
+ * JudgmentIndex hashes it), as Blocks (no copy); the ids Python checks
  * ("check_blob", "check_offsets", "check_kind"). */
 static PyObject *read_qrels(PyObject *self, PyObject *args) {
     PyObject *path_obj;
@@ -2310,10 +2341,11 @@ static PyObject *read_qrels(PyObject *self, PyObject *args) {
     } else if (rc > 0) {
         out = fallback(reason, at);
     } else {
-        out = Py_BuildValue("{s:y#,s:y#,s:N,s:N,s:N,s:N,s:N,s:y#,s:y#,s:y#}", "query_blob",
+        out = Py_BuildValue("{s:y#,s:y#,s:N,s:N,s:N,s:N,s:i,s:N,s:y#,s:y#,s:y#}", "query_blob",
                             r.qblob.data ? r.qblob.data : "", (Py_ssize_t)r.qblob.len, "query_offsets", r.qoff.data,
                             (Py_ssize_t)r.qoff.len, "doc_blob", block_of(&r.dblob), "doc_offsets", block_of(&r.doff),
-                            "row_query", block_of(&r.rowq), "grades", block_of(&r.grade), "doc_hash",
+                            "row_query", block_of(&r.rowq), "grades", block_of(&r.grade), "grade_bytes",
+                            r.wide ? 8 : 1, "doc_hash",
                             block_of(&r.dhash), "check_blob", r.check.blob.data ? r.check.blob.data : "",
                             (Py_ssize_t)r.check.blob.len, "check_offsets", r.check.off.data,
                             (Py_ssize_t)r.check.off.len, "check_kind", r.check.kind.data ? r.check.kind.data : "",
@@ -2331,7 +2363,8 @@ static int cmp_desc(const void *x, const void *y) {
 }
 
 /* judged_grades(row_query, grades, query_rank, nonrelevant) -> (offsets, sorted): the judged pool of every query,
- * from read_qrels' arrays: row_query (int32, the query of each judgment), grades (int64), query_rank (int64, the
+ * from read_qrels' arrays: row_query (int32, the query of each judgment), grades (int64, or int8: the array's
+ * item size says which), query_rank (int64, the
  * place of each query in the order wanted). ``offsets`` (int64, one more than the queries) bound each query's
  * grades in ``sorted`` (float64), in query_rank order, each query's grades descending: those >= 0, or under
  * ``nonrelevant`` all of them with the negative ones made 0. numpy's
@@ -2340,14 +2373,26 @@ static int cmp_desc(const void *x, const void *y) {
  * sort of each query's grades. */
 static PyObject *judged_grades(PyObject *self, PyObject *args) {
     Py_buffer rq = {0}, gr = {0}, rk = {0};
+    PyObject *grades_obj;
     int nonrelevant;
-    if (!PyArg_ParseTuple(args, "y*y*y*p", &rq, &gr, &rk, &nonrelevant)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*Oy*p", &rq, &grades_obj, &rk, &nonrelevant)) return NULL;
     PyObject *offsets = NULL, *sorted = NULL, *out = NULL;
+    if (PyObject_GetBuffer(grades_obj, &gr, PyBUF_C_CONTIGUOUS)) {
+        PyBuffer_Release(&rq);
+        PyBuffer_Release(&rk);
+        return NULL;
+    }
     size_t n = (size_t)rq.len / sizeof(int32_t), nq = (size_t)rk.len / sizeof(int64_t);
     const int32_t *q = rq.buf;
-    const int64_t *g = gr.buf, *rank = rk.buf;
-    if ((size_t)gr.len != n * sizeof(int64_t) || rq.len % sizeof(int32_t) || rk.len % sizeof(int64_t)) {
-        PyErr_SetString(PyExc_ValueError, "row_query (int32) and grades (int64) of one length, query_rank (int64)");
+    const int64_t *rank = rk.buf;
+    const int64_t *g64 = gr.buf;
+    const int8_t *g8 = gr.buf;
+    int wide = gr.itemsize == 8; /* else int8 */
+#define G(i) (wide ? g64[i] : (int64_t)g8[i])
+    if ((gr.itemsize != 1 && gr.itemsize != 8) || (size_t)gr.len != n * (size_t)gr.itemsize ||
+        rq.len % sizeof(int32_t) || rk.len % sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "row_query (int32) and grades (int64 or int8) of one length, query_rank (int64)");
         goto done;
     }
     for (size_t k = 0; k < nq; k++)
@@ -2366,8 +2411,9 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     memset(start, 0, (nq + 1) * sizeof(int64_t));
     int64_t lo = INT64_MAX, hi = INT64_MIN; /* the judged grades' range */
     for (size_t i = 0; i < n; i++) {
-        if (g[i] < 0 && !nonrelevant) continue;
-        int64_t x = g[i] < 0 ? 0 : g[i];
+        int64_t x = G(i);
+        if (x < 0 && !nonrelevant) continue;
+        x = x < 0 ? 0 : x;
         lo = x < lo ? x : lo;
         hi = x > hi ? x : hi;
     }
@@ -2380,8 +2426,9 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
             goto done;
         }
         for (size_t i = 0; i < n; i++) {
-            if (g[i] < 0 && !nonrelevant) continue;
-            int64_t x = g[i] < 0 ? 0 : g[i];
+            int64_t x = G(i);
+            if (x < 0 && !nonrelevant) continue;
+            x = x < 0 ? 0 : x;
             count[(size_t)rank[q[i]] * width + (size_t)(hi - x)]++;
         }
         for (size_t k = 0; k < nq; k++) {
@@ -2400,7 +2447,7 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
         if (sorted) out = PyTuple_Pack(2, offsets, sorted);
         goto done;
     }
-    for (size_t i = 0; i < n; i++) start[rank[q[i]] + 1] += nonrelevant || g[i] >= 0;
+    for (size_t i = 0; i < n; i++) start[rank[q[i]] + 1] += nonrelevant || G(i) >= 0;
     for (size_t k = 0; k < nq; k++) start[k + 1] += start[k];
     sorted = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)start[nq] * sizeof(double)));
     int64_t *fill = malloc((nq + 1) * sizeof(int64_t));
@@ -2413,8 +2460,9 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     memcpy(fill, start, (nq + 1) * sizeof(int64_t));
     for (size_t i = 0; i < n; i++) {
-        if (g[i] < 0 && !nonrelevant) continue;
-        v[fill[rank[q[i]]]++] = g[i] < 0 ? 0.0 : (double)g[i];
+        int64_t x = G(i);
+        if (x < 0 && !nonrelevant) continue;
+        v[fill[rank[q[i]]]++] = x < 0 ? 0.0 : (double)x;
     }
     for (size_t k = 0; k < nq; k++) {
         double *a = v + start[k];
@@ -2440,6 +2488,7 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     free(fill);
     out = PyTuple_Pack(2, offsets, sorted);
 done:
+#undef G
     Py_XDECREF(offsets);
     Py_XDECREF(sorted);
     PyBuffer_Release(&rq);

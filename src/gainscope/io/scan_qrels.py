@@ -84,5 +84,5 @@ def scan_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *,
         query_ids=split_ids(out["query_blob"], query_offsets), query_blob=out["query_blob"],
         query_offsets=query_offsets, row_query=np.frombuffer(out["row_query"], dtype=np.int32),
         doc_blob=memoryview(out["doc_blob"]), doc_offsets=np.frombuffer(out["doc_offsets"], dtype=np.int64),
-        grades=np.frombuffer(out["grades"], dtype=np.int64), doc_hash=np.frombuffer(out["doc_hash"], dtype=np.uint64))
+        grades=np.frombuffer(out["grades"], dtype=np.int8 if out["grade_bytes"] == 1 else np.int64), doc_hash=np.frombuffer(out["doc_hash"], dtype=np.uint64))
     return Judgments._from_arrays(arrays, source=src.name, notes=notes), warnings
