@@ -93,7 +93,7 @@ static size_t table_size_for(size_t n) {
 /* ------------------------------------------------------------------ JudgmentIndex */
 typedef struct {
     PyObject_HEAD
-    Py_buffer keep[7];       /* the buffers used below (bytes, numpy arrays, read_qrels' blocks), held */
+    Py_buffer keep[6];       /* the buffers used below (bytes, numpy arrays, read_qrels' blocks), held */
     int held;                /* how many of keep[] are held */
     int64_t nq, nj;
     const char *qblob;
@@ -109,8 +109,7 @@ typedef struct {
     uint64_t *qslot_hash;
     int64_t *qstart;         /* nq + 1: each query's judgments in qrows */
     int64_t *qrows;          /* nj: judgment rows grouped by query; NULL when the rows are so already (row k) */
-    uint64_t *dhash;         /* nj: hash of each judgment's doc id */
-    const uint64_t *dhash_given; /* the same, given (read_qrels computed them); dhash is then NULL */
+    uint64_t *dhash;         /* nj: hash of each judgment's doc id, or NULL (see index_hash) */
     int ready;               /* __init__ completed */
 } JudgmentIndex;
 
@@ -131,7 +130,10 @@ static inline int judged_at(const JudgmentIndex *ix, int64_t j) {
 
 static inline int64_t index_row(const JudgmentIndex *ix, int64_t k) { return ix->qrows ? ix->qrows[k] : k; }
 static inline uint64_t index_hash(const JudgmentIndex *ix, int64_t j) {
-    return ix->dhash ? ix->dhash[j] : ix->dhash_given[j];
+    if (ix->dhash) return ix->dhash[j];
+    /* none kept (a unique index, as read_qrels' judgments make: only the ranked queries' judgments are hashed, as
+     * the scan fills their tables; W200k: 63 MB less) */
+    return hash_bytes(ix->dblob + ix->doff[j], (size_t)(ix->doff[j + 1] - ix->doff[j]));
 }
 
 static int local_fill(LocalTable *t, const JudgmentIndex *ix, int64_t q) {
@@ -191,7 +193,6 @@ static void index_clear(JudgmentIndex *self) {
     self->ready = 0;
     for (int i = 0; i < self->held; i++) PyBuffer_Release(&self->keep[i]);
     self->held = 0;
-    self->dhash_given = NULL;
     free(self->qslot);
     free(self->qslot_hash);
     free(self->qstart);
@@ -232,20 +233,19 @@ static int hold_buffer(PyObject *b, Py_buffer *view, Py_ssize_t itemsize, Py_ssi
     return 0;
 }
 
-/* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades, doc_hash=None, unique=False,
- * int_grades=False): offsets are int64, doc_query int32, grades float64 (with ``int_grades``, an int64 or int8
+/* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades, unique=False, int_grades=False): offsets are int64, doc_query int32, grades float64 (with ``int_grades``, an int64 or int8
  * array, its item size says which; None: every
  * judgment counts as judged for judged_only, as under negative_grades="nonrelevant"), all native-endian buffers
  * (bytes or arrays), held (not copied); only the grades' signs are read. Query ids must be distinct; (query, doc)
- * pairs too, which is checked unless ``unique`` says the caller did (read_qrels). ``doc_hash``: each judgment's doc
- * id hashed as this module hashes (read_qrels gives them), so that they are not computed again. */
+ * pairs too, which is checked unless ``unique`` says the caller did (read_qrels): the doc ids are then hashed only
+ * when the scan of a run reads their query (see index_hash). */
 static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"query_blob", "query_offsets", "doc_blob", "doc_offsets", "doc_query", "grades",
-                             "doc_hash", "unique", "int_grades", NULL};
-    PyObject *objs[6], *hash_obj = Py_None;
+                             "unique", "int_grades", NULL};
+    PyObject *objs[6];
     int unique = 0, int_grades = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|Opp", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
-                                     &objs[4], &objs[5], &hash_obj, &unique, &int_grades))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|pp", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
+                                     &objs[4], &objs[5], &unique, &int_grades))
         return -1;
     index_clear(self);
     self->grade = NULL;
@@ -279,12 +279,6 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         PyErr_SetString(PyExc_ValueError, "offsets must start at 0, never decrease and stay within the blob");
         return -1;
     }
-    if (hash_obj != Py_None) {
-        Py_buffer *view = &self->keep[self->held];
-        if (hold_buffer(hash_obj, view, 8, nj, "doc_hash")) return -1;
-        self->held++;
-        self->dhash_given = view->buf;
-    }
     self->nq = nq;
     self->nj = nj;
     self->qblob = self->keep[0].buf;
@@ -303,8 +297,9 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
     self->qslot = calloc(qsize, sizeof(int64_t));
     self->qslot_hash = malloc(qsize * sizeof(uint64_t));
     self->qstart = calloc((size_t)nq + 1, sizeof(int64_t));
-    if (hash_obj == Py_None) self->dhash = malloc(((size_t)nj + 1) * sizeof(uint64_t));
-    if (!self->qslot || !self->qslot_hash || !self->qstart || (hash_obj == Py_None && !self->dhash)) {
+    int hashed = !unique; /* the check of pairs below reads every hash */
+    if (hashed) self->dhash = malloc(((size_t)nj + 1) * sizeof(uint64_t));
+    if (!self->qslot || !self->qslot_hash || !self->qstart || (hashed && !self->dhash)) {
         PyErr_NoMemory();
         return -1;
     }
@@ -331,7 +326,7 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         }
         grouped &= j == 0 || q >= self->dquery[j - 1];
         self->qstart[q + 1]++;
-        if (hash_obj == Py_None)
+        if (hashed)
             self->dhash[j] = hash_bytes(self->dblob + self->doff[j], (size_t)(self->doff[j + 1] - self->doff[j]));
     }
     for (int64_t q = 0; q < nq; q++) self->qstart[q + 1] += self->qstart[q];
@@ -1783,7 +1778,7 @@ done:
  * file whose queries' lines are apart gets the check over all its rows at the end. */
 
 typedef struct {
-    Buf qblob, qoff, dblob, doff, rowq, grade, dhash;
+    Buf qblob, qoff, dblob, doff, rowq, grade;
     int wide;         /* grades are int64 in ``grade``; 0: int8, while every grade so far fits (qrels' do) */
     int64_t nq, nj;
     /* query ids: slot -> query index + 1 (0 empty) */
@@ -1801,7 +1796,7 @@ typedef struct {
 } Qrels;
 
 static void qrels_free(Qrels *r) {
-    Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade, &r->dhash};
+    Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free_large(bufs[i]->data);
     idlist_free(&r->check);
     free_large(r->qslot);
@@ -1888,10 +1883,11 @@ static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, 
         StampedSet *t = &r->seen;
         int grown = stamped_reserve(t, (size_t)(r->nj - r->run_start) + 1);
         if (grown < 0) return -1;
-        const uint64_t *hash = (const uint64_t *)r->dhash.data;
-        for (int64_t j = r->run_start; grown && j < r->nj; j++) /* a larger set: the query's rows so far */
-            stamped_put(t, stamped_free_slot(t, hash[j]), hash[j], j);
         const int64_t *off = (const int64_t *)r->doff.data;
+        for (int64_t j = r->run_start; grown && j < r->nj; j++) { /* a larger set: the query's rows so far */
+            uint64_t hj = hash_bytes(r->dblob.data + off[j], (size_t)(off[j + 1] - off[j]));
+            stamped_put(t, stamped_free_slot(t, hj), hj, j);
+        }
         size_t s = h & t->mask;
         for (; t->gen[s] == t->stamp; s = (s + 1) & t->mask) {
             int64_t i = t->row[s];
@@ -1906,7 +1902,7 @@ static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, 
     if (!r->wide && (grade < INT8_MIN || grade > INT8_MAX) && qrels_widen(r)) return -1;
     int8_t g8 = (int8_t)grade;
     if (buf_put(&r->dblob, doc, n) || buf_i64(&r->doff, (int64_t)r->dblob.len) || buf_put(&r->rowq, &q32, 4) ||
-        (r->wide ? buf_i64(&r->grade, grade) : buf_put(&r->grade, &g8, 1)) || buf_put(&r->dhash, &h, 8))
+        (r->wide ? buf_i64(&r->grade, grade) : buf_put(&r->grade, &g8, 1)))
         return -1;
     r->nj++;
     return 0;
@@ -1918,7 +1914,6 @@ static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, 
 static int64_t qrels_duplicate(const Qrels *r) {
     const int64_t *off = (const int64_t *)r->doff.data;
     const int32_t *rowq = (const int32_t *)r->rowq.data;
-    const uint64_t *dhash = (const uint64_t *)r->dhash.data;
     int64_t nq = r->nq, nj = r->nj, found = -1;
     int64_t *start = calloc((size_t)nq + 1, sizeof(int64_t)), *rows = malloc(((size_t)nj + 1) * sizeof(int64_t));
     uint64_t *hash = NULL;
@@ -1947,7 +1942,7 @@ static int64_t qrels_duplicate(const Qrels *r) {
             int64_t j = rows[k];
             const char *doc = r->dblob.data + off[j];
             size_t n = (size_t)(off[j + 1] - off[j]);
-            uint64_t h = dhash[j];
+            uint64_t h = hash_bytes(doc, n);
             size_t s = h & (size - 1);
             for (; slot[s] >= 0; s = (s + 1) & (size - 1)) {
                 int64_t i = slot[s];
@@ -2237,8 +2232,8 @@ static int qrels_join(Qrels *a, Qrels *b) {
     const int32_t *rowq = (const int32_t *)b->rowq.data;
     if ((a->wide && !b->wide && qrels_widen(b)) || (b->wide && !a->wide && qrels_widen(a))) goto nomem;
     /* each of the second part's large arrays is freed once appended: memory holds one of them twice, not all */
-    Buf *from[] = {&b->dblob, &b->grade, &b->dhash}, *to[] = {&a->dblob, &a->grade, &a->dhash};
-    for (int k = 0; k < 3; k++) {
+    Buf *from[] = {&b->dblob, &b->grade}, *to[] = {&a->dblob, &a->grade};
+    for (int k = 0; k < 2; k++) {
         if (buf_put(to[k], from[k]->data, from[k]->len)) goto nomem;
         free_large(from[k]->data);
         from[k]->data = NULL;
@@ -2303,8 +2298,9 @@ static int qrels_read_file(Qrels *r, int fd, long long size, long long split, in
  * (a file of at least ``split`` bytes read in two parts on two threads, joined as one reader would have read it), or
  * {"fallback": reason, "line": n}. Per query (in order of first appearance): "query_blob", "query_offsets" (bytes);
  * per judgment (in file order): "doc_blob", "doc_offsets" (int64), "row_query" (int32), "grades" (int8 when every
- * grade fits, as qrels' do, else int64: "grade_bytes" says 1 or 8), "doc_hash" (uint64: the doc id hashed as
- * JudgmentIndex hashes it), as Blocks (no copy); the ids Python checks
+ * grade fits, as qrels' do, else int64: "grade_bytes" says 1 or 8), as Blocks (no copy); no hash of the doc ids
+ * (a JudgmentIndex made with unique=True hashes those of the ranked queries when the scan reads them); the ids
+ * Python checks
  * ("check_blob", "check_offsets", "check_kind"). */
 static PyObject *read_qrels(PyObject *self, PyObject *args) {
     PyObject *path_obj;
@@ -2341,12 +2337,11 @@ static PyObject *read_qrels(PyObject *self, PyObject *args) {
     } else if (rc > 0) {
         out = fallback(reason, at);
     } else {
-        out = Py_BuildValue("{s:y#,s:y#,s:N,s:N,s:N,s:N,s:i,s:N,s:y#,s:y#,s:y#}", "query_blob",
+        out = Py_BuildValue("{s:y#,s:y#,s:N,s:N,s:N,s:N,s:i,s:y#,s:y#,s:y#}", "query_blob",
                             r.qblob.data ? r.qblob.data : "", (Py_ssize_t)r.qblob.len, "query_offsets", r.qoff.data,
                             (Py_ssize_t)r.qoff.len, "doc_blob", block_of(&r.dblob), "doc_offsets", block_of(&r.doff),
                             "row_query", block_of(&r.rowq), "grades", block_of(&r.grade), "grade_bytes",
-                            r.wide ? 8 : 1, "doc_hash",
-                            block_of(&r.dhash), "check_blob", r.check.blob.data ? r.check.blob.data : "",
+                            r.wide ? 8 : 1, "check_blob", r.check.blob.data ? r.check.blob.data : "",
                             (Py_ssize_t)r.check.blob.len, "check_offsets", r.check.off.data,
                             (Py_ssize_t)r.check.off.len, "check_kind", r.check.kind.data ? r.check.kind.data : "",
                             (Py_ssize_t)r.check.kind.len);

@@ -64,3 +64,14 @@ def test_scanned_judgments_are_evaluated_without_a_float_grade_per_judgment(file
     assert jr.rank.dtype == np.int64 and jr.rank.tolist() == [1, 2, 4, 2]
     # made when asked for, as the frame's grades
     assert prepared.row_grades.tolist() == [2.0, 0.0 if negative == "nonrelevant" else -1.0, 0.0, 1.0]
+
+
+def test_the_qrels_reader_keeps_per_judgment_only_its_ids_query_and_one_byte_grade(files: tuple[Path, Path]) -> None:
+    from gainscope import _scan  # type: ignore[attr-defined]
+
+    out = _scan.read_qrels(str(files[0]), 4)
+    # per judgment: doc id (bytes and an int64 offset), query (int32), grade (int8); no hash of the doc id (the
+    # index hashes those of the ranked queries as the scan reads them)
+    assert "doc_hash" not in out
+    assert (len(out["doc_offsets"]), len(out["row_query"]), len(out["grades"]), out["grade_bytes"]) == (40, 16, 4, 1)
+    assert bytes(out["doc_blob"]) == b"abcd"

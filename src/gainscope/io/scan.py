@@ -103,11 +103,12 @@ def _index(prepared: PreparedJudgments) -> Any:
     index = _indexes.get(prepared)
     arrays = prepared.judgments.arrays
     if index is None and arrays is not None:  # read by the scanner: its arrays as they are (no polars, no copy),
-        # with the doc ids' hashes it made and its check that no document is judged twice for a query
-        # and its integer grades (only their signs matter; none under "nonrelevant", where every grade is >= 0)
+        # with its check that no document is judged twice for a query (the index then hashes the doc ids of the
+        # ranked queries only, as the scan reads them) and its integer grades (only their signs matter; none under
+        # "nonrelevant", where every grade is >= 0)
         grades = None if prepared.negative_grades == "nonrelevant" else arrays.grades
         index = _scan.JudgmentIndex(arrays.query_blob, arrays.query_offsets, arrays.doc_blob, arrays.doc_offsets,
-                                    arrays.row_query, grades, doc_hash=arrays.doc_hash, unique=True, int_grades=True)
+                                    arrays.row_query, grades, unique=True, int_grades=True)
         _indexes[prepared] = index
     if index is None:
         frame = prepared.frame
