@@ -49,19 +49,22 @@ static inline uint64_t mix64(uint64_t h) {
     return h;
 }
 
+/* Words of 8 bytes, the last one ending at the id's end (it overlaps the one before unless the length is a multiple
+ * of 8): an id of 8 bytes or more is read in whole words, with no copy of a variable length (a call to memcpy, which
+ * cost W200k's 7.9 million judged ids 0.15 s). */
 static inline uint64_t hash_bytes(const char *p, size_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
-    while (n >= 8) {
-        uint64_t w;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n, w = 0;
+    if (n < 8) {
+        memcpy(&w, p, n);
+        return mix64((h ^ mix64(w ^ ((uint64_t)n << 56))) * 0x100000001b3ULL);
+    }
+    const char *last = p + n - 8;
+    for (; p < last; p += 8) {
         memcpy(&w, p, 8);
         h = (h ^ mix64(w)) * 0x100000001b3ULL;
-        p += 8;
-        n -= 8;
     }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
-    h = (h ^ mix64(w ^ ((uint64_t)n << 56))) * 0x100000001b3ULL;
-    return mix64(h);
+    memcpy(&w, last, 8);
+    return mix64((h ^ mix64(w ^ ((uint64_t)(last - p + 8) << 56))) * 0x100000001b3ULL);
 }
 
 /* Whether n bytes at a and b are the same: ids are short, and a call to memcmp for each (through the PLT) costs
