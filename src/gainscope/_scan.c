@@ -49,19 +49,22 @@ static inline uint64_t mix64(uint64_t h) {
     return h;
 }
 
+/* Words of 8 bytes, the last one ending at the id's end (it overlaps the one before unless the length is a multiple
+ * of 8): an id of 8 bytes or more is read in whole words, with no copy of a variable length (a call to memcpy, which
+ * cost W200k's 7.9 million judged ids 0.15 s). */
 static inline uint64_t hash_bytes(const char *p, size_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
-    while (n >= 8) {
-        uint64_t w;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n, w = 0;
+    if (n < 8) {
+        memcpy(&w, p, n);
+        return mix64((h ^ mix64(w ^ ((uint64_t)n << 56))) * 0x100000001b3ULL);
+    }
+    const char *last = p + n - 8;
+    for (; p < last; p += 8) {
         memcpy(&w, p, 8);
         h = (h ^ mix64(w)) * 0x100000001b3ULL;
-        p += 8;
-        n -= 8;
     }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
-    h = (h ^ mix64(w ^ ((uint64_t)n << 56))) * 0x100000001b3ULL;
-    return mix64(h);
+    memcpy(&w, last, 8);
+    return mix64((h ^ mix64(w ^ ((uint64_t)(last - p + 8) << 56))) * 0x100000001b3ULL);
 }
 
 /* Whether n bytes at a and b are the same: ids are short, and a call to memcmp for each (through the PLT) costs
@@ -93,7 +96,7 @@ static size_t table_size_for(size_t n) {
 /* ------------------------------------------------------------------ JudgmentIndex */
 typedef struct {
     PyObject_HEAD
-    Py_buffer keep[7];       /* the buffers used below (bytes, numpy arrays, read_qrels' blocks), held */
+    Py_buffer keep[6];       /* the buffers used below (bytes, numpy arrays, read_qrels' blocks), held */
     int held;                /* how many of keep[] are held */
     int64_t nq, nj;
     const char *qblob;
@@ -101,14 +104,15 @@ typedef struct {
     const char *dblob;
     const int64_t *doff;     /* nj + 1 */
     const int32_t *dquery;   /* nj: query index of each judgment */
-    const double *grade;     /* nj */
+    const double *grade;     /* nj, or NULL (see judged_at) */
+    const void *igrade;      /* nj: the grades as integers instead (int_grades=True), or NULL */
+    int igrade_bytes;        /* ... of 1 (int8) or 8 (int64) bytes */
     size_t qmask;
     int64_t *qslot;          /* query table: index + 1, 0 = empty */
     uint64_t *qslot_hash;
     int64_t *qstart;         /* nq + 1: each query's judgments in qrows */
     int64_t *qrows;          /* nj: judgment rows grouped by query; NULL when the rows are so already (row k) */
-    uint64_t *dhash;         /* nj: hash of each judgment's doc id */
-    const uint64_t *dhash_given; /* the same, given (read_qrels computed them); dhash is then NULL */
+    uint64_t *dhash;         /* nj: hash of each judgment's doc id, or NULL (see index_hash) */
     int ready;               /* __init__ completed */
 } JudgmentIndex;
 
@@ -119,9 +123,20 @@ typedef struct {
     size_t mask, cap;
 } LocalTable;
 
+/* Whether judgment ``j`` counts as judged for judged_only (grade >= 0); every judgment does when no grades were
+ * given (negative_grades="nonrelevant" makes every grade >= 0). */
+static inline int judged_at(const JudgmentIndex *ix, int64_t j) {
+    if (ix->grade) return ix->grade[j] >= 0;
+    if (!ix->igrade) return 1;
+    return ix->igrade_bytes == 1 ? ((const int8_t *)ix->igrade)[j] >= 0 : ((const int64_t *)ix->igrade)[j] >= 0;
+}
+
 static inline int64_t index_row(const JudgmentIndex *ix, int64_t k) { return ix->qrows ? ix->qrows[k] : k; }
 static inline uint64_t index_hash(const JudgmentIndex *ix, int64_t j) {
-    return ix->dhash ? ix->dhash[j] : ix->dhash_given[j];
+    if (ix->dhash) return ix->dhash[j];
+    /* none kept (a unique index, as read_qrels' judgments make: only the ranked queries' judgments are hashed, as
+     * the scan fills their tables; W200k: 63 MB less) */
+    return hash_bytes(ix->dblob + ix->doff[j], (size_t)(ix->doff[j + 1] - ix->doff[j]));
 }
 
 static int local_fill(LocalTable *t, const JudgmentIndex *ix, int64_t q) {
@@ -181,7 +196,6 @@ static void index_clear(JudgmentIndex *self) {
     self->ready = 0;
     for (int i = 0; i < self->held; i++) PyBuffer_Release(&self->keep[i]);
     self->held = 0;
-    self->dhash_given = NULL;
     free(self->qslot);
     free(self->qslot_hash);
     free(self->qstart);
@@ -222,27 +236,41 @@ static int hold_buffer(PyObject *b, Py_buffer *view, Py_ssize_t itemsize, Py_ssi
     return 0;
 }
 
-/* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades, doc_hash=None, unique=False):
- * offsets are int64, doc_query int32, grades float64, all native-endian buffers (bytes or arrays), held (not
- * copied). Query ids must be distinct; (query, doc) pairs too, which is checked unless ``unique`` says the caller
- * did (read_qrels). ``doc_hash``: each judgment's doc id hashed as this module hashes (read_qrels gives them), so
- * that they are not computed again. */
+/* JudgmentIndex(query_blob, query_offsets, doc_blob, doc_offsets, doc_query, grades, unique=False, int_grades=False): offsets are int64, doc_query int32, grades float64 (with ``int_grades``, an int64 or int8
+ * array, its item size says which; None: every
+ * judgment counts as judged for judged_only, as under negative_grades="nonrelevant"), all native-endian buffers
+ * (bytes or arrays), held (not copied); only the grades' signs are read. Query ids must be distinct; (query, doc)
+ * pairs too, which is checked unless ``unique`` says the caller did (read_qrels): the doc ids are then hashed only
+ * when the scan of a run reads their query (see index_hash). */
 static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"query_blob", "query_offsets", "doc_blob", "doc_offsets", "doc_query", "grades",
-                             "doc_hash", "unique", NULL};
-    PyObject *objs[6], *hash_obj = Py_None;
-    int unique = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|Op", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
-                                     &objs[4], &objs[5], &hash_obj, &unique))
+                             "unique", "int_grades", NULL};
+    PyObject *objs[6];
+    int unique = 0, int_grades = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|pp", kwlist, &objs[0], &objs[1], &objs[2], &objs[3],
+                                     &objs[4], &objs[5], &unique, &int_grades))
         return -1;
     index_clear(self);
+    self->grade = NULL;
+    self->igrade = NULL;
     static const char *names[6] = {"query_blob", "query_offsets", "doc_blob", "doc_offsets", "doc_query", "grades"};
     static const Py_ssize_t sizes[6] = {1, 8, 1, 8, 4, 8};
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 6; i++) { /* keep[i] for each, the grades' only when given */
         Py_ssize_t count = -1;
         if (i >= 4) count = self->keep[3].len / 8 - 1; /* one per judgment */
-        if (hold_buffer(objs[i], &self->keep[i], sizes[i], count, names[i])) return -1;
+        if (i == 5 && objs[5] == Py_None) break;
+        if (hold_buffer(objs[i], &self->keep[i], i == 5 && int_grades ? 1 : sizes[i], i == 5 && int_grades ? -1 : count,
+                        names[i]))
+            return -1;
         self->held++;
+        if (i == 5 && int_grades) { /* integers of the array's item size, one per judgment */
+            Py_ssize_t size = self->keep[5].itemsize;
+            if ((size != 1 && size != 8) || self->keep[5].len != size * count) {
+                PyErr_Format(PyExc_ValueError, "grades must be int8 or int64, one per judgment (%zd items)", count);
+                return -1;
+            }
+            self->igrade_bytes = (int)size;
+        }
     }
     Py_ssize_t nq = self->keep[1].len / 8 - 1, nj = self->keep[3].len / 8 - 1;
     if (nq < 0 || nj < 0) {
@@ -254,11 +282,6 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         PyErr_SetString(PyExc_ValueError, "offsets must start at 0, never decrease and stay within the blob");
         return -1;
     }
-    if (hash_obj != Py_None) {
-        if (hold_buffer(hash_obj, &self->keep[6], 8, nj, "doc_hash")) return -1;
-        self->held++;
-        self->dhash_given = self->keep[6].buf;
-    }
     self->nq = nq;
     self->nj = nj;
     self->qblob = self->keep[0].buf;
@@ -266,14 +289,20 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
     self->dblob = self->keep[2].buf;
     self->doff = self->keep[3].buf;
     self->dquery = self->keep[4].buf;
-    self->grade = self->keep[5].buf;
+    if (objs[5] != Py_None) {
+        if (int_grades)
+            self->igrade = self->keep[5].buf;
+        else
+            self->grade = self->keep[5].buf;
+    }
     size_t qsize = table_size_for((size_t)nq);
     self->qmask = qsize - 1;
     self->qslot = calloc(qsize, sizeof(int64_t));
     self->qslot_hash = malloc(qsize * sizeof(uint64_t));
     self->qstart = calloc((size_t)nq + 1, sizeof(int64_t));
-    if (hash_obj == Py_None) self->dhash = malloc(((size_t)nj + 1) * sizeof(uint64_t));
-    if (!self->qslot || !self->qslot_hash || !self->qstart || (hash_obj == Py_None && !self->dhash)) {
+    int hashed = !unique; /* the check of pairs below reads every hash */
+    if (hashed) self->dhash = malloc(((size_t)nj + 1) * sizeof(uint64_t));
+    if (!self->qslot || !self->qslot_hash || !self->qstart || (hashed && !self->dhash)) {
         PyErr_NoMemory();
         return -1;
     }
@@ -300,7 +329,7 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         }
         grouped &= j == 0 || q >= self->dquery[j - 1];
         self->qstart[q + 1]++;
-        if (hash_obj == Py_None)
+        if (hashed)
             self->dhash[j] = hash_bytes(self->dblob + self->doff[j], (size_t)(self->doff[j + 1] - self->doff[j]));
     }
     for (int64_t q = 0; q < nq; q++) self->qstart[q + 1] += self->qstart[q];
@@ -392,6 +421,7 @@ static inline int buf_put(Buf *b, const void *p, size_t n) {
 }
 
 static inline int buf_i64(Buf *b, int64_t v) { return buf_put(b, &v, 8); }
+static inline int buf_i32(Buf *b, int32_t v) { return buf_put(b, &v, 4); }
 static inline int buf_f64(Buf *b, double v) { return buf_put(b, &v, 8); }
 
 /* A read-only buffer over memory this module allocated (a Buf's, handed over): the large outputs reach Python
@@ -929,14 +959,15 @@ static int finish_query(Scan *s) {
         sort_entries(e, n, cmp_rank);
     }
     int64_t kept = 0;
-    const double *grade = s->ix->grade;
     for (size_t i = 0; i < n; i++) {
         if (s->depth >= 0 && (int64_t)i >= s->depth) break; /* depth counts before judged-only */
         int64_t j = e[i].judgment;
-        if (s->judged_only && (j < 0 || !(grade[j] >= 0))) continue;
+        if (s->judged_only && (j < 0 || !judged_at(s->ix, j))) continue;
         kept++;
         if (j >= 0) {
-            if (buf_i64(&s->hit_rank, kept) || buf_i64(&s->hit_judgment, j) || buf_f64(&s->hit_score, e[i].score))
+            /* int32: add_entry takes at most INT32_MAX documents a query, scan_init at most INT32_MAX judgments */
+            if (buf_i32(&s->hit_rank, (int32_t)kept) || buf_i32(&s->hit_judgment, (int32_t)j) ||
+                buf_f64(&s->hit_score, e[i].score))
                 return -1;
             s->nhits++;
         }
@@ -1035,6 +1066,10 @@ static int add_entry(Scan *s, const char *q, size_t qn, int qflags, const char *
     }
     if ((dflags & ID_CHECK) && idlist_put(&s->check, doc, dn, 1)) goto nomem;
     if (s->n == s->cap) {
+        if (s->n >= INT32_MAX) { /* ranks are int32 (hit_rank) */
+            s->reason = "a query of more than 2147483647 documents";
+            return -1;
+        }
         size_t cap = s->cap ? 2 * s->cap : 1024;
         Entry *grown = realloc(s->entries, cap * sizeof(Entry));
         if (!grown) goto nomem;
@@ -1272,6 +1307,10 @@ static int scan_init(Scan *s, const JudgmentIndex *ix, int order, int64_t depth,
     s->depth = depth;
     s->judged_only = judged_only;
     s->last_query = -1;
+    if (ix->nj > INT32_MAX) { /* judgment rows are int32 (hit_judgment) */
+        s->reason = "more than 2147483647 judgments";
+        return -1;
+    }
     if (buf_i64(&s->qoff, 0) || buf_i64(&s->hit_off, 0) || buf_i64(&s->check.off, 0) ||
         stamped_reserve(&s->dup, 1024) < 0) {
         s->nomem = 1;
@@ -1742,7 +1781,8 @@ done:
  * file whose queries' lines are apart gets the check over all its rows at the end. */
 
 typedef struct {
-    Buf qblob, qoff, dblob, doff, rowq, grade, dhash;
+    Buf qblob, qoff, dblob, doff, rowq, grade;
+    int wide;         /* grades are int64 in ``grade``; 0: int8, while every grade so far fits (qrels' do) */
     int64_t nq, nj;
     /* query ids: slot -> query index + 1 (0 empty) */
     int64_t *qslot;
@@ -1759,7 +1799,7 @@ typedef struct {
 } Qrels;
 
 static void qrels_free(Qrels *r) {
-    Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade, &r->dhash};
+    Buf *bufs[] = {&r->qblob, &r->qoff, &r->dblob, &r->doff, &r->rowq, &r->grade};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free_large(bufs[i]->data);
     idlist_free(&r->check);
     free_large(r->qslot);
@@ -1827,6 +1867,18 @@ static int64_t qrels_query(Qrels *r, const char *id, size_t n, int flags) {
     return q;
 }
 
+/* The grades made int64 (each int8 widened in place, from the last); -1 out of memory. */
+static int qrels_widen(Qrels *r) {
+    size_t n = r->grade.len;
+    if (n && buf_grow(&r->grade, 7 * n)) return -1;
+    const int8_t *narrow = (const int8_t *)r->grade.data;
+    int64_t *wide = (int64_t *)r->grade.data;
+    for (size_t i = n; i-- > 0;) wide[i] = narrow[i];
+    r->grade.len = 8 * n;
+    r->wide = 1;
+    return 0;
+}
+
 static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, int64_t grade) {
     int32_t q32 = (int32_t)q;
     uint64_t h = hash_bytes(doc, n);
@@ -1834,10 +1886,11 @@ static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, 
         StampedSet *t = &r->seen;
         int grown = stamped_reserve(t, (size_t)(r->nj - r->run_start) + 1);
         if (grown < 0) return -1;
-        const uint64_t *hash = (const uint64_t *)r->dhash.data;
-        for (int64_t j = r->run_start; grown && j < r->nj; j++) /* a larger set: the query's rows so far */
-            stamped_put(t, stamped_free_slot(t, hash[j]), hash[j], j);
         const int64_t *off = (const int64_t *)r->doff.data;
+        for (int64_t j = r->run_start; grown && j < r->nj; j++) { /* a larger set: the query's rows so far */
+            uint64_t hj = hash_bytes(r->dblob.data + off[j], (size_t)(off[j + 1] - off[j]));
+            stamped_put(t, stamped_free_slot(t, hj), hj, j);
+        }
         size_t s = h & t->mask;
         for (; t->gen[s] == t->stamp; s = (s + 1) & t->mask) {
             int64_t i = t->row[s];
@@ -1849,8 +1902,10 @@ static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, 
         if (r->dup < 0) stamped_put(t, s, h, r->nj);
     }
     if ((flags & ID_CHECK) && idlist_put(&r->check, doc, n, 1)) return -1;
+    if (!r->wide && (grade < INT8_MIN || grade > INT8_MAX) && qrels_widen(r)) return -1;
+    int8_t g8 = (int8_t)grade;
     if (buf_put(&r->dblob, doc, n) || buf_i64(&r->doff, (int64_t)r->dblob.len) || buf_put(&r->rowq, &q32, 4) ||
-        buf_i64(&r->grade, grade) || buf_put(&r->dhash, &h, 8))
+        (r->wide ? buf_i64(&r->grade, grade) : buf_put(&r->grade, &g8, 1)))
         return -1;
     r->nj++;
     return 0;
@@ -1862,7 +1917,6 @@ static int qrels_add(Qrels *r, int64_t q, const char *doc, size_t n, int flags, 
 static int64_t qrels_duplicate(const Qrels *r) {
     const int64_t *off = (const int64_t *)r->doff.data;
     const int32_t *rowq = (const int32_t *)r->rowq.data;
-    const uint64_t *dhash = (const uint64_t *)r->dhash.data;
     int64_t nq = r->nq, nj = r->nj, found = -1;
     int64_t *start = calloc((size_t)nq + 1, sizeof(int64_t)), *rows = malloc(((size_t)nj + 1) * sizeof(int64_t));
     uint64_t *hash = NULL;
@@ -1891,7 +1945,7 @@ static int64_t qrels_duplicate(const Qrels *r) {
             int64_t j = rows[k];
             const char *doc = r->dblob.data + off[j];
             size_t n = (size_t)(off[j + 1] - off[j]);
-            uint64_t h = dhash[j];
+            uint64_t h = hash_bytes(doc, n);
             size_t s = h & (size - 1);
             for (; slot[s] >= 0; s = (s + 1) & (size - 1)) {
                 int64_t i = slot[s];
@@ -2179,9 +2233,10 @@ static int qrels_join(Qrels *a, Qrels *b) {
     size_t dbase = a->dblob.len, cbase = a->check.blob.len;
     const int64_t *doff = (const int64_t *)b->doff.data, *coff = (const int64_t *)b->check.off.data;
     const int32_t *rowq = (const int32_t *)b->rowq.data;
+    if ((a->wide && !b->wide && qrels_widen(b)) || (b->wide && !a->wide && qrels_widen(a))) goto nomem;
     /* each of the second part's large arrays is freed once appended: memory holds one of them twice, not all */
-    Buf *from[] = {&b->dblob, &b->grade, &b->dhash}, *to[] = {&a->dblob, &a->grade, &a->dhash};
-    for (int k = 0; k < 3; k++) {
+    Buf *from[] = {&b->dblob, &b->grade}, *to[] = {&a->dblob, &a->grade};
+    for (int k = 0; k < 2; k++) {
         if (buf_put(to[k], from[k]->data, from[k]->len)) goto nomem;
         free_large(from[k]->data);
         from[k]->data = NULL;
@@ -2245,8 +2300,10 @@ static int qrels_read_file(Qrels *r, int fd, long long size, long long split, in
 /* read_qrels(path, columns, split=16 MB) -> dict: the judgments of a qrels file of 3 or 4 columns as flat arrays
  * (a file of at least ``split`` bytes read in two parts on two threads, joined as one reader would have read it), or
  * {"fallback": reason, "line": n}. Per query (in order of first appearance): "query_blob", "query_offsets" (bytes);
- * per judgment (in file order): "doc_blob", "doc_offsets" (int64), "row_query" (int32), "grades" (int64),
- * "doc_hash" (uint64: the doc id hashed as JudgmentIndex hashes it), as Blocks (no copy); the ids Python checks
+ * per judgment (in file order): "doc_blob", "doc_offsets" (int64), "row_query" (int32), "grades" (int8 when every
+ * grade fits, as qrels' do, else int64: "grade_bytes" says 1 or 8), as Blocks (no copy); no hash of the doc ids
+ * (a JudgmentIndex made with unique=True hashes those of the ranked queries when the scan reads them); the ids
+ * Python checks
  * ("check_blob", "check_offsets", "check_kind"). */
 static PyObject *read_qrels(PyObject *self, PyObject *args) {
     PyObject *path_obj;
@@ -2283,11 +2340,11 @@ static PyObject *read_qrels(PyObject *self, PyObject *args) {
     } else if (rc > 0) {
         out = fallback(reason, at);
     } else {
-        out = Py_BuildValue("{s:y#,s:y#,s:N,s:N,s:N,s:N,s:N,s:y#,s:y#,s:y#}", "query_blob",
+        out = Py_BuildValue("{s:y#,s:y#,s:N,s:N,s:N,s:N,s:i,s:y#,s:y#,s:y#}", "query_blob",
                             r.qblob.data ? r.qblob.data : "", (Py_ssize_t)r.qblob.len, "query_offsets", r.qoff.data,
                             (Py_ssize_t)r.qoff.len, "doc_blob", block_of(&r.dblob), "doc_offsets", block_of(&r.doff),
-                            "row_query", block_of(&r.rowq), "grades", block_of(&r.grade), "doc_hash",
-                            block_of(&r.dhash), "check_blob", r.check.blob.data ? r.check.blob.data : "",
+                            "row_query", block_of(&r.rowq), "grades", block_of(&r.grade), "grade_bytes",
+                            r.wide ? 8 : 1, "check_blob", r.check.blob.data ? r.check.blob.data : "",
                             (Py_ssize_t)r.check.blob.len, "check_offsets", r.check.off.data,
                             (Py_ssize_t)r.check.off.len, "check_kind", r.check.kind.data ? r.check.kind.data : "",
                             (Py_ssize_t)r.check.kind.len);
@@ -2304,7 +2361,8 @@ static int cmp_desc(const void *x, const void *y) {
 }
 
 /* judged_grades(row_query, grades, query_rank, nonrelevant) -> (offsets, sorted): the judged pool of every query,
- * from read_qrels' arrays: row_query (int32, the query of each judgment), grades (int64), query_rank (int64, the
+ * from read_qrels' arrays: row_query (int32, the query of each judgment), grades (int64, or int8: the array's
+ * item size says which), query_rank (int64, the
  * place of each query in the order wanted). ``offsets`` (int64, one more than the queries) bound each query's
  * grades in ``sorted`` (float64), in query_rank order, each query's grades descending: those >= 0, or under
  * ``nonrelevant`` all of them with the negative ones made 0. numpy's
@@ -2313,14 +2371,26 @@ static int cmp_desc(const void *x, const void *y) {
  * sort of each query's grades. */
 static PyObject *judged_grades(PyObject *self, PyObject *args) {
     Py_buffer rq = {0}, gr = {0}, rk = {0};
+    PyObject *grades_obj;
     int nonrelevant;
-    if (!PyArg_ParseTuple(args, "y*y*y*p", &rq, &gr, &rk, &nonrelevant)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*Oy*p", &rq, &grades_obj, &rk, &nonrelevant)) return NULL;
     PyObject *offsets = NULL, *sorted = NULL, *out = NULL;
+    if (PyObject_GetBuffer(grades_obj, &gr, PyBUF_C_CONTIGUOUS)) {
+        PyBuffer_Release(&rq);
+        PyBuffer_Release(&rk);
+        return NULL;
+    }
     size_t n = (size_t)rq.len / sizeof(int32_t), nq = (size_t)rk.len / sizeof(int64_t);
     const int32_t *q = rq.buf;
-    const int64_t *g = gr.buf, *rank = rk.buf;
-    if ((size_t)gr.len != n * sizeof(int64_t) || rq.len % sizeof(int32_t) || rk.len % sizeof(int64_t)) {
-        PyErr_SetString(PyExc_ValueError, "row_query (int32) and grades (int64) of one length, query_rank (int64)");
+    const int64_t *rank = rk.buf;
+    const int64_t *g64 = gr.buf;
+    const int8_t *g8 = gr.buf;
+    int wide = gr.itemsize == 8; /* else int8 */
+#define G(i) (wide ? g64[i] : (int64_t)g8[i])
+    if ((gr.itemsize != 1 && gr.itemsize != 8) || (size_t)gr.len != n * (size_t)gr.itemsize ||
+        rq.len % sizeof(int32_t) || rk.len % sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "row_query (int32) and grades (int64 or int8) of one length, query_rank (int64)");
         goto done;
     }
     for (size_t k = 0; k < nq; k++)
@@ -2339,8 +2409,9 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     memset(start, 0, (nq + 1) * sizeof(int64_t));
     int64_t lo = INT64_MAX, hi = INT64_MIN; /* the judged grades' range */
     for (size_t i = 0; i < n; i++) {
-        if (g[i] < 0 && !nonrelevant) continue;
-        int64_t x = g[i] < 0 ? 0 : g[i];
+        int64_t x = G(i);
+        if (x < 0 && !nonrelevant) continue;
+        x = x < 0 ? 0 : x;
         lo = x < lo ? x : lo;
         hi = x > hi ? x : hi;
     }
@@ -2353,8 +2424,9 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
             goto done;
         }
         for (size_t i = 0; i < n; i++) {
-            if (g[i] < 0 && !nonrelevant) continue;
-            int64_t x = g[i] < 0 ? 0 : g[i];
+            int64_t x = G(i);
+            if (x < 0 && !nonrelevant) continue;
+            x = x < 0 ? 0 : x;
             count[(size_t)rank[q[i]] * width + (size_t)(hi - x)]++;
         }
         for (size_t k = 0; k < nq; k++) {
@@ -2373,7 +2445,7 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
         if (sorted) out = PyTuple_Pack(2, offsets, sorted);
         goto done;
     }
-    for (size_t i = 0; i < n; i++) start[rank[q[i]] + 1] += nonrelevant || g[i] >= 0;
+    for (size_t i = 0; i < n; i++) start[rank[q[i]] + 1] += nonrelevant || G(i) >= 0;
     for (size_t k = 0; k < nq; k++) start[k + 1] += start[k];
     sorted = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)start[nq] * sizeof(double)));
     int64_t *fill = malloc((nq + 1) * sizeof(int64_t));
@@ -2386,8 +2458,9 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     memcpy(fill, start, (nq + 1) * sizeof(int64_t));
     for (size_t i = 0; i < n; i++) {
-        if (g[i] < 0 && !nonrelevant) continue;
-        v[fill[rank[q[i]]]++] = g[i] < 0 ? 0.0 : (double)g[i];
+        int64_t x = G(i);
+        if (x < 0 && !nonrelevant) continue;
+        v[fill[rank[q[i]]]++] = x < 0 ? 0.0 : (double)x;
     }
     for (size_t k = 0; k < nq; k++) {
         double *a = v + start[k];
@@ -2413,6 +2486,7 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     free(fill);
     out = PyTuple_Pack(2, offsets, sorted);
 done:
+#undef G
     Py_XDECREF(offsets);
     Py_XDECREF(sorted);
     PyBuffer_Release(&rq);

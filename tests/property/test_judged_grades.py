@@ -34,6 +34,9 @@ def test_judged_grades_is_lexsort(nq: int, rows: list[tuple[int, int]], perm: ob
     want_offsets = np.concatenate(([0], np.cumsum(np.bincount(r, minlength=nq))))
     assert np.frombuffer(offsets, dtype=np.int64).tolist() == want_offsets.tolist()
     assert np.frombuffer(grades, dtype=np.float64).tolist() == want.tolist()
+    if len(g) == 0 or (g.min() >= -128 and g.max() <= 127):  # the same grades as int8 (as the C reader keeps them)
+        offsets8, grades8 = _scan.judged_grades(q, g.astype(np.int8), rank, nonrelevant)
+        assert offsets8 == offsets and grades8 == grades
 
 
 @pytest.mark.parametrize("spread", [5, 1000])  # a few grades (counted), many (sorted)
@@ -58,15 +61,19 @@ def test_judged_grades_refuses_indices_outside_the_queries() -> None:
         _scan.judged_grades(np.array([0, 1], dtype=np.int32), g, np.array([0, 5], dtype=np.int64), False)
     with pytest.raises(ValueError, match="one length"):
         _scan.judged_grades(np.array([0], dtype=np.int32), g, np.arange(3, dtype=np.int64), False)
+    with pytest.raises(ValueError, match=r"grades \(int64 or int8\) of one length"):  # int32: neither
+        _scan.judged_grades(np.array([0, 1], dtype=np.int32), g.astype(np.int32), np.arange(3, dtype=np.int64), False)
 
 
 @settings(max_examples=300, derandomize=True, database=None, deadline=None)
-@given(lengths=st.lists(st.integers(0, 5), min_size=1, max_size=12), data=st.data())
-def test_segment_counts_count_each_segment(lengths: list[int], data: st.DataObject) -> None:
-    """Context.num_rel's per-query counts (empty queries anywhere, the first and last included)."""
+@given(lengths=st.lists(st.integers(0, 5), min_size=1, max_size=12), data=st.data(), chunk=st.integers(1, 8))
+def test_segment_counts_count_each_segment(lengths: list[int], data: st.DataObject, chunk: int) -> None:
+    """Context.num_rel's per-query counts (empty queries anywhere, the first and last included), whatever the chunks
+    the mask is counted in (segments across their bounds, bounds at a segment's start or end)."""
     from gainscope.metrics.context import segment_counts
 
     mask = np.array(data.draw(st.lists(st.booleans(), min_size=sum(lengths), max_size=sum(lengths))), dtype=bool)
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     want = [int(mask[a:b].sum()) for a, b in itertools.pairwise(offsets)]
     assert segment_counts(mask, offsets).tolist() == want
+    assert segment_counts(mask, offsets, chunk=chunk).tolist() == want

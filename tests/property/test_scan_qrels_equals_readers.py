@@ -328,6 +328,27 @@ def test_c_reader_in_two_parts_equals_readers(tmp_path: Path, monkeypatch: pytes
     same_outcome(path)
 
 
+@needs_native
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize(("middle", "tail", "wide"), [
+    ("", "", False),  # grades of -128..127 (qrels' own): one byte each
+    ("j 0 d9 -128\n", "t 0 d9 127\n", False),
+    ("j 0 d9 128\n", "", True),  # a grade beyond int8 in the first part: every grade int64, the same values
+    ("", "t 0 d9 -129\n", True),  # ... in the second part (read on its own thread when split)
+    ("j 0 d9 1000\n", "t 0 d9 -999999999999999999\n", True),  # ... in both
+])
+def test_grades_are_kept_in_one_byte_while_they_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split: bool,
+                                                    middle: str, tail: str, wide: bool) -> None:
+    if split:
+        monkeypatch.setattr(scan_qrels, "SPLIT_BYTES", 1)
+    path = _parts_file(tmp_path / "j.qrels", tail, middle=middle)
+    assert same_outcome(path) is True  # taken, with the readers' judgments
+    arrays = read_judgments(path).arrays
+    assert arrays is not None
+    assert arrays.grades.dtype == (np.int64 if wide else np.int8)
+    assert arrays.grades.tolist() == [int(line.split()[-1]) for line in path.read_text().splitlines()]
+
+
 def _parts_file(path: Path, tail: str, *, middle: str = "") -> Path:
     """Queries a..t of 5 documents each, ``middle`` after query j (near the file's middle), then ``tail``."""
     lines = [f"{q} 0 d{d} {d % 3}\n" for q in "abcdefghij" for d in range(5)]

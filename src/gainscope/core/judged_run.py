@@ -242,10 +242,11 @@ class PreparedJudgments:
     policy: float grades, the judged query ids in bytewise order, and every judged query's non-negative grades
     sorted descending (the material of ideal rankings and totals), with their doc ids.
 
-    ``row_grades`` holds the float grade of every judgment in the judgments' own order, the rows of
-    :attr:`frame` (the scanner's ``hit_row`` refers to them). Judgments the C scanner read
-    (:attr:`Judgments.arrays`) are prepared with numpy alone; their :attr:`frame` and ``doc_ids`` are made
-    when first read."""
+    The judgments' rows, in their own order, are the rows of :attr:`frame` (the scanner's ``hit_row`` refers to
+    them); :meth:`grades_at` gives the float grades of some of them, :attr:`row_grades` of all. Judgments the C
+    scanner read (:attr:`Judgments.arrays`) are prepared with numpy alone; their :attr:`frame`, ``doc_ids`` and
+    :attr:`row_grades` are made when first read (evaluating them needs none: W200k's 7.9 million judgments would
+    hold 63 MB of float grades beside the reader's integer ones)."""
 
     judgments: Judgments
     negative_grades: str
@@ -253,12 +254,31 @@ class PreparedJudgments:
     offsets: np.ndarray
     grades: np.ndarray
     doc_ids: pl.Series | DeferredSeries
-    row_grades: np.ndarray
 
     @cached_property
     def frame(self) -> pl.DataFrame:
         """``query_id``, ``doc_id`` and the float ``grade`` under ``negative_grades``, in the judgments' order."""
         return _float_grades(self.judgments.frame, self.negative_grades)
+
+    @cached_property
+    def row_grades(self) -> np.ndarray:
+        """The float grade of every judgment under ``negative_grades``, in the judgments' order (the rows of
+        :attr:`frame`)."""
+        arrays = self.judgments.arrays
+        if arrays is None:
+            return self.frame["grade"].to_numpy().astype(np.float64, copy=False)
+        return self.grades_at(slice(None))
+
+    def grades_at(self, rows: np.ndarray | slice) -> np.ndarray:
+        """The float grades (under ``negative_grades``) of the judgments' ``rows``: for judgments the C scanner
+        read, from its integer grades, without a float grade for every judgment."""
+        arrays = self.judgments.arrays
+        if arrays is None or "row_grades" in self.__dict__:
+            return np.asarray(self.row_grades[rows])
+        out = arrays.grades[rows].astype(np.float64)
+        if self.negative_grades == "nonrelevant":
+            np.maximum(out, 0.0, out=out)
+        return out
 
     @classmethod
     def of(cls, judgments: Judgments, negative_grades: str = "unjudged") -> PreparedJudgments:
@@ -271,8 +291,7 @@ class PreparedJudgments:
         offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum(np.bincount(rows["_q"].to_numpy(), minlength=len(query_ids)))
         prepared = cls(judgments, negative_grades, query_ids, offsets,
-                       rows["grade"].to_numpy().astype(np.float64, copy=False), rows["doc_id"],
-                       frame["grade"].to_numpy().astype(np.float64, copy=False))
+                       rows["grade"].to_numpy().astype(np.float64, copy=False), rows["doc_id"])
         prepared.__dict__["frame"] = frame  # made already (the cached property's slot)
         return prepared
 
@@ -280,13 +299,10 @@ class PreparedJudgments:
     def _of_arrays(cls, judgments: Judgments, arrays: JudgmentArrays, negative_grades: str) -> PreparedJudgments:
         """:meth:`of` for judgments the scanner read: the same query ids, offsets and grades, made by the C module
         from its arrays (each query's judged grades gathered and sorted descending: ``judged_grades``), with no
-        per-judgment array but the float grades."""
+        per-judgment array."""
         from gainscope import _scan  # type: ignore[attr-defined]  # the arrays come from it
 
         nonrelevant = negative_grades == "nonrelevant"
-        row_grades = arrays.grades.astype(np.float64)
-        if nonrelevant:
-            np.maximum(row_grades, 0.0, out=row_grades)
         by_id = _bytewise_order(arrays.query_ids)
         query_ids = list(map(arrays.query_ids.__getitem__, by_id))
         rank = np.empty(len(by_id), dtype=np.int64)
@@ -298,7 +314,7 @@ class PreparedJudgments:
             return _judged_rows(prepared.frame, query_ids)["doc_id"]
 
         prepared = cls(judgments, negative_grades, query_ids, np.frombuffer(offsets, dtype=np.int64),
-                       np.frombuffer(grades, dtype=np.float64), DeferredSeries(doc_ids), row_grades)
+                       np.frombuffer(grades, dtype=np.float64), DeferredSeries(doc_ids))
         return prepared
 
     def under(self, negative_grades: str) -> PreparedJudgments:
@@ -495,7 +511,7 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     take = ranges(starts, lengths)
     rows = positions.hit_row[take]
     rank = positions.hit_rank[take].astype(np.int64, copy=False)
-    grades = prepared.row_grades[rows]
+    grades = prepared.grades_at(rows)
     rank_down = rank_steps = 0
     if policies.ties == "trec_eval":
         _warn_ties(int(positions.tied_groups[ranked[has]].sum()), policies)

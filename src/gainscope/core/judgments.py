@@ -48,10 +48,10 @@ class JudgmentArrays:
     """Judgments as flat arrays, the form the C scanner reads plain TREC qrels into (see
     :mod:`gainscope.io.scan_qrels`): ``query_ids`` are the distinct query ids in order of first appearance,
     ``query_blob``/``query_offsets`` the same ids as one UTF-8 blob and int64 offsets; per judgment, in file
-    order, ``row_query`` is its query's index in ``query_ids`` (int32), ``grades`` its grade (int64), and its doc
-    id is ``doc_blob[doc_offsets[i]:doc_offsets[i + 1]]`` (UTF-8, checked by the scanner); ``doc_hash``, when given,
-    is the scanner's hash of each doc id (its index of the judgments then does not hash them again). The reader
-    has checked that no document is judged twice for a query."""
+    order, ``row_query`` is its query's index in ``query_ids`` (int32), ``grades`` its grade (int8 when every grade
+    fits, as qrels' do: W200k's 7.9 million judgments hold 8 MB of grades, not 63 MB; else int64), and its doc
+    id is ``doc_blob[doc_offsets[i]:doc_offsets[i + 1]]`` (UTF-8, checked by the scanner). The reader has checked
+    that no document is judged twice for a query."""
 
     query_ids: list[str]
     query_blob: bytes
@@ -60,7 +60,6 @@ class JudgmentArrays:
     doc_blob: bytes | memoryview
     doc_offsets: np.ndarray
     grades: np.ndarray
-    doc_hash: np.ndarray | None = None
 
     def doc_ids(self) -> list[str]:
         """The doc id of every judgment, in file order."""

@@ -103,9 +103,12 @@ def _index(prepared: PreparedJudgments) -> Any:
     index = _indexes.get(prepared)
     arrays = prepared.judgments.arrays
     if index is None and arrays is not None:  # read by the scanner: its arrays as they are (no polars, no copy),
-        # with the doc ids' hashes it made and its check that no document is judged twice for a query
+        # with its check that no document is judged twice for a query (the index then hashes the doc ids of the
+        # ranked queries only, as the scan reads them) and its integer grades (only their signs matter; none under
+        # "nonrelevant", where every grade is >= 0)
+        grades = None if prepared.negative_grades == "nonrelevant" else arrays.grades
         index = _scan.JudgmentIndex(arrays.query_blob, arrays.query_offsets, arrays.doc_blob, arrays.doc_offsets,
-                                    arrays.row_query, prepared.row_grades, doc_hash=arrays.doc_hash, unique=True)
+                                    arrays.row_query, grades, unique=True, int_grades=True)
         _indexes[prepared] = index
     if index is None:
         frame = prepared.frame
@@ -196,13 +199,24 @@ def _each(scan: Callable[[_T], dict[str, Any]], parts: Sequence[_T]) -> list[dic
         return list(pool.map(scan, parts))
 
 
+# The per-hit arrays of a scanned part (the large ones): the C scanner's rank and judgment row are int32 (at W200k,
+# 3.9 million judged positions: 16 MB less each than int64, and so in every gather of them), its scores float64. A
+# part made in Python (:mod:`gainscope.io.scan_polars`) holds numpy arrays, of whatever type they have.
+_HITS = (("hit_rank", np.int32), ("hit_judgment", np.int32), ("hit_score", np.float64))
+
+
+def _hit_array(part: dict[str, Any], key: str, dtype: Any) -> np.ndarray:
+    value = part[key]
+    return value if isinstance(value, np.ndarray) else np.frombuffer(value, dtype=dtype)
+
+
 def _positions(part: dict[str, Any]) -> RankedPositions:
     def arr(key: str, dtype: Any) -> np.ndarray:
         return np.frombuffer(part[key], dtype=dtype)
 
+    hits = [_hit_array(part, key, dtype) for key, dtype in _HITS]
     return RankedPositions(split_ids(part["query_blob"], arr("query_offsets", np.int64)), arr("num_ret", np.int64),
-                           arr("hit_offsets", np.int64), arr("hit_rank", np.int64), arr("hit_judgment", np.int64),
-                           arr("hit_score", np.float64), arr("ties", np.int64), arr("rank_down", np.int64),
+                           arr("hit_offsets", np.int64), *hits, arr("ties", np.int64), arr("rank_down", np.int64),
                            arr("rank_steps", np.int64))
 
 
@@ -257,9 +271,6 @@ def _joined(results: Sequence[dict[str, Any]]) -> RankedPositions | str:
     return _join(results, ids)
 
 
-_HITS = (("hit_rank", np.int64), ("hit_judgment", np.int64), ("hit_score", np.float64))
-
-
 def _join(results: Sequence[dict[str, Any]], ids: Sequence[list[str]]) -> RankedPositions:
     """The parts' arrays one after another; the per-hit ones (the large ones) by ``_scan.join_blocks``, which
     grows the first part's memory rather than copying every part into new pages."""
@@ -267,8 +278,8 @@ def _join(results: Sequence[dict[str, Any]], ids: Sequence[list[str]]) -> Ranked
         return np.concatenate([np.frombuffer(r[key], dtype=dtype) for r in results])
 
     def hits(key: str, dtype: Any) -> np.ndarray:
-        if _scan is None:
-            return cat(key, dtype)
+        if _scan is None or any(isinstance(r[key], np.ndarray) for r in results):
+            return np.concatenate([_hit_array(r, key, dtype) for r in results])
         return np.frombuffer(_scan.join_blocks([r[key] for r in results]), dtype=dtype)
 
     joined = {key: hits(key, dtype) for key, dtype in _HITS}

@@ -1,8 +1,7 @@
 """TREC qrels through the C scanner (``gainscope._scan.read_qrels``): flat arrays, no polars.
 
 :func:`scan_trec_judgments` is how :func:`gainscope.io.read_judgments` reads a plain TREC (or 3-column) qrels
-file: one pass in C over blocks of the file that tokenizes each line, numbers the queries, hashes the doc ids once
-(for the run scanner's index) and refuses a document judged twice, into
+file: one pass in C over blocks of the file that tokenizes each line, numbers the queries and refuses a document judged twice, into
 :class:`~gainscope.core.judgments.JudgmentArrays` that hold the reader's memory as it is (no copy). The
 :class:`~gainscope.core.judgments.Judgments` it returns hold those arrays and make their polars frame only when
 asked for it, so that evaluating two small files (``gainscope evaluate`` on 1,000 queries) neither imports polars
@@ -84,5 +83,5 @@ def scan_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *,
         query_ids=split_ids(out["query_blob"], query_offsets), query_blob=out["query_blob"],
         query_offsets=query_offsets, row_query=np.frombuffer(out["row_query"], dtype=np.int32),
         doc_blob=memoryview(out["doc_blob"]), doc_offsets=np.frombuffer(out["doc_offsets"], dtype=np.int64),
-        grades=np.frombuffer(out["grades"], dtype=np.int64), doc_hash=np.frombuffer(out["doc_hash"], dtype=np.uint64))
+        grades=np.frombuffer(out["grades"], dtype=np.int8 if out["grade_bytes"] == 1 else np.int64))
     return Judgments._from_arrays(arrays, source=src.name, notes=notes), warnings

@@ -203,8 +203,10 @@ class Context:
                 v = np.asarray(values(jr.grades[at], segment), dtype=np.float64)
             if weight == "one":
                 terms = v
-            elif weight == "log2":
-                terms = v / np.log2(rank + 1.0)
+            elif weight == "log2":  # v / log2(rank + 1), the divisor made in place and the quotient written over it
+                terms = rank + 1.0
+                np.log2(terms, out=terms)
+                np.divide(v, terms, out=terms)
             else:
                 terms = v * self.powers(float(weight[1]), int(jr.rank.max(initial=0)))[rank - 1]
             return np.bincount(segment, weights=terms, minlength=self.nq)
@@ -300,16 +302,21 @@ class Context:
 
 
 
-def segment_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Per segment ``offsets[i]:offsets[i+1]`` (``offsets[-1] == len(mask)``), the number of True values of
-    ``mask`` (int64): one ``np.add.reduceat`` over the non-empty segments (an empty one lies between two starts that
-    are equal, so leaving it out changes no other sum), no array as long as ``mask``."""
-    starts = np.asarray(offsets[:-1])
-    filled = np.diff(offsets) > 0
-    out = np.zeros(len(starts), dtype=np.int64)
-    if filled.any():
-        out[filled] = np.add.reduceat(mask, starts[filled], dtype=np.int64)
-    return out
+def segment_counts(mask: np.ndarray, offsets: np.ndarray, *, chunk: int = 1 << 20) -> np.ndarray:
+    """Per segment ``offsets[i]:offsets[i+1]`` (non-decreasing, ``offsets[-1] == len(mask)``), the number of True
+    values of the boolean ``mask`` (int64): ``c[offsets[i+1]] - c[offsets[i]]``, ``c`` the running count of True
+    values before each index, read off the running count of one ``chunk`` of the mask at a time, so that no int64
+    array as long as ``mask`` is made (``np.add.reduceat(mask, ..., dtype=np.int64)`` casts the whole mask to int64
+    first: 63 MB for W200k's 7.9 million judgments). Exact integers."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    before = np.zeros(len(offsets), dtype=np.int64)  # c at each offset (0 at offset 0)
+    total = 0
+    for lo in range(0, len(mask), chunk):
+        run = np.cumsum(mask[lo:lo + chunk], dtype=np.int64)  # True values in mask[lo:lo + i + 1]
+        first, last = np.searchsorted(offsets, (lo + 1, lo + len(run) + 1))  # the offsets in (lo, lo + len(run)]
+        before[first:last] = total + run[offsets[first:last] - lo - 1]
+        total += int(run[-1])
+    return np.diff(before)
 
 
 def _descending_within(values: np.ndarray, offsets: np.ndarray) -> bool:

@@ -41,12 +41,15 @@ def _ap_terms(ctx: Context, level: float, cutoff: int | None) -> tuple[np.ndarra
     rel = ctx.relevant(level)
     if cutoff is not None and cutoff < ctx.top_rank:
         rel = rel & (ctx.position <= cutoff)
-    at = np.flatnonzero(rel)
-    segment = ctx.segment[at]
+    segment, rank = ctx.segment[rel], ctx.position[rel]  # a mask, not an array of their indexes
     before = np.zeros(ctx.nq, dtype=np.int64)
     np.cumsum(np.bincount(segment, minlength=ctx.nq)[:-1], out=before[1:])
-    count = np.arange(1, len(at) + 1, dtype=np.int64) - before[segment]
-    return count / ctx.position[at], segment
+    # the counts as floats, made in place (W200k: 2 million relevant positions, three arrays fewer at once); exact
+    # integers below 2**53, so the terms are those of the int64 counts divided by the ranks
+    terms = np.arange(1, len(segment) + 1, dtype=np.float64)
+    terms -= before[segment]
+    terms /= rank
+    return terms, segment
 
 
 @register

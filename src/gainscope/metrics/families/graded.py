@@ -50,7 +50,9 @@ _LN2 = math.log(2.0)
 def _discounted(gains: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """``gain / log2(rank + 1)``, divided (not multiplied by a reciprocal) so that values are bit-identical
     to trec_eval's."""
-    return gains / np.log2(pos + 1.0)
+    divisor = pos + 1.0  # made in place, the quotient written over it: one array as long as the gains
+    np.log2(divisor, out=divisor)
+    return np.divide(gains, divisor, out=divisor)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -146,10 +148,15 @@ def _ideal_dcg_top(ctx: Context, gain: Any, rel: Level | None, k: int) -> np.nda
     seg = np.repeat(np.arange(ctx.nq), lengths)
     firsts = np.zeros(ctx.nq, dtype=np.int64)
     np.cumsum(lengths[:-1], out=firsts[1:])
-    pos = np.arange(1, len(seg) + 1) - np.repeat(firsts, lengths)  # 1..min(k, judged) within each query
-    take = np.repeat(offsets[:-1], lengths) + pos - 1
+    pos = np.arange(1, len(seg) + 1)
+    pos -= np.repeat(firsts, lengths)  # 1..min(k, judged) within each query
+    take = np.repeat(offsets[:-1] - 1, lengths)
+    take += pos  # in place: W200k's nDCG@10 reads 2 million grades, and each array of them is 16 MB
+    grades = jr.judged_grades[take]
+    del take
     _, fn = _gain_fn(ctx, gain, rel, "judged")
-    gains = fn(jr.judged_grades[take], seg)
+    gains = fn(grades, seg)
+    del grades
     return np.bincount(seg, weights=_discounted(gains, pos), minlength=ctx.nq)
 
 
