@@ -88,6 +88,7 @@ HEAD_BYTES = 1 << 16
 MAX_LINE_BYTES = 1 << 20  # the longest line a line-based reader takes (TREC lines are about 100 bytes)
 MAX_RECORD_BYTES = 1 << 26  # the longest line of JSON Lines (one record, which may carry texts)
 STDIN = "-"
+SPOOL_BYTES = HEAD_BYTES  # standard input longer than this is kept in a temporary file, not in memory
 
 
 def canonical_encoding(encoding: str) -> str:
@@ -141,6 +142,8 @@ class TextFile:
         self._data: bytes | None = None
         self._raw_size = 0
         self.on_disk = False
+        self.file: str | None = None  # where the stored content is read: the path, or standard input's file
+        self._pipe: _Tee | None = None  # standard input still being read from its pipe (plain UTF-8 content)
         if isinstance(source, str) and source == STDIN:
             stdin = _stdin()
             if stdin is None:
@@ -151,22 +154,33 @@ class TextFile:
             self._stream(source)
             return
         self.on_disk = True
-        self.path = os.fspath(source)
+        self.path = self.file = os.fspath(source)
         self.name = str(source)
         self._raw_size = regular_file_size(self.path, self.name)
+        self._detect_compression()
+
+    def _detect_compression(self) -> None:
         try:
-            with open(self.path, "rb") as fh:
+            with open(self._stored(), "rb") as fh:
                 self.compression = compression_of(fh.read(MAGIC_BYTES))
         except OSError as exc:
             raise _access_error(self.name, exc) from None
 
     def _stream(self, stream: BinaryIO) -> None:
+        """Read a file object. Standard input is kept out of memory when it is large: a redirected regular file is
+        read where it is (:func:`_redirected_file`); other content (a pipe) is copied to a temporary file as it
+        is read (:class:`_Tee`), and plain UTF-8 content is streamed to the scanner while it arrives."""
         stdin = stream is _stdin()
         if stdin and stream in _CONSUMED:
             raise FileAccessError("standard input was already read for another input; only one input can be read "
                                   "from it (given as -)", path=self.name)
+        if stdin and (file := _redirected_file(stream)) is not None:
+            _CONSUMED.add(stream)
+            self.on_disk, self.file, self._raw_size = True, file[0], file[1]
+            self._detect_compression()
+            return
         try:
-            raw = stream.read()
+            raw = stream.read(SPOOL_BYTES + 1) if stdin else stream.read()
         except OSError as exc:
             raise _access_error(self.name, exc) from None
         if stdin:
@@ -174,22 +188,57 @@ class TextFile:
         if not isinstance(raw, bytes):
             raise InputError(f"{self.name}: give a binary file object (for example sys.stdin.buffer), not a text "
                              f"one")
-        self._raw_size = len(raw)
         self.compression = compression_of(raw[:MAGIC_BYTES])
+        if stdin and len(raw) > SPOOL_BYTES:  # more than a small input: kept in a temporary file, not in memory
+            self._pipe = _Tee(stream, raw, self)
+            self._raw_size = len(raw)
+            if self.compression or self.encoding != "utf-8":  # read whole, as a file of this kind is
+                self._drain()
+            return
+        self._raw_size = len(raw)
         if self.compression:
             with self._decompressing():
                 raw = b"".join(decompressed(io.BytesIO(raw), self.compression))
         self._data = self._transcode(raw) if self.encoding != "utf-8" else raw
 
+    def _drain(self) -> None:
+        """Standard input read to its end into its temporary file, which is then read as the file itself."""
+        if self._pipe is not None:
+            self._raw_size = self._pipe.drain()
+            self.on_disk, self.file, self._pipe = True, self._pipe.path, None
+
+    def _stored(self) -> str:
+        """The path of the stored content (standard input read to its end first)."""
+        self._drain()
+        if self.file is None:
+            raise RuntimeError("the content is in memory")
+        return self.file
+
+    @property
+    def piped(self) -> bool:
+        """True while (plain UTF-8) standard input is still being read from its pipe: :meth:`into_buffers` streams
+        it to the scanner, copying it to a temporary file the readers read if need be; every other reading first
+        reads it to its end."""
+        return self._pipe is not None
+
+    @property
+    def stored(self) -> str | None:
+        """The path of a file holding the stored content (a file's own path; for standard input, its redirected
+        file or its temporary copy, read to the end first), or None when the content is held in memory."""
+        self._drain()
+        return self.file
+
     # ------------------------------------------------------------------ properties
     @property
     def size(self) -> int:
         """Size in bytes as stored (the compressed size of a compressed file)."""
+        self._drain()
         return self._raw_size
 
     @property
     def direct(self) -> bool:
         """True when polars can read the file from its path (a plain UTF-8 file on disk, not compressed)."""
+        self._drain()
         return self.on_disk and not self.compression and self.encoding == "utf-8"
 
     @property
@@ -234,7 +283,7 @@ class TextFile:
             if self._data is not None:
                 yield io.BytesIO(self._data)
                 return
-            with open(self.path, "rb") as fh:
+            with open(self._stored(), "rb") as fh:
                 if self.compression:
                     yield io.BufferedReader(BlockStream(decompressed(fh, self.compression)))
                 else:
@@ -249,7 +298,11 @@ class TextFile:
             if self._data is not None:
                 yield from decompressed_into(io.BytesIO(self._data), None, buffers, size, headroom)
                 return
-            with open(self.path, "rb") as fh:
+            if self._pipe is not None and self._pipe.fresh:  # standard input as it arrives (copied to its temporary file)
+                yield from decompressed_into(self._pipe, None, buffers, size, headroom)
+                self._drain()
+                return
+            with open(self._stored(), "rb") as fh:
                 yield from decompressed_into(fh, self.compression, buffers, size, headroom, pool, ahead)
 
     def _raw(self) -> bytes:
@@ -286,6 +339,8 @@ class TextFile:
         """The first ``size`` bytes of the UTF-8 content (for format sniffing)."""
         if self._data is not None or self.encoding != "utf-8":
             return self.read_bytes()[:size]
+        if self._pipe is not None and size <= self._pipe.head_size:
+            return self._pipe.head(size)
         with self._open() as fh:
             return fh.read(size)
 
@@ -321,11 +376,11 @@ class TextFile:
 
     def binary_source(self) -> str | io.BytesIO:
         """The stored bytes for a binary reader (Parquet): the path of a file, or a buffer of standard input."""
-        return self.path if self.on_disk else io.BytesIO(self._data or b"")
+        return self._stored() if self.on_disk or self.piped else io.BytesIO(self._data or b"")
 
     def polars_source(self) -> str | bytes:
         """What to hand to polars: the path itself when possible, else the UTF-8 bytes."""
-        return self.path if self.direct else self.read_bytes()
+        return self._stored() if self.direct else self.read_bytes()
 
     def lines(self, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, int, bytes]]:
         """Yield ``(line_number, byte_offset, raw_line)``; the BOM is removed from line 1.
@@ -386,6 +441,166 @@ _CONSUMED: weakref.WeakSet[Any] = weakref.WeakSet()  # standard input streams al
 def _stdin() -> BinaryIO | None:
     """The binary standard input (None when there is none, as under some embedders)."""
     return getattr(sys.stdin, "buffer", None)
+
+
+def _redirected_file(stream: Any) -> tuple[str, int] | None:
+    """``(path, size)`` of the regular file standard input is redirected from (``< run.txt``), to be read as the file
+    itself (in parallel ranges, from the path ``/proc/self/fd/N``, which opens the file anew); None when it is not one,
+    when its reading has begun (the content then starts after the file's start), or where there is no ``/proc``."""
+    try:
+        fd = stream.fileno()
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or os.lseek(fd, 0, os.SEEK_CUR) != 0 or stream.tell() != 0:
+            return None
+        path = f"/proc/self/fd/{fd}"
+        same = os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no descriptor (a BytesIO), no /proc
+        return None
+    return (path, st.st_size) if (same.st_dev, same.st_ino) == (st.st_dev, st.st_ino) else None
+
+
+class _Tee:
+    """Standard input that is not a regular file (a pipe), copied to a temporary file as it is read, so that the
+    readers can read it should the scanner refuse it: the scanner reads it as it arrives (:meth:`readinto`; a
+    thread writes the copy meanwhile, :class:`_Copier`), the readers read the file once the input is read to its
+    end (:meth:`drain`). The file is deleted when its :class:`TextFile` is (or at exit)."""
+
+    def __init__(self, stream: BinaryIO, head: bytes, owner: TextFile) -> None:
+        import tempfile
+
+        self._stream, self._name = stream, owner.name
+        try:
+            spool = tempfile.NamedTemporaryFile(prefix="gainscope-stdin-")  # noqa: SIM115 - closed by finalize
+        except OSError as exc:
+            raise _spool_error(self._name, exc) from None
+        self.path = spool.name
+        self._fd = spool.fileno()
+        self._copier = _Copier(self._fd, self._name)
+        weakref.finalize(owner, _Copier.close, self._copier, spool)
+        self.head_size = len(head)  # the first bytes, read before the rest: served from the file
+        self._given = 0
+        _enlarge_pipe(stream)
+        self._copier.put(head)
+        self._copier.finish()
+
+    @property
+    def fresh(self) -> bool:
+        """True while nothing has been read through :meth:`readinto`."""
+        return self._given == 0
+
+    def head(self, size: int) -> bytes:
+        return os.pread(self._fd, size, 0)
+
+    def readinto(self, buffer: Any) -> int:
+        """The next bytes of the input: first those already in the file, then new ones (given to the copier)."""
+        view = memoryview(buffer).cast("B")
+        if self._given < self.head_size:
+            data = os.pread(self._fd, min(len(view), self.head_size - self._given), self._given)
+            n = len(data)
+            view[:n] = data
+        else:
+            n = self._pull(view)
+            self._copier.put(view[:n])
+        self._given += n
+        return n
+
+    def drain(self) -> int:
+        """Read the input to its end into the file (every block written); its size."""
+        buffer = memoryview(bytearray(1 << 22))
+        while n := self._pull(buffer):
+            self._copier.put(buffer[:n])
+        self._copier.finish()
+        return self._copier.size
+
+    def _pull(self, view: memoryview) -> int:
+        try:
+            readinto = getattr(self._stream, "readinto", None)
+            if readinto is not None:
+                return int(readinto(view) or 0)
+            data = self._stream.read(len(view))
+        except OSError as exc:
+            raise _access_error(self._name, exc) from None
+        view[:len(data)] = data
+        return len(data)
+
+
+class _Copier:
+    """Blocks written one after another to the file ``fd`` by a thread (started with the first block), at most
+    :attr:`AHEAD` of them waiting (then :meth:`put` waits): writing the copy of standard input costs its reader no
+    time while the disk keeps up."""
+
+    AHEAD = 8
+
+    def __init__(self, fd: int, name: str) -> None:
+        self.fd, self.name = fd, name
+        self.size = 0  # bytes given
+        self.failed: list[OSError] = []
+        self._thread: Any = None
+        self._blocks: Any = None
+
+    def put(self, block: bytes | memoryview) -> None:
+        """Give a copy of ``block`` to be written after the others; raise the writing's error if there was one."""
+        if self.failed:
+            raise _spool_error(self.name, self.failed[0])
+        if not block:
+            return
+        if self._thread is None:
+            import queue
+            import threading
+
+            self._blocks = queue.Queue(self.AHEAD)
+            self._thread = threading.Thread(target=self._run, name="gainscope-stdin-copy", daemon=True)
+            self._thread.start()
+        self._blocks.put((self.size, bytes(block)))
+        self.size += len(block)
+
+    def finish(self) -> None:
+        """Wait until every block given is written; raise the writing's error if there was one."""
+        if self._thread is not None:
+            self._blocks.put(None)
+            self._thread.join()
+            self._thread = None
+        if self.failed:
+            raise _spool_error(self.name, self.failed[0])
+
+    def _run(self) -> None:
+        while (item := self._blocks.get()) is not None:
+            offset, view = item[0], memoryview(item[1])
+            try:
+                while view and not self.failed:  # after an error, the blocks are dropped
+                    done = os.pwrite(self.fd, view, offset)
+                    offset, view = offset + done, view[done:]
+            except OSError as exc:
+                self.failed.append(exc)
+
+    @staticmethod
+    def close(copier: _Copier, spool: Any) -> None:
+        """The end of a TextFile: its copier stopped (before its file is closed), then its file closed (deleted)."""
+        with contextlib.suppress(FileAccessError):
+            copier.finish()
+        spool.close()
+
+
+def _spool_error(name: str, exc: OSError) -> FileAccessError:
+    import tempfile
+
+    return FileAccessError(f"cannot keep standard input in a temporary file in {tempfile.gettempdir()}: "
+                           f"{exc.strerror or exc}; set TMPDIR to a directory with room for it", path=name)
+
+
+_PIPE_BYTES = 1 << 20
+
+
+def _enlarge_pipe(stream: Any) -> None:
+    """Ask for a pipe buffer of 1 MiB (Linux; the default is 64 KiB): fewer, larger reads, and the writer waits less."""
+    try:
+        import fcntl
+
+        fd = stream.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+    except (OSError, ValueError, AttributeError, ImportError):  # not a pipe, no such option, over the user's limit
+        pass
 
 
 def _stream_name(stream: Any) -> str:
