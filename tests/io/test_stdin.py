@@ -104,7 +104,7 @@ def from_stdin(monkeypatch: pytest.MonkeyPatch, data: bytes, mode: str, tmp_path
     if mode == "pipe":
         stream, thread = pipe(data)
     elif mode == "redirect":
-        stream = open(write(tmp_path, f"redirected{len(os.listdir(tmp_path))}", data), "rb")  # noqa: SIM115
+        stream = open(write(tmp_path, f"redirected{len(os.listdir(tmp_path))}", data), "rb")
     else:
         stream = io.BytesIO(data)
     monkeypatch.setattr(sys, "stdin", Stdin(stream))
@@ -249,7 +249,7 @@ def test_a_shell_pipe_and_redirect_give_the_files_output_byte_for_byte(tmp_path:
         metrics = ["-m", "nDCG@10 AP", "--format", "csv"]
         file = subprocess.run([*command, str(path), *metrics], capture_output=True, check=False)
         shell = f"cat {path} | {' '.join(command)} - -m 'nDCG@10 AP' --format csv"
-        piped = subprocess.run(shell, shell=True, capture_output=True, check=False)  # noqa: S602 - our own paths
+        piped = subprocess.run(shell, shell=True, capture_output=True, check=False)
         with open(path, "rb") as stdin:
             redirected = subprocess.run([*command, "-", *metrics], stdin=stdin, capture_output=True, check=False)
         for done in (piped, redirected):

@@ -14,8 +14,9 @@ The scanner is used when all of these hold, and the result is the same either wa
   readers; DataFrames, Parquet and in-memory runs go to the readers);
 * the source is a file in TREC run format (given or detected), plain, gzip- or zstd-compressed, or standard input
   (``"-"``: a redirected file is read as the file itself; a pipe's plain content is scanned as it arrives, like a
-  compressed file's, and copied to a temporary file in case the readers must read it), read as UTF-8, with the default reading options (``on_duplicate="error"``,
-  ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``; ``extra_columns`` either way);
+  compressed file's, and copied to a temporary file in case the readers must read it), read as UTF-8, with the
+  default reading options (``on_duplicate="error"``, ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``;
+  ``extra_columns`` either way);
 * ``ties`` is ``"trec_eval"`` or ``"rank"`` (``"average"`` needs every position).
 
 DataFrames (polars, pandas), pyarrow Tables and Parquet files with the same options are scanned through the Arrow C

@@ -298,8 +298,8 @@ class TextFile:
             if self._data is not None:
                 yield from decompressed_into(io.BytesIO(self._data), None, buffers, size, headroom)
                 return
-            if self._pipe is not None and self._pipe.fresh:  # standard input as it arrives (copied to its temporary file)
-                yield from decompressed_into(self._pipe, None, buffers, size, headroom)
+            if self._pipe is not None and self._pipe.fresh:  # standard input as it arrives (copied to a file)
+                yield from decompressed_into(self._pipe, None, buffers, size, headroom)  # type: ignore[arg-type]
                 self._drain()
                 return
             with open(self._stored(), "rb") as fh:
@@ -470,7 +470,7 @@ class _Tee:
 
         self._stream, self._name = stream, owner.name
         try:
-            spool = tempfile.NamedTemporaryFile(prefix="gainscope-stdin-")  # noqa: SIM115 - closed by finalize
+            spool = tempfile.NamedTemporaryFile(prefix="gainscope-stdin-")  # closed by finalize
         except OSError as exc:
             raise _spool_error(self._name, exc) from None
         self.path = spool.name
