@@ -238,6 +238,31 @@ def test_no_room_for_the_copy_is_an_error_naming_tmpdir(monkeypatch: pytest.Monk
                                  f"No such file or directory; set TMPDIR to a directory with room for it")
 
 
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_the_copy_through_the_page_cache_where_o_direct_is_not_taken(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                                     compression: str | None) -> None:
+    content = compress(b"".join(bad_middle(run_lines())), compression or "")
+    path = write(tmp_path, "run.txt", content)
+    reference = outcome(lambda: judged_run_of(PREPARED, path, Policies())[0], any_order=True)
+    monkeypatch.delattr(os, "O_DIRECT", raising=False)  # as on macOS
+    fast = from_stdin(monkeypatch, content, "pipe", tmp_path, lambda: judged_run_of(PREPARED, "-", Policies())[0])
+    same(fast, reference, path)
+
+
+def test_a_failed_write_of_the_copy_is_an_error_naming_tmpdir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import errno
+    import tempfile
+
+    def full(*args: object) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "pwrite", full)
+    content = b"".join(run_lines())
+    error = from_stdin(monkeypatch, content, "pipe", tmp_path, lambda: judged_run_of(PREPARED, "-", Policies())[0])[0]
+    assert error == (FileAccessError, f"cannot keep standard input in a temporary file in {tempfile.gettempdir()}: "
+                                      f"No space left on device; set TMPDIR to a directory with room for it")
+
+
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="no /proc here")
 def test_a_shell_pipe_and_redirect_give_the_files_output_byte_for_byte(tmp_path: Path) -> None:
     qrels = write(tmp_path, "qrels.txt", b"".join(f"{q} 0 d{j} {j % 3}\n".encode() for q in QUERIES

@@ -268,6 +268,8 @@ class TextFile:
         except (zlib.error, gzip.BadGzipFile) as exc:
             raise FormatError(f"the gzip data is corrupt ({exc}); copy or download the file again",
                               path=self.name) from None
+        except FileAccessError:  # already ours (standard input's copy could not be written)
+            raise
         except OSError as exc:
             raise _access_error(self.name, exc) from None
         except Exception as exc:
@@ -542,7 +544,7 @@ class _Copier:
         self.failed: list[OSError] = []
         self._direct: int | None = None
         with contextlib.suppress(OSError, AttributeError):  # no O_DIRECT here, or not on this file system
-            self._direct = os.open(spool.name, os.O_WRONLY | os.O_DIRECT)  # type: ignore[attr-defined]
+            self._direct = os.open(spool.name, os.O_WRONLY | os.O_DIRECT)
         self._free: queue.SimpleQueue[mmap.mmap] = queue.SimpleQueue()
         for _ in range(self.AHEAD + 1):
             self._free.put(mmap.mmap(-1, self.BLOCK))
