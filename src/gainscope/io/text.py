@@ -16,8 +16,11 @@ Rules implemented here, shared by every file reader:
   line ends is never gathered whole.
 * **Files.** Only regular files are opened (symbolic links followed): a missing path, a directory, a device
   such as ``/dev/zero`` or a FIFO is a :class:`~gainscope.errors.FileAccessError`, raised before anything is
-  opened. ``"-"`` (and a binary file object) is standard input, read once, whole. A file whose size changes
-  while it is read is a FileAccessError too. Damaged compressed data (truncated, corrupt, a bad checksum) is a
+  opened. ``"-"`` is standard input, read once and never held whole in memory: redirected from a regular file
+  (``< run.txt``), that file is read where it is; otherwise (a pipe) its first 64 KiB are read, and a longer input
+  is copied to a temporary file (in ``TMPDIR``, deleted with its TextFile) as it is read, its plain content handed to
+  the scanner as it arrives (:meth:`TextFile.into_buffers`). A binary file object is read once, whole. A file
+  whose size changes while it is read is a FileAccessError too. Damaged compressed data (truncated, corrupt, a bad checksum) is a
   FormatError naming the file.
 * **Comments.** A line whose first byte is ``#`` (after the BOM of line 1) is a comment
   (:func:`is_comment`); a ``#`` anywhere else is data, so ids such as ``doc#1`` are read whole.
@@ -128,7 +131,8 @@ class TextFile:
     """One input: display name, compression (``compression``: None, ``"gzip"`` or ``"zstd"``) and encoding, read
     as UTF-8 bytes.
 
-    ``source`` is a path, ``"-"`` for standard input, or a binary file object (read once, whole). ``name`` is
+    ``source`` is a path, ``"-"`` for standard input (see the module docstring), or a binary file object (read once,
+    whole). ``name`` is
     the path as the caller gave it (``<stdin>`` for standard input), used in every message.
     ``read_bytes()`` returns the whole content decompressed and converted to UTF-8 (BOM kept, so offsets stay
     true); ``lines()`` streams physical lines with their numbers and byte offsets, the BOM removed from line 1.
