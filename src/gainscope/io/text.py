@@ -20,8 +20,8 @@ Rules implemented here, shared by every file reader:
   (``< run.txt``), that file is read where it is; otherwise (a pipe) its first 64 KiB are read, and a longer input
   is copied to a temporary file (in ``TMPDIR``, deleted with its TextFile) as it is read, its plain content handed to
   the scanner as it arrives (:meth:`TextFile.into_buffers`). A binary file object is read once, whole. A file
-  whose size changes while it is read is a FileAccessError too. Damaged compressed data (truncated, corrupt, a bad checksum) is a
-  FormatError naming the file.
+  whose size changes while it is read is a FileAccessError too. Damaged compressed data (truncated, corrupt, a bad
+  checksum) is a FormatError naming the file.
 * **Comments.** A line whose first byte is ``#`` (after the BOM of line 1) is a comment
   (:func:`is_comment`); a ``#`` anywhere else is data, so ids such as ``doc#1`` are read whole.
 * **Unicode forms of ids.** Ids are compared as exact strings, so ``"café"`` written with a combining
