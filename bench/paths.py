@@ -140,7 +140,7 @@ def stdin_rows(command: list[str], data: Path) -> dict[str, list[str]]:
     zstd), by ``sh -c``; the pipe's rows count ``cat``'s CPU time too (a pipe has a writer)."""
     run = " ".join(shlex.quote(c) for c in command)
     return {"stdin, redirected (< M.run)": ["sh", "-c", f"exec {run} < {shlex.quote(str(data / 'M.run'))}"],
-            **{f"stdin, pipe (cat {name} |)": ["sh", "-c", f"cat {shlex.quote(str(data / name))} | {run}"]
+            **{f"stdin, piped from cat ({name})": ["sh", "-c", f"cat {shlex.quote(str(data / name))} | {run}"]
                for name in ("M.run", "M.run.gz", "M.run.zst")}}
 
 
