@@ -14,6 +14,7 @@ measures, in the same rounds (each command once per round, in a rotating order, 
   strings, and ``dtype_backend="pyarrow"``) and a pyarrow Table, each loaded from the Parquet file before the call,
   against the same call given the plain file's path; peak memory is the whole process's, and the peak before the
   call (the user's own frame, as loaded) is given beside it;
+* the run on standard input (``-``), redirected from the file and through a pipe (plain, gzip, zstd), from the shell;
 * the wide shape (``generate.py W10k W50k W200k``: 50 documents per query) from the shell, against the plain M file.
 
     .venv/bin/python bench/paths.py --data /tmp/gs/data --rounds 3 [--out paths.md] [--only "API: " Parquet]
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -133,6 +135,15 @@ def measure(cmd: list[str], env: dict[str, str]) -> tuple[Usage, tuple[float, ..
     return Usage(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024), figure
 
 
+def stdin_rows(command: list[str], data: Path) -> dict[str, list[str]]:
+    """The run on standard input (``-``): redirected from the file, and through a pipe from ``cat`` (plain, gzip,
+    zstd), by ``sh -c``; the pipe's rows count ``cat``'s CPU time too (a pipe has a writer)."""
+    run = " ".join(shlex.quote(c) for c in command)
+    return {"stdin, redirected (< M.run)": ["sh", "-c", f"exec {run} < {shlex.quote(str(data / 'M.run'))}"],
+            **{f"stdin, piped from cat ({name})": ["sh", "-c", f"cat {shlex.quote(str(data / name))} | {run}"]
+               for name in ("M.run", "M.run.gz", "M.run.zst")}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=Path(__file__).parent / "data")
@@ -170,6 +181,7 @@ def main() -> None:
              "non-ASCII ids throughout": cli(utf8_qrels, str(data / "M.utf8.run")),
              "one non-ASCII id, last line": cli(qrels, str(data / "M.last.run")),
              "Parquet (CLI)": cli(qrels, str(data / "M.parquet")), "no native (GAINSCOPE_NATIVE=0)": None,
+             **stdin_rows(cli(qrels, "-"), data),
              **{f"wide {size} x 50": cli(str(data / f"{size}.qrels"), str(data / f"{size}.run")) for size in WIDE}}
     parquet = str(data / "M.parquet")
     calls = {"API: path": api("path", str(data / "M.run")), "API: polars": api("polars", parquet),

@@ -13,8 +13,10 @@ The scanner is used when all of these hold, and the result is the same either wa
   by its vectorised twin, :mod:`gainscope.io.scan_polars`, with the same outputs and the same hand-over to the
   readers; DataFrames, Parquet and in-memory runs go to the readers);
 * the source is a file in TREC run format (given or detected), plain, gzip- or zstd-compressed, or standard input
-  (``"-"``, scanned in memory), read as UTF-8, with the default reading options (``on_duplicate="error"``,
-  ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``; ``extra_columns`` either way);
+  (``"-"``: a redirected file is read as the file itself; a pipe's plain content is scanned as it arrives, like a
+  compressed file's, and copied to a temporary file in case the readers must read it), read as UTF-8, with the
+  default reading options (``on_duplicate="error"``, ``nan_score="error"``; ``normalize_ids`` none or ``"NFC"``;
+  ``extra_columns`` either way);
 * ``ties`` is ``"trec_eval"`` or ``"rank"`` (``"average"`` needs every position).
 
 DataFrames (polars, pandas), pyarrow Tables and Parquet files with the same options are scanned through the Arrow C
@@ -625,6 +627,18 @@ def _scan_target(source: str | os.PathLike[str], fmt: str | None, encoding: str
     return src if compressed else os.fspath(source)
 
 
+def _stream_target(src: TextFile) -> str | bytes | TextFile:
+    """What the scanner reads of standard input or a file object: a pipe's plain content as it arrives (the
+    TextFile, which copies it to a temporary file for the readers), the file standard input is redirected from or
+    was copied to (its path; a compressed one's TextFile), or the content held in memory (a small input, a file
+    object, an encoding other than UTF-8)."""
+    if src.piped:
+        return src
+    if src.encoding == "utf-8" and (stored := src.stored) is not None:
+        return src if src.compression else stored
+    return src.read_bytes()
+
+
 def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, *, format: str | None = None,
                   name: str | None = None, encoding: str = "utf-8", **read_options: Any
                   ) -> tuple[JudgedRun, tuple[str, ...]]:
@@ -647,11 +661,11 @@ def judged_run_of(prepared: PreparedJudgments, source: Any, policies: Policies, 
     label = ""
     read: dict[str, Any] = {"extra_columns": options.extra_columns, "normalize_ids": options.normalize_ids}
     table: TokenTable | ArrowRun | None = None  # a DataFrame's or a Parquet file's, scanned before the readers' checks
-    if is_stream(source):  # standard input or a file object: read once, scanned in memory or read from memory
+    if is_stream(source):  # standard input or a file object: read once (see _stream_target)
         src = TextFile(source, encoding)
         source, encoding, label = src, "utf-8", src.name
         if _plain(options, encoding) and (fmt or detect_text_format(src, "run")) == "trec":
-            scanned = scan_trec_run(prepared, src.read_bytes(), policies, name=src.name, **read)
+            scanned = scan_trec_run(prepared, _stream_target(src), policies, name=src.name, **read)
     elif isinstance(source, (str, os.PathLike)) and _plain(options, encoding) \
             and (target := _scan_target(source, fmt, encoding)) is not None:
         label = os.fspath(source)

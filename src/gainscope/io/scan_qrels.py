@@ -65,11 +65,11 @@ def scan_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *,
     the warnings to emit (ids not in NFC), or None when it does not apply or the file needs the Python readers
     (see the module docstring)."""
     if (fmt not in _COLUMNS or not native_available() or not _plain_options(opts) or src.compression
-            or src.encoding != "utf-8" or not _regular_file(src.path)):
+            or src.encoding != "utf-8" or (path := src.stored) is None or not _regular_file(path)):
         return None
     from gainscope import _scan  # type: ignore[attr-defined]  # built: native_available() says so
 
-    out = _scan.read_qrels(src.path, _COLUMNS[fmt], SPLIT_BYTES)
+    out = _scan.read_qrels(path, _COLUMNS[fmt], SPLIT_BYTES)
     if "fallback" in out:
         where = f" (line {out['line']})" if out.get("line") else ""
         logging.getLogger("gainscope").info("%s: read by the Python readers (%s%s)", src.name, out["fallback"], where)

@@ -16,9 +16,12 @@ Rules implemented here, shared by every file reader:
   line ends is never gathered whole.
 * **Files.** Only regular files are opened (symbolic links followed): a missing path, a directory, a device
   such as ``/dev/zero`` or a FIFO is a :class:`~gainscope.errors.FileAccessError`, raised before anything is
-  opened. ``"-"`` (and a binary file object) is standard input, read once, whole. A file whose size changes
-  while it is read is a FileAccessError too. Damaged compressed data (truncated, corrupt, a bad checksum) is a
-  FormatError naming the file.
+  opened. ``"-"`` is standard input, read once and never held whole in memory: redirected from a regular file
+  (``< run.txt``), that file is read where it is; otherwise (a pipe) its first 64 KiB are read, and a longer input
+  is copied to a temporary file (in ``TMPDIR``, deleted with its TextFile) as it is read, its plain content handed to
+  the scanner as it arrives (:meth:`TextFile.into_buffers`). A binary file object is read once, whole. A file
+  whose size changes while it is read is a FileAccessError too. Damaged compressed data (truncated, corrupt, a bad
+  checksum) is a FormatError naming the file.
 * **Comments.** A line whose first byte is ``#`` (after the BOM of line 1) is a comment
   (:func:`is_comment`); a ``#`` anywhere else is data, so ids such as ``doc#1`` are read whole.
 * **Unicode forms of ids.** Ids are compared as exact strings, so ``"café"`` written with a combining
@@ -88,6 +91,7 @@ HEAD_BYTES = 1 << 16
 MAX_LINE_BYTES = 1 << 20  # the longest line a line-based reader takes (TREC lines are about 100 bytes)
 MAX_RECORD_BYTES = 1 << 26  # the longest line of JSON Lines (one record, which may carry texts)
 STDIN = "-"
+SPOOL_BYTES = HEAD_BYTES  # standard input longer than this is kept in a temporary file, not in memory
 
 
 def canonical_encoding(encoding: str) -> str:
@@ -127,7 +131,8 @@ class TextFile:
     """One input: display name, compression (``compression``: None, ``"gzip"`` or ``"zstd"``) and encoding, read
     as UTF-8 bytes.
 
-    ``source`` is a path, ``"-"`` for standard input, or a binary file object (read once, whole). ``name`` is
+    ``source`` is a path, ``"-"`` for standard input (see the module docstring), or a binary file object (read once,
+    whole). ``name`` is
     the path as the caller gave it (``<stdin>`` for standard input), used in every message.
     ``read_bytes()`` returns the whole content decompressed and converted to UTF-8 (BOM kept, so offsets stay
     true); ``lines()`` streams physical lines with their numbers and byte offsets, the BOM removed from line 1.
@@ -141,6 +146,8 @@ class TextFile:
         self._data: bytes | None = None
         self._raw_size = 0
         self.on_disk = False
+        self.file: str | None = None  # where the stored content is read: the path, or standard input's file
+        self._pipe: _Tee | None = None  # standard input still being read from its pipe (plain UTF-8 content)
         if isinstance(source, str) and source == STDIN:
             stdin = _stdin()
             if stdin is None:
@@ -151,22 +158,33 @@ class TextFile:
             self._stream(source)
             return
         self.on_disk = True
-        self.path = os.fspath(source)
+        self.path = self.file = os.fspath(source)
         self.name = str(source)
         self._raw_size = regular_file_size(self.path, self.name)
+        self._detect_compression()
+
+    def _detect_compression(self) -> None:
         try:
-            with open(self.path, "rb") as fh:
+            with open(self._stored(), "rb") as fh:
                 self.compression = compression_of(fh.read(MAGIC_BYTES))
         except OSError as exc:
             raise _access_error(self.name, exc) from None
 
     def _stream(self, stream: BinaryIO) -> None:
+        """Read a file object. Standard input is kept out of memory when it is large: a redirected regular file is
+        read where it is (:func:`_redirected_file`); other content (a pipe) is copied to a temporary file as it
+        is read (:class:`_Tee`), and plain UTF-8 content is streamed to the scanner while it arrives."""
         stdin = stream is _stdin()
         if stdin and stream in _CONSUMED:
             raise FileAccessError("standard input was already read for another input; only one input can be read "
                                   "from it (given as -)", path=self.name)
+        if stdin and (file := _redirected_file(stream)) is not None:
+            _CONSUMED.add(stream)
+            self.on_disk, self.file, self._raw_size = True, file[0], file[1]
+            self._detect_compression()
+            return
         try:
-            raw = stream.read()
+            raw = stream.read(SPOOL_BYTES + 1) if stdin else stream.read()
         except OSError as exc:
             raise _access_error(self.name, exc) from None
         if stdin:
@@ -174,22 +192,57 @@ class TextFile:
         if not isinstance(raw, bytes):
             raise InputError(f"{self.name}: give a binary file object (for example sys.stdin.buffer), not a text "
                              f"one")
-        self._raw_size = len(raw)
         self.compression = compression_of(raw[:MAGIC_BYTES])
+        if stdin and len(raw) > SPOOL_BYTES:  # more than a small input: kept in a temporary file, not in memory
+            self._pipe = _Tee(stream, raw, self)
+            self._raw_size = len(raw)
+            if self.compression or self.encoding != "utf-8":  # read whole, as a file of this kind is
+                self._drain()
+            return
+        self._raw_size = len(raw)
         if self.compression:
             with self._decompressing():
                 raw = b"".join(decompressed(io.BytesIO(raw), self.compression))
         self._data = self._transcode(raw) if self.encoding != "utf-8" else raw
 
+    def _drain(self) -> None:
+        """Standard input read to its end into its temporary file, which is then read as the file itself."""
+        if self._pipe is not None:
+            self._raw_size = self._pipe.drain()
+            self.on_disk, self.file, self._pipe = True, self._pipe.path, None
+
+    def _stored(self) -> str:
+        """The path of the stored content (standard input read to its end first)."""
+        self._drain()
+        if self.file is None:
+            raise RuntimeError("the content is in memory")
+        return self.file
+
+    @property
+    def piped(self) -> bool:
+        """True while (plain UTF-8) standard input is still being read from its pipe: :meth:`into_buffers` streams
+        it to the scanner, copying it to a temporary file the readers read if need be; every other reading first
+        reads it to its end."""
+        return self._pipe is not None
+
+    @property
+    def stored(self) -> str | None:
+        """The path of a file holding the stored content (a file's own path; for standard input, its redirected
+        file or its temporary copy, read to the end first), or None when the content is held in memory."""
+        self._drain()
+        return self.file
+
     # ------------------------------------------------------------------ properties
     @property
     def size(self) -> int:
         """Size in bytes as stored (the compressed size of a compressed file)."""
+        self._drain()
         return self._raw_size
 
     @property
     def direct(self) -> bool:
         """True when polars can read the file from its path (a plain UTF-8 file on disk, not compressed)."""
+        self._drain()
         return self.on_disk and not self.compression and self.encoding == "utf-8"
 
     @property
@@ -219,6 +272,8 @@ class TextFile:
         except (zlib.error, gzip.BadGzipFile) as exc:
             raise FormatError(f"the gzip data is corrupt ({exc}); copy or download the file again",
                               path=self.name) from None
+        except FileAccessError:  # already ours (standard input's copy could not be written)
+            raise
         except OSError as exc:
             raise _access_error(self.name, exc) from None
         except Exception as exc:
@@ -234,7 +289,7 @@ class TextFile:
             if self._data is not None:
                 yield io.BytesIO(self._data)
                 return
-            with open(self.path, "rb") as fh:
+            with open(self._stored(), "rb") as fh:
                 if self.compression:
                     yield io.BufferedReader(BlockStream(decompressed(fh, self.compression)))
                 else:
@@ -249,7 +304,11 @@ class TextFile:
             if self._data is not None:
                 yield from decompressed_into(io.BytesIO(self._data), None, buffers, size, headroom)
                 return
-            with open(self.path, "rb") as fh:
+            if self._pipe is not None and self._pipe.fresh:  # standard input as it arrives (copied to a file)
+                yield from decompressed_into(self._pipe, None, buffers, size, headroom)  # type: ignore[arg-type]
+                self._drain()
+                return
+            with open(self._stored(), "rb") as fh:
                 yield from decompressed_into(fh, self.compression, buffers, size, headroom, pool, ahead)
 
     def _raw(self) -> bytes:
@@ -286,6 +345,8 @@ class TextFile:
         """The first ``size`` bytes of the UTF-8 content (for format sniffing)."""
         if self._data is not None or self.encoding != "utf-8":
             return self.read_bytes()[:size]
+        if self._pipe is not None and size <= self._pipe.head_size:
+            return self._pipe.head(size)
         with self._open() as fh:
             return fh.read(size)
 
@@ -321,11 +382,11 @@ class TextFile:
 
     def binary_source(self) -> str | io.BytesIO:
         """The stored bytes for a binary reader (Parquet): the path of a file, or a buffer of standard input."""
-        return self.path if self.on_disk else io.BytesIO(self._data or b"")
+        return self._stored() if self.on_disk or self.piped else io.BytesIO(self._data or b"")
 
     def polars_source(self) -> str | bytes:
         """What to hand to polars: the path itself when possible, else the UTF-8 bytes."""
-        return self.path if self.direct else self.read_bytes()
+        return self._stored() if self.direct else self.read_bytes()
 
     def lines(self, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, int, bytes]]:
         """Yield ``(line_number, byte_offset, raw_line)``; the BOM is removed from line 1.
@@ -386,6 +447,214 @@ _CONSUMED: weakref.WeakSet[Any] = weakref.WeakSet()  # standard input streams al
 def _stdin() -> BinaryIO | None:
     """The binary standard input (None when there is none, as under some embedders)."""
     return getattr(sys.stdin, "buffer", None)
+
+
+def _redirected_file(stream: Any) -> tuple[str, int] | None:
+    """``(path, size)`` of the regular file standard input is redirected from (``< run.txt``), to be read as the file
+    itself (in parallel ranges, from the path ``/proc/self/fd/N``, which opens the file anew); None when it is not one,
+    when its reading has begun (the content then starts after the file's start), or where there is no ``/proc``."""
+    try:
+        fd = stream.fileno()
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or os.lseek(fd, 0, os.SEEK_CUR) != 0 or stream.tell() != 0:
+            return None
+        path = f"/proc/self/fd/{fd}"
+        same = os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no descriptor (a BytesIO), no /proc
+        return None
+    return (path, st.st_size) if (same.st_dev, same.st_ino) == (st.st_dev, st.st_ino) else None
+
+
+class _Tee:
+    """Standard input that is not a regular file (a pipe), copied to a temporary file as it is read, so that the
+    readers can read it should the scanner refuse it: the scanner reads it as it arrives (:meth:`readinto`; a
+    thread writes the copy meanwhile, :class:`_Copier`), the readers read the file once the input is read to its
+    end (:meth:`drain`). The file is deleted when its :class:`TextFile` is (or at exit)."""
+
+    def __init__(self, stream: BinaryIO, head: bytes, owner: TextFile) -> None:
+        import tempfile
+
+        self._stream, self._name = stream, owner.name
+        try:
+            spool = tempfile.NamedTemporaryFile(prefix="gainscope-stdin-")  # closed by finalize
+        except OSError as exc:
+            raise _spool_error(self._name, exc) from None
+        self.path = spool.name
+        self._copier = _Copier(spool, self._name)
+        weakref.finalize(owner, _Copier.close, self._copier, spool)
+        self._head = head  # the first bytes, read before the rest (kept: the format is told from them)
+        self.head_size = len(head)
+        self._given = 0
+        _enlarge_pipe(stream)
+        self._copier.put(memoryview(head))
+
+    @property
+    def fresh(self) -> bool:
+        """True while nothing has been read through :meth:`readinto`."""
+        return self._given == 0
+
+    def head(self, size: int) -> bytes:
+        return self._head[:size]
+
+    def readinto(self, buffer: Any) -> int:
+        """The next bytes of the input: first the head, then new ones (given to the copier)."""
+        view = memoryview(buffer).cast("B")
+        if self._given < self.head_size:
+            n = min(len(view), self.head_size - self._given)
+            view[:n] = self._head[self._given:self._given + n]
+        else:
+            n = self._pull(view)
+            self._copier.put(view[:n])
+        self._given += n
+        return n
+
+    def drain(self) -> int:
+        """Read the input to its end into the file (every block written); its size."""
+        buffer = memoryview(bytearray(1 << 22))
+        while n := self._pull(buffer):
+            self._copier.put(buffer[:n])
+        self._copier.finish()
+        return self._copier.size
+
+    def _pull(self, view: memoryview) -> int:
+        try:
+            readinto = getattr(self._stream, "readinto", None)
+            if readinto is not None:
+                return int(readinto(view) or 0)
+            data = self._stream.read(len(view))
+        except OSError as exc:
+            raise _access_error(self._name, exc) from None
+        view[:len(data)] = data
+        return len(data)
+
+
+class _Copier:
+    """Bytes written one after another to a temporary file by a thread, in blocks of :attr:`BLOCK` bytes gathered in
+    page-aligned buffers (:attr:`AHEAD` of them waiting at most; then :meth:`put` waits for the disk). Where the file
+    system takes it, the blocks are written with ``O_DIRECT``: the copy then costs little CPU and no page cache (the
+    last block is padded to the alignment, and the file cut back to its size)."""
+
+    BLOCK = 4 << 20
+    AHEAD = 4
+    ALIGN = 4096
+
+    def __init__(self, spool: Any, name: str) -> None:
+        import mmap
+        import queue
+        import threading
+
+        self.fd, self.name = spool.fileno(), name
+        self.size = 0  # bytes given
+        self.failed: list[OSError] = []
+        self._direct: int | None = None
+        with contextlib.suppress(OSError, AttributeError):  # no O_DIRECT here, or not on this file system
+            self._direct = os.open(spool.name, os.O_WRONLY | os.O_DIRECT)
+        self._free: queue.SimpleQueue[mmap.mmap] = queue.SimpleQueue()
+        for _ in range(self.AHEAD + 1):
+            self._free.put(mmap.mmap(-1, self.BLOCK))
+        self._stage: mmap.mmap | None = None
+        self._filled = 0
+        self._blocks: queue.Queue[tuple[int, mmap.mmap, int] | None] = queue.Queue()
+        self._thread: threading.Thread | None = threading.Thread(target=self._run, name="gainscope-stdin-copy",
+                                                                 daemon=True)
+        self._thread.start()
+
+    def put(self, view: memoryview) -> None:
+        """Copy ``view`` to be written after what was given before; raise the writing's error if there was one."""
+        if self.failed:
+            raise _spool_error(self.name, self.failed[0])
+        while view:
+            if self._stage is None:
+                self._stage = self._free.get()  # waits for the writer to be done with one
+            n = min(len(view), self.BLOCK - self._filled)
+            self._stage[self._filled:self._filled + n] = view[:n]
+            self._filled += n
+            self.size += n
+            view = view[n:]
+            if self._filled == self.BLOCK:
+                self._send()
+
+    def _send(self) -> None:
+        if self._stage is not None and self._filled:
+            self._blocks.put((self.size - self._filled, self._stage, self._filled))
+            self._stage, self._filled = None, 0
+
+    def finish(self) -> None:
+        """Wait until everything given is written; raise the writing's error if there was one."""
+        if self._thread is not None:
+            self._send()
+            self._blocks.put(None)
+            self._thread.join()
+            self._thread = None
+            if self._direct is not None:
+                os.close(self._direct)
+                self._direct = None
+            if not self.failed:
+                try:
+                    os.ftruncate(self.fd, self.size)  # the padding of the last block cut off
+                except OSError as exc:
+                    self.failed.append(exc)
+        if self.failed:
+            raise _spool_error(self.name, self.failed[0])
+
+    def _run(self) -> None:
+        while (item := self._blocks.get()) is not None:
+            offset, block, n = item
+            if not self.failed:  # after an error, the blocks are dropped
+                try:
+                    self._write(offset, block, n)
+                except OSError as exc:
+                    self.failed.append(exc)
+            self._free.put(block)
+
+    def _write(self, offset: int, block: Any, n: int) -> None:
+        view = memoryview(block)[:n]
+        if self._direct is not None:
+            done = 0
+            try:  # whole pages (BLOCK is a multiple of ALIGN): the padding of the last block is cut off at the end
+                done = os.pwrite(self._direct, memoryview(block)[:-(-n // self.ALIGN) * self.ALIGN], offset)
+            except OSError as exc:
+                import errno
+
+                if exc.errno != errno.EINVAL:
+                    raise
+                os.close(self._direct)  # not taken after all: written through the page cache from now on
+                self._direct = None
+            if done >= n:
+                return
+            offset, view = offset + done, view[done:]
+        while view:
+            done = os.pwrite(self.fd, view, offset)
+            offset, view = offset + done, view[done:]
+
+    @staticmethod
+    def close(copier: _Copier, spool: Any) -> None:
+        """The end of a TextFile: its copier stopped (before its file is closed), then its file closed (deleted)."""
+        with contextlib.suppress(FileAccessError):
+            copier.finish()
+        spool.close()
+
+
+def _spool_error(name: str, exc: OSError) -> FileAccessError:
+    import tempfile
+
+    return FileAccessError(f"cannot keep standard input in a temporary file in {tempfile.gettempdir()}: "
+                           f"{exc.strerror or exc}; set TMPDIR to a directory with room for it", path=name)
+
+
+_PIPE_BYTES = 1 << 20
+
+
+def _enlarge_pipe(stream: Any) -> None:
+    """Ask for a pipe buffer of 1 MiB (Linux; the default is 64 KiB): fewer, larger reads, and the writer waits less."""
+    try:
+        import fcntl
+
+        fd = stream.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+    except (OSError, ValueError, AttributeError, ImportError):  # not a pipe, no such option, over the user's limit
+        pass
 
 
 def _stream_name(stream: Any) -> str:
