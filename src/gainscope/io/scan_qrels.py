@@ -1,8 +1,8 @@
 """TREC qrels through the C scanner (``gainscope._scan.read_qrels``): flat arrays, no polars.
 
-:func:`scan_trec_judgments` is how :func:`gainscope.io.read_judgments` reads a plain TREC (or 3-column) qrels
-file: one pass in C over blocks of the file that tokenizes each line, numbers the queries and refuses a document judged twice, into
-:class:`~gainscope.core.judgments.JudgmentArrays` that hold the reader's memory as it is (no copy). The
+:func:`scan_trec_judgments` is how :func:`gainscope.io.read_judgments` reads a plain TREC (or 3-column) qrels file:
+one pass in C over blocks of the file that tokenizes each line, numbers the queries and refuses a document judged
+twice, into :class:`~gainscope.core.judgments.JudgmentArrays` that hold the reader's memory as it is (no copy). The
 :class:`~gainscope.core.judgments.Judgments` it returns hold those arrays and make their polars frame only when
 asked for it, so that evaluating two small files (``gainscope evaluate`` on 1,000 queries) neither imports polars
 nor builds a frame.
