@@ -216,10 +216,10 @@ def _positions(part: dict[str, Any]) -> RankedPositions:
     def arr(key: str, dtype: Any) -> np.ndarray:
         return np.frombuffer(part[key], dtype=dtype)
 
-    hits = [_hit_array(part, key, dtype) for key, dtype in _HITS]
+    rank, row, score = (_hit_array(part, key, dtype) for key, dtype in _HITS)
     return RankedPositions(split_ids(part["query_blob"], arr("query_offsets", np.int64)), arr("num_ret", np.int64),
-                           arr("hit_offsets", np.int64), *hits, arr("ties", np.int64), arr("rank_down", np.int64),
-                           arr("rank_steps", np.int64))
+                           arr("hit_offsets", np.int64), rank, row, score, arr("ties", np.int64),
+                           arr("rank_down", np.int64), arr("rank_steps", np.int64))
 
 
 def checked_ids(results: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
