@@ -267,12 +267,17 @@ class PreparedJudgments:
             return cls._of_arrays(judgments, judgments.arrays, negative_grades)
         frame = _float_grades(judgments.frame, negative_grades)
         query_ids = _bytewise_sorted(frame["query_id"].unique().to_list())
-        rows = _judged_rows(frame, query_ids)
+        row_grades = frame["grade"].to_numpy().astype(np.float64, copy=False)
+        # each query's judged grades, descending: numbers sorted, not strings (the doc ids, in _judged_rows'
+        # order, are made when first read, as for the C reader's arrays)
+        index = {q: i for i, q in enumerate(query_ids)}
+        judged = row_grades >= 0
+        row_query = frame["query_id"].replace_strict(index, return_dtype=pl.Int64).to_numpy()[judged]
+        kept = row_grades[judged]
         offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum(np.bincount(rows["_q"].to_numpy(), minlength=len(query_ids)))
-        prepared = cls(judgments, negative_grades, query_ids, offsets,
-                       rows["grade"].to_numpy().astype(np.float64, copy=False), rows["doc_id"],
-                       frame["grade"].to_numpy().astype(np.float64, copy=False))
+        np.cumsum(np.bincount(row_query, minlength=len(query_ids)), out=offsets[1:])
+        prepared = cls(judgments, negative_grades, query_ids, offsets, kept[np.lexsort((-kept, row_query))],
+                       DeferredSeries(lambda: _judged_rows(frame, query_ids)["doc_id"]), row_grades)
         prepared.__dict__["frame"] = frame  # made already (the cached property's slot)
         return prepared
 
