@@ -5,10 +5,11 @@ sort), the doc ids made when first read; the same offsets, grades, doc ids and r
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gainscope.core.judged_run import PreparedJudgments, _float_grades, _judged_rows
+from gainscope.core.judged_run import PreparedJudgments, _float_grades, _judged_rows, query_index
 from gainscope.core.judgments import Judgments
 from gainscope.deferred import DeferredSeries
 from gainscope.testing import strategies as gst
@@ -52,3 +53,24 @@ def test_grades_of_a_query_descending_and_negative_ones_left_out() -> None:
     nonrelevant = PreparedJudgments.of(judgments, "nonrelevant")
     assert nonrelevant.grades.tolist() == [2.0, 1.0, 0.0, 0.0, 3.0]
     assert nonrelevant.doc_ids.to_list() == ["b", "a", "c", "d", "a"]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(ids=st.lists(st.sampled_from(["q1", "q10", "q2", "Q", "301", "q\u00e9", "q\U0001f600", "\uff21", ""]),
+                    max_size=30), grouped=st.booleans())
+def test_query_index_equals_a_lookup_of_the_sorted_ids(ids: list[str], grouped: bool) -> None:
+    """Rows grouped by id (runs numbered) or not (looked up): the same ids, in bytewise order, and row indexes."""
+    if grouped:
+        ids = sorted(ids, key=ids.index)  # each id's rows together, in order of first appearance
+    query_ids, rows = query_index(pl.Series(ids, dtype=pl.String))
+    expected = sorted(set(ids), key=lambda q: q.encode("utf-8"))
+    assert query_ids == expected
+    assert rows.dtype == np.int64 and rows.tolist() == [expected.index(q) for q in ids]
+
+
+def test_query_index_of_runs_and_of_rows_apart() -> None:
+    # runs b, a, c -> bytewise a=0, b=1, c=2; rows b b a c -> 1 1 0 2
+    assert query_index(pl.Series(["b", "b", "a", "c"]))[1].tolist() == [1, 1, 0, 2]
+    # b's rows apart: looked up, same numbering
+    ids, rows = query_index(pl.Series(["b", "a", "b", "c"]))
+    assert ids == ["a", "b", "c"] and rows.tolist() == [1, 0, 1, 2]

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from gainscope.core.judged_run import PreparedJudgments
+from gainscope.core.judged_run import PreparedJudgments, query_index
 from gainscope.deferred import deferred_module
 from gainscope.io.text import BOM, MAX_LINE_BYTES
 
@@ -87,7 +87,7 @@ def judgment_keys(prepared: PreparedJudgments) -> JudgmentKeys:
     if keys is None:
         frame = prepared.frame
         position = {q: i for i, q in enumerate(prepared.query_ids)}
-        row_query = frame["query_id"].replace_strict(position, return_dtype=pl.Int64).to_numpy()
+        row_query = query_index(frame["query_id"])[1]  # the index of each row's query in prepared.query_ids
         docs = frame["doc_id"]
         offsets = np.zeros(len(position) + 1, dtype=np.int64)
         np.cumsum(np.bincount(row_query, minlength=len(position)), out=offsets[1:])
