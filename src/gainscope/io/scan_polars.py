@@ -397,9 +397,10 @@ def read_qrels(path: str, columns: int) -> dict[str, Any]:
     schema = {"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String, "grade": pl.Int64}
     if columns == 3:
         del schema["iteration"]
-    try:
+    try:  # the iteration column is not read, as Q0 in runs
         frame = pl.read_csv(data, has_header=False, separator=sep.decode(), quote_char=None, eol_char="\n",
-                            schema=schema, truncate_ragged_lines=True, raise_if_empty=False, encoding="utf8")
+                            schema=schema, columns=[0, 2, 3] if columns == 4 else None, truncate_ragged_lines=True,
+                            raise_if_empty=False, encoding="utf8")
     except pl.exceptions.PolarsError:  # a grade polars cannot read as an integer: the readers say what is wrong
         return _fallback("a grade that is not a plain integer")
     if not frame.height or any(frame.null_count().row(0)):  # an empty field is null, and so are missing ones
