@@ -111,6 +111,27 @@ def _fallback(reason: str) -> dict[str, Any]:
     return {"fallback": reason, "line": 0}
 
 
+def _read(data: bytes, schema: dict[str, Any], columns: list[int] | None, unparsed: str
+          ) -> tuple[pl.DataFrame, bytes, bool, bool] | str:
+    """``data`` read by polars with ``schema`` (only ``columns``, by position, when given) once its bytes are plain
+    (:func:`_plain_bytes`): the frame, the separator, whether lines end with CRLF and whether the bytes are ASCII;
+    else why not (``unparsed`` when polars cannot parse a typed field: the readers say what is wrong)."""
+    if not data:
+        return "no data line"
+    ascii_only = data.isascii()
+    plain = _plain_bytes(data, ascii_only)
+    if isinstance(plain, str):
+        return plain
+    sep, crlf = plain
+    try:
+        frame = pl.read_csv(data, has_header=False, separator=sep.decode(), quote_char=None, eol_char="\n",
+                            schema=schema, columns=columns, truncate_ragged_lines=True, extra_columns="ignore",
+                            raise_if_empty=False, encoding="utf8")
+    except pl.exceptions.PolarsError:
+        return unparsed
+    return frame, sep, crlf, ascii_only
+
+
 def _plain_bytes(data: bytes, ascii_only: bool) -> tuple[bytes, bool] | str:
     """The separator and whether lines end with CRLF, when the checks made on the bytes alone pass (see the module
     docstring; the counts that need the number of lines are made by :func:`_counted`); else why not. Only searches
@@ -182,19 +203,10 @@ def scan_piece(piece: bytes | memoryview, prepared: PreparedJudgments, order: in
     order mark): ``order`` 0 for trec_eval's order, 1 for the rank column's; ``depth`` -1 for none; the ids the
     readers check for their Unicode form listed (every id that is not ASCII). Or ``{"fallback": reason}``."""
     data = bytes(piece)
-    if not data:
-        return _fallback("no data line")
-    ascii_only = data.isascii()
-    plain = _plain_bytes(data, ascii_only)
-    if isinstance(plain, str):
-        return _fallback(plain)
-    sep, crlf = plain
-    try:
-        frame = pl.read_csv(data, has_header=False, separator=sep.decode(), quote_char=None, eol_char="\n",
-                            schema=_schema(), columns=_READ, truncate_ragged_lines=True, extra_columns="ignore",
-                            raise_if_empty=False, encoding="utf8")
-    except pl.exceptions.PolarsError:  # a rank or a score polars cannot parse: the readers say what is wrong
-        return _fallback("a rank that is not a plain integer or a score that is not a number")
+    read = _read(data, _schema(), _READ, "a rank that is not a plain integer or a score that is not a number")
+    if isinstance(read, str):
+        return _fallback(read)
+    frame, sep, crlf, ascii_only = read
     if any(frame.null_count().row(0)):  # an empty field is null (two separators in a row), and so are missing ones
         return _fallback("a line with fewer than 6 columns, an empty field or a blank line")
     why = _counted(data, sep, crlf, frame.height, extra_ok)
@@ -387,22 +399,14 @@ def read_qrels(path: str, columns: int) -> dict[str, Any]:
         data = f.read()
     if data.startswith(BOM):
         data = data[len(BOM):]
-    if not data:
-        return _fallback("no data line")
-    ascii_only = data.isascii()
-    plain = _plain_bytes(data, ascii_only)
-    if isinstance(plain, str):
-        return _fallback(plain)
-    sep, crlf = plain
     schema = {"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String, "grade": pl.Int64}
     if columns == 3:
         del schema["iteration"]
-    try:  # the iteration column is not read, as Q0 in runs
-        frame = pl.read_csv(data, has_header=False, separator=sep.decode(), quote_char=None, eol_char="\n",
-                            schema=schema, columns=[0, 2, 3] if columns == 4 else None, truncate_ragged_lines=True,
-                            raise_if_empty=False, encoding="utf8")
-    except pl.exceptions.PolarsError:  # a grade polars cannot read as an integer: the readers say what is wrong
-        return _fallback("a grade that is not a plain integer")
+    # the iteration column is not read, as Q0 in runs
+    read = _read(data, schema, [0, 2, 3] if columns == 4 else None, "a grade that is not a plain integer")
+    if isinstance(read, str):
+        return _fallback(read)
+    frame, sep, crlf, ascii_only = read
     if not frame.height or any(frame.null_count().row(0)):  # an empty field is null, and so are missing ones
         return _fallback(f"a line with fewer than {columns} columns, an empty field or a blank line")
     why = _counted(data, sep, crlf, frame.height, False, columns)
