@@ -28,7 +28,8 @@ def _reference(judgments: Judgments, negative_grades: str) -> tuple[list[str], n
 @settings(max_examples=200, deadline=None, derandomize=True, database=None)
 @given(data=gst.judgments_and_runs(max_queries=6, max_docs=12, large_grades=True),
        negative_grades=st.sampled_from(("unjudged", "nonrelevant")))
-def test_prepared_from_a_frame_equals_its_sorted_rows(data, negative_grades: str) -> None:  # type: ignore[no-untyped-def]
+def test_prepared_from_a_frame_equals_its_sorted_rows(data,  # type: ignore[no-untyped-def]
+                                                      negative_grades: str) -> None:
     judgments, _ = data
     prepared = PreparedJudgments.of(judgments, negative_grades)
     query_ids, offsets, grades, doc_ids = _reference(judgments, negative_grades)
