@@ -96,6 +96,8 @@ TWIN_REFUSED = {
     "two spaces once": [GOOD[0], "q1 Q0 d2  2 3.5 tag", *GOOD[2:]],
     "two spaces before Q0": [GOOD[0], "q1  Q0 d2 2 3.5 tag", *GOOD[2:]],
     "an empty Q0 column": [GOOD[0], "q1  d2 2 3.5 tag x", *GOOD[2:]],
+    "an empty Q0 column, six fields": [GOOD[0], "q1  d2 2 3.5 tag", *GOOD[2:]],
+    "an empty Q0 column in a tab file": ["\t".join(GOOD[0].split()), "q1\t\td2\t2\t3.5\ttag"],
     "a tab in a space file": [GOOD[0], "q1 Q0\td2 2 3.5 tag", *GOOD[2:]],
     "a space in a tab file": ["\t".join(GOOD[0].split()), "q1\tQ0\td2 2\t3.5\ttag"],
     "a leading space": [GOOD[0], " " + GOOD[1], *GOOD[2:]],
@@ -244,3 +246,24 @@ def test_unicode_ids_give_the_readers_warnings(tmp_path: Path) -> None:
     """The C scanner's property test of Unicode ids (any id the readers take, with their warnings about ids not in
     NFC; under normalize_ids="NFC" an id NFC changes goes to the readers), run through the twin."""
     with_c.test_unicode_ids_give_the_readers_warnings(tmp_path)
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\xed\xa0\x80", b"\xe2\x82"])
+def test_bytes_that_are_not_utf8_deep_in_the_q0_column_give_the_readers_error(tmp_path: Path, bad: bytes) -> None:
+    """polars does not read the Q0 column but checks its bytes: a bad one far into a piece still refuses it."""
+    lines = [f"q1 Q0 d{i} {i + 1} {10000 - i} tag".encode() for i in range(6000)]
+    lines[5000] = lines[5000].replace(b"Q0", b"Q" + bad + b"0")
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    prepared = _prepared(**PREPARED)
+    assert isinstance(scan_trec_run(prepared, path, Policies()), str)
+    (fast, fast_warnings), (slow, slow_warnings) = both(prepared, path, Policies())
+    assert fast == slow and not isinstance(slow, JudgedRun)
+    assert fast_warnings == slow_warnings
+
+
+@pytest.mark.parametrize(("data", "sep", "doubled"), [
+    (b"ab  c", b" ", True), (b"a  bc", b" ", True), (b"a b c ", b" ", False), (b"  ", b" ", True), (b" ", b" ", False),
+    (b"", b" ", False), (b"a\t\tb", b"\t", True), (b"a\t b", b"\t", False), (b"a \tb\t", b"\t", False)])
+def test_a_separator_twice_in_a_row_is_found_at_either_offset(data: bytes, sep: bytes, doubled: bool) -> None:
+    assert scan_polars._doubled(data, sep) is doubled

@@ -70,7 +70,7 @@ else:
     pl = deferred_module("polars")
 
 __all__ = ["Coverage", "JudgedRun", "PreparedJudgments", "RankedPositions", "SessionLayout", "build_judged_run",
-           "judged_run_from_positions", "no_overlap_message"]
+           "judged_run_from_positions", "no_overlap_message", "query_index"]
 
 
 @dataclass(frozen=True)
@@ -236,6 +236,26 @@ def _bytewise_order(ids: list[str]) -> list[int]:
     return sorted(range(len(ids)), key=ids.__getitem__)
 
 
+def query_index(ids: pl.Series) -> tuple[list[str], np.ndarray]:
+    """The distinct ``ids`` in bytewise order and each row's index among them (int64). Judgments nearly always hold
+    each query's rows together: then the runs of equal ids are numbered, with one comparison per row and a sort of
+    the distinct ids only; otherwise each row is looked up (a hash join, a second per 10 million rows)."""
+    n = len(ids)
+    change = np.ones(n, dtype=bool)
+    if n > 1:
+        change[1:] = (ids.slice(1) != ids.slice(0, n - 1)).to_numpy()
+    starts = np.flatnonzero(change)
+    run_ids: list[str] = ids.gather(starts).to_list()
+    if len(set(run_ids)) == len(run_ids):  # one run per id
+        order = _bytewise_order(run_ids)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[np.array(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
+        return [run_ids[i] for i in order], np.repeat(rank, np.diff(np.append(starts, n)))
+    query_ids = _bytewise_sorted(list(set(run_ids)))
+    index = {q: i for i, q in enumerate(query_ids)}
+    return query_ids, ids.replace_strict(index, return_dtype=pl.Int64).to_numpy()
+
+
 @dataclass(frozen=True, eq=False)
 class PreparedJudgments:
     """Judgments made ready once, for any number of runs evaluated under the same ``negative_grades``
@@ -286,12 +306,18 @@ class PreparedJudgments:
         if judgments.arrays is not None:
             return cls._of_arrays(judgments, judgments.arrays, negative_grades)
         frame = _float_grades(judgments.frame, negative_grades)
-        query_ids = _bytewise_sorted(frame["query_id"].unique().to_list())
-        rows = _judged_rows(frame, query_ids)
+        query_ids, row_query = query_index(frame["query_id"])
+        row_grades = frame["grade"].to_numpy().astype(np.float64, copy=False)
+        # each query's judged grades, descending: numbers sorted, not strings (the doc ids, in _judged_rows'
+        # order, are made when first read, as for the C reader's arrays)
+        judged = row_grades >= 0
+        row_query = row_query[judged]
+        kept = row_grades[judged]
         offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum(np.bincount(rows["_q"].to_numpy(), minlength=len(query_ids)))
-        prepared = cls(judgments, negative_grades, query_ids, offsets,
-                       rows["grade"].to_numpy().astype(np.float64, copy=False), rows["doc_id"])
+        np.cumsum(np.bincount(row_query, minlength=len(query_ids)), out=offsets[1:])
+        prepared = cls(judgments, negative_grades, query_ids, offsets, kept[np.lexsort((-kept, row_query))],
+                       DeferredSeries(lambda: _judged_rows(frame, query_ids)["doc_id"]))
+        prepared.__dict__["row_grades"] = row_grades  # made already (the cached property's slot)
         prepared.__dict__["frame"] = frame  # made already (the cached property's slot)
         return prepared
 

@@ -43,16 +43,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from gainscope.core.judged_run import PreparedJudgments
+from gainscope.core.judged_run import PreparedJudgments, query_index
 from gainscope.deferred import deferred_module
-from gainscope.io.text import MAX_LINE_BYTES
+from gainscope.io.text import BOM, MAX_LINE_BYTES
 
 if TYPE_CHECKING:
     import polars as pl
 else:
     pl = deferred_module("polars")
 
-__all__ = ["JudgmentKeys", "judgment_keys", "scan_piece"]
+__all__ = ["JudgmentKeys", "judgment_keys", "read_qrels", "scan_piece"]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: (query index + 1) * _MIX differs for every index
 _FILTER = 1 << 20  # entries of the table that sifts the lines whose key may be a judgment's
@@ -87,7 +87,7 @@ def judgment_keys(prepared: PreparedJudgments) -> JudgmentKeys:
     if keys is None:
         frame = prepared.frame
         position = {q: i for i, q in enumerate(prepared.query_ids)}
-        row_query = frame["query_id"].replace_strict(position, return_dtype=pl.Int64).to_numpy()
+        row_query = query_index(frame["query_id"])[1]  # the index of each row's query in prepared.query_ids
         docs = frame["doc_id"]
         offsets = np.zeros(len(position) + 1, dtype=np.int64)
         np.cumsum(np.bincount(row_query, minlength=len(position)), out=offsets[1:])
@@ -103,8 +103,33 @@ def _schema() -> dict[str, Any]:
             "tag": pl.Categorical}
 
 
+_READ = [0, 2, 3, 4, 5]  # every column but Q0, which the readers ignore: polars still checks its bytes are UTF-8
+# (tested), and an empty one is a separator twice in a row (refused on the bytes)
+
+
 def _fallback(reason: str) -> dict[str, Any]:
     return {"fallback": reason, "line": 0}
+
+
+def _read(data: bytes, schema: dict[str, Any], columns: list[int] | None, unparsed: str
+          ) -> tuple[pl.DataFrame, bytes, bool, bool] | str:
+    """``data`` read by polars with ``schema`` (only ``columns``, by position, when given) once its bytes are plain
+    (:func:`_plain_bytes`): the frame, the separator, whether lines end with CRLF and whether the bytes are ASCII;
+    else why not (``unparsed`` when polars cannot parse a typed field: the readers say what is wrong)."""
+    if not data:
+        return "no data line"
+    ascii_only = data.isascii()
+    plain = _plain_bytes(data, ascii_only)
+    if isinstance(plain, str):
+        return plain
+    sep, crlf = plain
+    try:
+        frame = pl.read_csv(data, has_header=False, separator=sep.decode(), quote_char=None, eol_char="\n",
+                            schema=schema, columns=columns, truncate_ragged_lines=True, extra_columns="ignore",
+                            raise_if_empty=False, encoding="utf8")
+    except pl.exceptions.PolarsError:
+        return unparsed
+    return frame, sep, crlf, ascii_only
 
 
 def _plain_bytes(data: bytes, ascii_only: bool) -> tuple[bytes, bool] | str:
@@ -122,27 +147,41 @@ def _plain_bytes(data: bytes, ascii_only: bool) -> tuple[bytes, bool] | str:
         return "a carriage return that does not end a line"
     if _long_line(data):
         return "a line longer than the limit"
+    if _doubled(data, sep):  # an empty field (polars does not read the Q0 column, whose emptiness this says)
+        return "a separator twice in a row"
     if not ascii_only and _C1.search(data):  # polars refuses bytes that are not UTF-8 in any column
         return "a C1 control character"
     return sep, crlf
 
 
-def _counted(data: bytes, sep: bytes, crlf: bool, rows: int, extra_ok: bool) -> str | None:
+def _counted(data: bytes, sep: bytes, crlf: bool, rows: int, extra_ok: bool, fields: int = 6) -> str | None:
     """Why the bytes are not ``rows`` plain lines (None when they are): the bytes below 32 must be exactly the line
     ends (a LF per line but maybe the last, a CR before each with CRLF) and tab separators, and without
-    ``extra_columns="ignore"`` the separators must be 5 per line. With polars' rows, one per line (none missing:
-    a blank line would be one), this says no line has another control character and none has more than 6 fields."""
+    ``extra_columns="ignore"`` the separators must be ``fields - 1`` per line. With polars' rows, one per line (none
+    missing: a blank line would be one), this says no line has another control character and none has more than
+    ``fields`` fields."""
     codes = np.frombuffer(data, dtype=np.uint8)
     ends = rows - (not data.endswith(b"\n"))
     below = int(np.count_nonzero(codes < 32))
     tabs = 0
     if sep == b"\t":
-        tabs = 5 * rows if not extra_ok else data.count(b"\t")
-    elif not extra_ok and int(np.count_nonzero(codes <= 32)) - below != 5 * rows:
-        return "a line with more than 6 columns"
+        tabs = (fields - 1) * rows if not extra_ok else data.count(b"\t")
+    elif not extra_ok and int(np.count_nonzero(codes <= 32)) - below != (fields - 1) * rows:
+        return f"a line with more than {fields} columns"
     if below != ends * (2 if crlf else 1) + tabs:
-        return "a control character, or a line with more than 6 columns"  # VT, FF: not plain
+        return f"a control character, or a line with more than {fields} columns"  # VT, FF: not plain
     return None
+
+
+def _doubled(data: bytes, sep: bytes) -> bool:
+    """True when ``sep`` appears twice in a row in ``data``: the bytes read as 16-bit words from offsets 0 and 1, one
+    comparison each (no copy)."""
+    if len(data) < 2:
+        return False
+    pair = int.from_bytes(sep * 2, "little")
+    even = np.frombuffer(data, dtype=np.uint16, count=len(data) // 2)
+    odd = np.frombuffer(data, dtype=np.uint16, count=(len(data) - 1) // 2, offset=1)
+    return bool((even == pair).any() or (odd == pair).any())
 
 
 _BLOCK = MAX_LINE_BYTES // 2
@@ -164,19 +203,10 @@ def scan_piece(piece: bytes | memoryview, prepared: PreparedJudgments, order: in
     order mark): ``order`` 0 for trec_eval's order, 1 for the rank column's; ``depth`` -1 for none; the ids the
     readers check for their Unicode form listed (every id that is not ASCII). Or ``{"fallback": reason}``."""
     data = bytes(piece)
-    if not data:
-        return _fallback("no data line")
-    ascii_only = data.isascii()
-    plain = _plain_bytes(data, ascii_only)
-    if isinstance(plain, str):
-        return _fallback(plain)
-    sep, crlf = plain
-    try:
-        frame = pl.read_csv(data, has_header=False, separator=sep.decode(), quote_char=None, eol_char="\n",
-                            schema=_schema(), truncate_ragged_lines=True, extra_columns="ignore",
-                            raise_if_empty=False, encoding="utf8")
-    except pl.exceptions.PolarsError:  # a rank or a score polars cannot parse: the readers say what is wrong
-        return _fallback("a rank that is not a plain integer or a score that is not a number")
+    read = _read(data, _schema(), _READ, "a rank that is not a plain integer or a score that is not a number")
+    if isinstance(read, str):
+        return _fallback(read)
+    frame, sep, crlf, ascii_only = read
     if any(frame.null_count().row(0)):  # an empty field is null (two separators in a row), and so are missing ones
         return _fallback("a line with fewer than 6 columns, an empty field or a blank line")
     why = _counted(data, sep, crlf, frame.height, extra_ok)
@@ -338,12 +368,53 @@ def _check_ids(ids: list[str], doc: pl.Series, ascii_only: bool) -> dict[str, An
     holding a code point from U+0300 on (every string of the code points before is in NFC: the first range of the
     C scanner's table, checked by ``tests/property/test_scan_utf8.py``)."""
     listed = [] if ascii_only else [i for i in ids if not unicodedata.is_normalized("NFC", i)]
-    docs: list[str] = []
-    if not ascii_only:
-        maybe = doc.filter(doc.str.contains(_MAYBE_NOT_NFC)).unique(maintain_order=True)
-        docs = maybe.filter(maybe != maybe.str.normalize("NFC")).to_list()
-    encoded = [i.encode("utf-8") for i in listed + docs]
+    return _listed(listed, [] if ascii_only else _nfc_changes(doc))
+
+
+def _nfc_changes(ids: pl.Series) -> list[str]:
+    """The distinct ids of ``ids`` (in order) that polars' NFC changes, looked for only among those holding a code
+    point from U+0300 on."""
+    maybe = ids.filter(ids.str.contains(_MAYBE_NOT_NFC)).unique(maintain_order=True)
+    return maybe.filter(maybe != maybe.str.normalize("NFC")).to_list()
+
+
+def _listed(query_ids: list[str], doc_ids: list[str]) -> dict[str, Any]:
+    """The ids for Python's check of their Unicode form, as the C scanner lists them (one blob, kinds 0 and 1)."""
+    encoded = [i.encode("utf-8") for i in query_ids + doc_ids]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(i) for i in encoded], out=offsets[1:])
     return {"check_blob": b"".join(encoded), "check_offsets": offsets,
-            "check_kind": bytes(len(listed)) + bytes([1]) * len(docs)}
+            "check_kind": bytes(len(query_ids)) + bytes([1]) * len(doc_ids)}
+
+
+def read_qrels(path: str, columns: int) -> dict[str, Any]:
+    """What ``gainscope._scan.read_qrels`` checks of a qrels file of ``columns`` fields (4: TREC, with the
+    iteration column; 3: query, doc, grade), done vectorised: the judgments' frame (``query_id``, ``doc_id``,
+    ``grade`` Int64, in file order) and the ids listed for Python's check of their Unicode form, or
+    ``{"fallback": reason}``. The file is plain as for :func:`scan_piece` (the same checks on its bytes, the
+    separators counted: ``columns - 1`` per line, no empty field, no comment line) and each grade an integer polars
+    reads (``INT_RE`` within int64, as the readers cast it); a document judged twice is left to ``Judgments``,
+    whose refusal sends the file to the readers as well."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    schema = {"query_id": pl.String, "iteration": pl.String, "doc_id": pl.String, "grade": pl.Int64}
+    if columns == 3:
+        del schema["iteration"]
+    # the iteration column is not read, as Q0 in runs
+    read = _read(data, schema, [0, 2, 3] if columns == 4 else None, "a grade that is not a plain integer")
+    if isinstance(read, str):
+        return _fallback(read)
+    frame, sep, crlf, ascii_only = read
+    if not frame.height or any(frame.null_count().row(0)):  # an empty field is null, and so are missing ones
+        return _fallback(f"a line with fewer than {columns} columns, an empty field or a blank line")
+    why = _counted(data, sep, crlf, frame.height, False, columns)
+    if why is not None:
+        return _fallback(why)
+    query, doc = frame["query_id"], frame["doc_id"]
+    if query.str.starts_with("#").any():
+        return _fallback("a comment line")
+    out: dict[str, Any] = {"frame": frame.select("query_id", "doc_id", "grade")}
+    out.update(_listed([], []) if ascii_only else _listed(_nfc_changes(query), _nfc_changes(doc)))
+    return out

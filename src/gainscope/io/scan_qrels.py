@@ -5,7 +5,9 @@ one pass in C over blocks of the file that tokenizes each line, numbers the quer
 twice, into :class:`~gainscope.core.judgments.JudgmentArrays` that hold the reader's memory as it is (no copy). The
 :class:`~gainscope.core.judgments.Judgments` it returns hold those arrays and make their polars frame only when
 asked for it, so that evaluating two small files (``gainscope evaluate`` on 1,000 queries) neither imports polars
-nor builds a frame.
+nor builds a frame. Without the C module (or with ``GAINSCOPE_NATIVE=0``) its vectorised twin,
+:func:`gainscope.io.scan_polars.read_qrels`, reads the same plain files into the judgments' polars frame, with the
+same hand-over to the readers (``tests/property/test_scan_polars_qrels.py``).
 
 It is an accelerator, never a second set of rules: it serves only uncompressed UTF-8 regular files read with
 the default options (``normalize_ids`` none or ``"NFC"``). Ids may hold any UTF-8 text: the C reader checks the
@@ -30,6 +32,7 @@ import numpy as np
 
 from gainscope.core.judgments import JudgmentArrays, Judgments, split_ids
 from gainscope.deferred import deferred_module
+from gainscope.errors import InconsistentInputError
 from gainscope.io.frames import JudgmentOptions
 from gainscope.io.scan import checked_ids, native_available
 from gainscope.io.text import TextFile, id_form_warnings
@@ -64,12 +67,17 @@ def scan_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *,
     """The judgments of the qrels file ``src`` (``fmt`` ``"trec"`` or ``"qrels3"``) read by the C scanner, with
     the warnings to emit (ids not in NFC), or None when it does not apply or the file needs the Python readers
     (see the module docstring)."""
-    if (fmt not in _COLUMNS or not native_available() or not _plain_options(opts) or src.compression
-            or src.encoding != "utf-8" or (path := src.stored) is None or not _regular_file(path)):
+    if (fmt not in _COLUMNS or not _plain_options(opts) or src.compression or src.encoding != "utf-8"
+            or (path := src.stored) is None or not _regular_file(path)):
         return None
-    from gainscope import _scan  # type: ignore[attr-defined]  # built: native_available() says so
+    if native_available():
+        from gainscope import _scan  # type: ignore[attr-defined]  # built: native_available() says so
 
-    out = _scan.read_qrels(path, _COLUMNS[fmt], SPLIT_BYTES)
+        out = _scan.read_qrels(path, _COLUMNS[fmt], SPLIT_BYTES)
+    else:  # its vectorised twin: a polars frame
+        from gainscope.io.scan_polars import read_qrels
+
+        out = read_qrels(path, _COLUMNS[fmt])
     if "fallback" in out:
         where = f" (line {out['line']})" if out.get("line") else ""
         logging.getLogger("gainscope").info("%s: read by the Python readers (%s%s)", src.name, out["fallback"], where)
@@ -78,6 +86,12 @@ def scan_trec_judgments(src: TextFile, fmt: str, opts: JudgmentOptions, *,
     if warnings is None:
         logging.getLogger("gainscope").info("%s: read by the Python readers (ids that NFC changes)", src.name)
         return None
+    if "frame" in out:
+        try:
+            return Judgments(out["frame"], source=src.name, notes=notes), warnings
+        except InconsistentInputError:  # a document judged twice: the readers say where, or collapse repeats
+            logging.getLogger("gainscope").info("%s: read by the Python readers (a document judged twice)", src.name)
+            return None
     query_offsets = np.frombuffer(out["query_offsets"], dtype=np.int64)
     arrays = JudgmentArrays(  # the large arrays are the reader's own memory (no copy)
         query_ids=split_ids(out["query_blob"], query_offsets), query_blob=out["query_blob"],
