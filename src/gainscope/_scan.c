@@ -2495,6 +2495,64 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ hits in another order of queries */
+/* take_hits(rank, row, score, starts, lengths) -> (rank, row, score): the hits ``starts[i] .. starts[i] +
+ * lengths[i] - 1`` of every ``i`` in turn, of a scanned run's per-hit arrays rank (int32), row (int32) and score
+ * (float64), as new writable buffers: rank widened to int64, row int32, score float64. numpy's
+ * ``a[ranges(starts, lengths)]`` of each array (and ``astype(np.int64)`` of rank) without the int64 index of every
+ * hit: one copy of each range, range by range. */
+static PyObject *take_hits(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer rk = {0}, rw = {0}, sc = {0}, st = {0}, ln = {0};
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*", &rk, &rw, &sc, &st, &ln)) return NULL;
+    PyObject *o_rank = NULL, *o_row = NULL, *o_score = NULL, *out = NULL;
+    size_t n = (size_t)rk.len / sizeof(int32_t), nq = (size_t)st.len / sizeof(int64_t);
+    const int64_t *starts = st.buf, *lengths = ln.buf;
+    if (rk.len % sizeof(int32_t) || (size_t)rw.len != n * sizeof(int32_t) || (size_t)sc.len != n * sizeof(double) ||
+        st.len % sizeof(int64_t) || ln.len != st.len) {
+        PyErr_SetString(PyExc_ValueError, "rank and row (int32) and score (float64) of one length; starts and "
+                                          "lengths (int64) of one length");
+        goto done;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < nq; i++) {
+        if (starts[i] < 0 || lengths[i] < 0 || (size_t)starts[i] > n || (size_t)lengths[i] > n - (size_t)starts[i]) {
+            PyErr_SetString(PyExc_ValueError, "a range outside the hits");
+            goto done;
+        }
+        total += (size_t)lengths[i];
+    }
+    o_rank = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(total * sizeof(int64_t)));
+    o_row = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(total * sizeof(int32_t)));
+    o_score = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(total * sizeof(double)));
+    if (!o_rank || !o_row || !o_score) goto done;
+    {
+        int64_t *to_rank = (int64_t *)PyByteArray_AS_STRING(o_rank);
+        char *to_row = PyByteArray_AS_STRING(o_row), *to_score = PyByteArray_AS_STRING(o_score);
+        const int32_t *rank = rk.buf;
+        const char *row = rw.buf, *score = sc.buf;
+        size_t at = 0;
+        for (size_t i = 0; i < nq; i++) {
+            size_t a = (size_t)starts[i], m = (size_t)lengths[i];
+            for (size_t k = 0; k < m; k++) to_rank[at + k] = rank[a + k];
+            memcpy(to_row + at * sizeof(int32_t), row + a * sizeof(int32_t), m * sizeof(int32_t));
+            memcpy(to_score + at * sizeof(double), score + a * sizeof(double), m * sizeof(double));
+            at += m;
+        }
+    }
+    out = PyTuple_Pack(3, o_rank, o_row, o_score);
+done:
+    Py_XDECREF(o_rank);
+    Py_XDECREF(o_row);
+    Py_XDECREF(o_score);
+    PyBuffer_Release(&rk);
+    PyBuffer_Release(&rw);
+    PyBuffer_Release(&sc);
+    PyBuffer_Release(&st);
+    PyBuffer_Release(&ln);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan_trec_run", (PyCFunction)(void (*)(void))scan_trec_run, METH_VARARGS | METH_KEYWORDS,
      "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
@@ -2502,6 +2560,7 @@ static PyMethodDef methods[] = {
     {"read_qrels", read_qrels, METH_VARARGS, "Read a plain TREC qrels file into flat arrays (see gainscope.io.scan_qrels)."},
     {"join_blocks", join_blocks, METH_O, "The bytes of a sequence of buffers joined (see gainscope.io.scan)."},
     {"judged_grades", judged_grades, METH_VARARGS, "Each query's judged grades, sorted descending (see judged_run)."},
+    {"take_hits", take_hits, METH_VARARGS, "A scanned run's hits in another order of queries (see judged_run)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -534,9 +534,7 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     nq = len(universe)
     offsets = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    take = ranges(starts, lengths)
-    rows = positions.hit_row[take]
-    rank = positions.hit_rank[take].astype(np.int64, copy=False)
+    rank, rows, scores = _take_hits(positions, starts, lengths)
     grades = prepared.grades_at(rows)
     rank_down = rank_steps = 0
     if policies.ties == "trec_eval":
@@ -555,12 +553,35 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     return JudgedRun(
         query_ids=tuple(universe), num_ret=np.where(has, positions.num_ret[src], 0).astype(np.int64),
         offsets=offsets, rank=rank, grades=np.ascontiguousarray(grades),
-        scores=np.ascontiguousarray(positions.hit_score[take], dtype=np.float64),
+        scores=scores,
         doc_ids=DeferredSeries(lambda: prepared.frame["doc_id"].gather(rows)),
         group_start=group_start, group_kept=one, group_size=one,
         tail_grades=empty_f, tail_query=empty_i, tail_start=empty_i, tail_kept=empty_i, tail_size=empty_i,
         judged_offsets=judged_offsets, judged_grades=judged_grades, judged_doc_ids=judged_doc_ids,
         missing=~has, policies=policies, run_name=run_name, coverage=coverage)
+
+
+def _take_hits(positions: RankedPositions, starts: np.ndarray, lengths: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rank (int64), judgment row and score (float64) of the hits ``starts[i] .. starts[i] + lengths[i] - 1``
+    of every query ``i`` in turn: by the C module's ``take_hits`` (range by range, no int64 index of every hit)
+    for the C scanner's arrays (int32 rank and row, float64 score), else by gathering ``ranges(starts,
+    lengths)``."""
+    rank, row, score = positions.hit_rank, positions.hit_row, positions.hit_score
+    if rank.dtype == np.int32 and row.dtype == np.int32 and score.dtype == np.float64:
+        try:
+            from gainscope import _scan  # type: ignore[attr-defined]
+        except ImportError:  # not built: numpy's gather below
+            pass
+        else:
+            out = _scan.take_hits(np.ascontiguousarray(rank), np.ascontiguousarray(row),
+                                  np.ascontiguousarray(score), np.ascontiguousarray(starts, dtype=np.int64),
+                                  np.ascontiguousarray(lengths, dtype=np.int64))
+            return (np.frombuffer(out[0], dtype=np.int64), np.frombuffer(out[1], dtype=np.int32),
+                    np.frombuffer(out[2], dtype=np.float64))
+    take = ranges(starts, lengths)
+    return (rank[take].astype(np.int64, copy=False), row[take],
+            np.ascontiguousarray(score[take], dtype=np.float64))
 
 
 def _judged_grades(prepared: PreparedJudgments, universe: list[str],
