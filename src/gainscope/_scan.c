@@ -242,6 +242,13 @@ static int hold_buffer(PyObject *b, Py_buffer *view, Py_ssize_t itemsize, Py_ssi
  * (bytes or arrays), held (not copied); only the grades' signs are read. Query ids must be distinct; (query, doc)
  * pairs too, which is checked unless ``unique`` says the caller did (read_qrels): the doc ids are then hashed only
  * when the scan of a run reads their query (see index_hash). */
+/* ValueError "<what> <id> given twice" (PyErr_Format has no "%.*s": the id, of n bytes, as text). */
+static void id_given_twice(const char *what, const char *id, size_t n) {
+    PyObject *text = PyUnicode_DecodeUTF8(id, (Py_ssize_t)n, "replace");
+    if (text) PyErr_Format(PyExc_ValueError, "%s %U given twice", what, text);
+    Py_XDECREF(text);
+}
+
 static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"query_blob", "query_offsets", "doc_blob", "doc_offsets", "doc_query", "grades",
                              "unique", "int_grades", NULL};
@@ -277,8 +284,12 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         PyErr_SetString(PyExc_ValueError, "offsets need at least one entry");
         return -1;
     }
-    if (!offsets_valid((const int64_t *)self->keep[1].buf, nq, self->keep[0].len) ||
-        !offsets_valid((const int64_t *)self->keep[3].buf, nj, self->keep[2].len)) {
+    int offsets_ok;
+    Py_BEGIN_ALLOW_THREADS /* here and below: only this object's memory and the held buffers are read */
+    offsets_ok = offsets_valid((const int64_t *)self->keep[1].buf, nq, self->keep[0].len) &&
+                 offsets_valid((const int64_t *)self->keep[3].buf, nj, self->keep[2].len);
+    Py_END_ALLOW_THREADS
+    if (!offsets_ok) {
         PyErr_SetString(PyExc_ValueError, "offsets must start at 0, never decrease and stay within the blob");
         return -1;
     }
@@ -306,12 +317,15 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         PyErr_NoMemory();
         return -1;
     }
+    int64_t twice = -1, out_of_range = -1; /* a query id given twice, a judgment's query index out of range */
+    int no_memory = 0;
+    Py_BEGIN_ALLOW_THREADS
     for (int64_t q = 0; q < nq; q++) {
         const char *id = self->qblob + self->qoff[q];
         size_t n = (size_t)(self->qoff[q + 1] - self->qoff[q]);
         if (index_query(self, id, n) >= 0) {
-            PyErr_Format(PyExc_ValueError, "query id %.*s given twice", (int)n, id);
-            return -1;
+            twice = q;
+            break;
         }
         uint64_t h = hash_bytes(id, n);
         size_t s = h & self->qmask;
@@ -320,30 +334,44 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         self->qslot_hash[s] = h;
     }
     int grouped = 1; /* rows already grouped by query, in query order: no qrows */
-    for (int64_t j = 0; j < nj; j++) {
+    for (int64_t j = 0; twice < 0 && j < nj; j++) {
         int64_t q = self->dquery[j];
         if (q < 0 || q >= nq) {
-            PyErr_Format(PyExc_ValueError, "judgment %lld has query index %lld out of range", (long long)j,
-                         (long long)q);
-            return -1;
+            out_of_range = j;
+            break;
         }
         grouped &= j == 0 || q >= self->dquery[j - 1];
         self->qstart[q + 1]++;
         if (hashed)
             self->dhash[j] = hash_bytes(self->dblob + self->doff[j], (size_t)(self->doff[j + 1] - self->doff[j]));
     }
-    for (int64_t q = 0; q < nq; q++) self->qstart[q + 1] += self->qstart[q];
-    if (!grouped) { /* group the rows by query (counting sort) */
-        self->qrows = malloc(((size_t)nj + 1) * sizeof(int64_t));
-        int64_t *fill = malloc(((size_t)nq + 1) * sizeof(int64_t));
-        if (!self->qrows || !fill) {
+    if (twice < 0 && out_of_range < 0) {
+        for (int64_t q = 0; q < nq; q++) self->qstart[q + 1] += self->qstart[q];
+        if (!grouped) { /* group the rows by query (counting sort) */
+            self->qrows = malloc(((size_t)nj + 1) * sizeof(int64_t));
+            int64_t *fill = malloc(((size_t)nq + 1) * sizeof(int64_t));
+            if (!self->qrows || !fill) {
+                no_memory = 1;
+            } else {
+                memcpy(fill, self->qstart, ((size_t)nq + 1) * sizeof(int64_t));
+                for (int64_t j = 0; j < nj; j++) self->qrows[fill[self->dquery[j]]++] = j;
+            }
             free(fill);
-            PyErr_NoMemory();
-            return -1;
         }
-        memcpy(fill, self->qstart, ((size_t)nq + 1) * sizeof(int64_t));
-        for (int64_t j = 0; j < nj; j++) self->qrows[fill[self->dquery[j]]++] = j;
-        free(fill);
+    }
+    Py_END_ALLOW_THREADS
+    if (twice >= 0) {
+        id_given_twice("query id", self->qblob + self->qoff[twice], (size_t)(self->qoff[twice + 1] - self->qoff[twice]));
+        return -1;
+    }
+    if (out_of_range >= 0) {
+        PyErr_Format(PyExc_ValueError, "judgment %lld has query index %lld out of range", (long long)out_of_range,
+                     (long long)self->dquery[out_of_range]);
+        return -1;
+    }
+    if (no_memory) {
+        PyErr_NoMemory();
+        return -1;
     }
     if (unique) {
         self->ready = 1;
@@ -365,7 +393,7 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
                 same += t.hash[s] == h && (size_t)(self->doff[t.row[s] + 1] - self->doff[t.row[s]]) == n &&
                         memcmp(self->dblob + self->doff[t.row[s]], doc, n) == 0;
             if (same > 1) {
-                PyErr_Format(PyExc_ValueError, "judgment of doc %.*s given twice", (int)n, doc);
+                id_given_twice("judgment of doc", doc, n);
                 break;
             }
         }
@@ -2496,16 +2524,16 @@ done:
 }
 
 /* ------------------------------------------------------------------ hits in another order of queries */
-/* take_hits(rank, row, score, starts, lengths) -> (rank, row, score): the hits ``starts[i] .. starts[i] +
+/* take_hits(rank, row, score, starts, lengths, out_rank, out_row, out_score): the hits ``starts[i] .. starts[i] +
  * lengths[i] - 1`` of every ``i`` in turn, of a scanned run's per-hit arrays rank (int32), row (int32) and score
- * (float64), as new writable buffers: rank widened to int64, row int32, score float64. numpy's
- * ``a[ranges(starts, lengths)]`` of each array (and ``astype(np.int64)`` of rank) without the int64 index of every
- * hit: one copy of each range, range by range. */
+ * (float64), written to the writable buffers out_rank (int64: rank widened), out_row (int32) and out_score (float64)
+ * of sum(lengths) items (numpy's arrays: large ones on huge pages). numpy's ``a[ranges(starts, lengths)]`` of each
+ * array (and ``astype(np.int64)`` of rank) without the int64 index of every hit: one copy of each range. */
 static PyObject *take_hits(PyObject *self, PyObject *args) {
     (void)self;
-    Py_buffer rk = {0}, rw = {0}, sc = {0}, st = {0}, ln = {0};
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*", &rk, &rw, &sc, &st, &ln)) return NULL;
-    PyObject *o_rank = NULL, *o_row = NULL, *o_score = NULL, *out = NULL;
+    Py_buffer rk = {0}, rw = {0}, sc = {0}, st = {0}, ln = {0}, ork = {0}, orw = {0}, osc = {0};
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*w*", &rk, &rw, &sc, &st, &ln, &ork, &orw, &osc)) return NULL;
+    PyObject *out = NULL;
     size_t n = (size_t)rk.len / sizeof(int32_t), nq = (size_t)st.len / sizeof(int64_t);
     const int64_t *starts = st.buf, *lengths = ln.buf;
     if (rk.len % sizeof(int32_t) || (size_t)rw.len != n * sizeof(int32_t) || (size_t)sc.len != n * sizeof(double) ||
@@ -2522,34 +2550,34 @@ static PyObject *take_hits(PyObject *self, PyObject *args) {
         }
         total += (size_t)lengths[i];
     }
-    o_rank = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(total * sizeof(int64_t)));
-    o_row = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(total * sizeof(int32_t)));
-    o_score = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(total * sizeof(double)));
-    if (!o_rank || !o_row || !o_score) goto done;
-    {
-        int64_t *to_rank = (int64_t *)PyByteArray_AS_STRING(o_rank);
-        char *to_row = PyByteArray_AS_STRING(o_row), *to_score = PyByteArray_AS_STRING(o_score);
-        const int32_t *rank = rk.buf;
-        const char *row = rw.buf, *score = sc.buf;
-        size_t at = 0;
-        for (size_t i = 0; i < nq; i++) {
-            size_t a = (size_t)starts[i], m = (size_t)lengths[i];
-            for (size_t k = 0; k < m; k++) to_rank[at + k] = rank[a + k];
-            memcpy(to_row + at * sizeof(int32_t), row + a * sizeof(int32_t), m * sizeof(int32_t));
-            memcpy(to_score + at * sizeof(double), score + a * sizeof(double), m * sizeof(double));
-            at += m;
-        }
+    if ((size_t)ork.len != total * sizeof(int64_t) || (size_t)orw.len != total * sizeof(int32_t) ||
+        (size_t)osc.len != total * sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "out_rank (int64), out_row (int32) and out_score (float64) of the hits "
+                                          "taken");
+        goto done;
     }
-    out = PyTuple_Pack(3, o_rank, o_row, o_score);
+    int64_t *to_rank = ork.buf;
+    char *to_row = orw.buf, *to_score = osc.buf;
+    const int32_t *rank = rk.buf;
+    const char *row = rw.buf, *score = sc.buf;
+    size_t at = 0;
+    for (size_t i = 0; i < nq; i++) {
+        size_t a = (size_t)starts[i], m = (size_t)lengths[i];
+        for (size_t k = 0; k < m; k++) to_rank[at + k] = rank[a + k];
+        memcpy(to_row + at * sizeof(int32_t), row + a * sizeof(int32_t), m * sizeof(int32_t));
+        memcpy(to_score + at * sizeof(double), score + a * sizeof(double), m * sizeof(double));
+        at += m;
+    }
+    out = Py_NewRef(Py_None);
 done:
-    Py_XDECREF(o_rank);
-    Py_XDECREF(o_row);
-    Py_XDECREF(o_score);
     PyBuffer_Release(&rk);
     PyBuffer_Release(&rw);
     PyBuffer_Release(&sc);
     PyBuffer_Release(&st);
     PyBuffer_Release(&ln);
+    PyBuffer_Release(&ork);
+    PyBuffer_Release(&orw);
+    PyBuffer_Release(&osc);
     return out;
 }
 

@@ -159,7 +159,12 @@ def evaluate_prepared(judgments: Judgments, runs: Sequence[Run | Any], metrics: 
     ``read_options`` are :func:`~gainscope.io.read_run`'s for runs given as sources; ``each(judged_run, results)``
     is called for every run (the trec_eval text needs the judged run). With several runs each warning names its
     run (:func:`run_label`)."""
-    prepared = PreparedJudgments.of(judgments, policies.negative_grades)  # once, whatever the number of runs
+    if any(isinstance(run, (str, os.PathLike)) for run in runs):  # files, which the scanner may read
+        from gainscope.io.scan import prepared_for_scan
+
+        prepared = prepared_for_scan(judgments, policies)  # once, whatever the number of runs
+    else:
+        prepared = PreparedJudgments.of(judgments, policies.negative_grades)
     out = []
     for i, run in enumerate(runs):
         with about(run_label(run, i)) if len(runs) > 1 else contextlib.nullcontext():

@@ -564,8 +564,8 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
 def _take_hits(positions: RankedPositions, starts: np.ndarray, lengths: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rank (int64), judgment row and score (float64) of the hits ``starts[i] .. starts[i] + lengths[i] - 1``
-    of every query ``i`` in turn: by the C module's ``take_hits`` (range by range, no int64 index of every hit)
-    for the C scanner's arrays (int32 rank and row, float64 score), else by gathering ``ranges(starts,
+    of every query ``i`` in turn: by the C module's ``take_hits`` into numpy's arrays (range by range, no int64
+    index of every hit) for the C scanner's arrays (int32 rank and row, float64 score), else by gathering ``ranges(starts,
     lengths)``."""
     rank, row, score = positions.hit_rank, positions.hit_row, positions.hit_score
     if rank.dtype == np.int32 and row.dtype == np.int32 and score.dtype == np.float64:
@@ -574,11 +574,12 @@ def _take_hits(positions: RankedPositions, starts: np.ndarray, lengths: np.ndarr
         except ImportError:  # not built: numpy's gather below
             pass
         else:
-            out = _scan.take_hits(np.ascontiguousarray(rank), np.ascontiguousarray(row),
-                                  np.ascontiguousarray(score), np.ascontiguousarray(starts, dtype=np.int64),
-                                  np.ascontiguousarray(lengths, dtype=np.int64))
-            return (np.frombuffer(out[0], dtype=np.int64), np.frombuffer(out[1], dtype=np.int32),
-                    np.frombuffer(out[2], dtype=np.float64))
+            lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+            total = int(lengths.sum())
+            out = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int32), np.empty(total, dtype=np.float64)
+            _scan.take_hits(np.ascontiguousarray(rank), np.ascontiguousarray(row), np.ascontiguousarray(score),
+                            np.ascontiguousarray(starts, dtype=np.int64), lengths, *out)
+            return out
     take = ranges(starts, lengths)
     return (rank[take].astype(np.int64, copy=False), row[take],
             np.ascontiguousarray(score[take], dtype=np.float64))

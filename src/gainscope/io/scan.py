@@ -62,7 +62,7 @@ from gainscope.core.judged_run import (
     build_judged_run,
     judged_run_from_positions,
 )
-from gainscope.core.judgments import split_ids
+from gainscope.core.judgments import JudgmentArrays, Judgments, split_ids
 from gainscope.core.policies import Policies
 from gainscope.core.run import Run
 from gainscope.deferred import deferred_module
@@ -87,8 +87,8 @@ try:
 except ImportError:  # built without a C compiler: the Python readers do all the work
     _scan = None
 
-__all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "scan_arrow_run",
-           "scan_run", "scan_trec_run"]
+__all__ = ["Scanned", "checked_ids", "judged_run_of", "judged_run_of_run", "native_available", "prepared_for_scan",
+           "scan_arrow_run", "scan_run", "scan_trec_run"]
 
 PART_MIN_BYTES = 16 << 20  # files are cut into parts of at least this size, one per core
 _ORDER = {"trec_eval": 0, "rank": 1}
@@ -104,14 +104,8 @@ def _index(prepared: PreparedJudgments) -> Any:
     """The scanner's hash index of ``prepared`` (built once per prepared judgments)."""
     index = _indexes.get(prepared)
     arrays = prepared.judgments.arrays
-    if index is None and arrays is not None:  # read by the scanner: its arrays as they are (no polars, no copy),
-        # with its check that no document is judged twice for a query (the index then hashes the doc ids of the
-        # ranked queries only, as the scan reads them) and its integer grades (only their signs matter; none under
-        # "nonrelevant", where every grade is >= 0)
-        grades = None if prepared.negative_grades == "nonrelevant" else arrays.grades
-        index = _scan.JudgmentIndex(arrays.query_blob, arrays.query_offsets, arrays.doc_blob, arrays.doc_offsets,
-                                    arrays.row_query, grades, unique=True, int_grades=True)
-        _indexes[prepared] = index
+    if index is None and arrays is not None:
+        index = _indexes[prepared] = _arrays_index(arrays, prepared.negative_grades)
     if index is None:
         frame = prepared.frame
         qids = [q.encode("utf-8") for q in prepared.query_ids]
@@ -128,6 +122,36 @@ def _index(prepared: PreparedJudgments) -> Any:
                                     np.ascontiguousarray(doc_query, dtype=np.int32).tobytes(), grades.tobytes())
         _indexes[prepared] = index
     return index
+
+
+def _arrays_index(arrays: JudgmentArrays, negative_grades: str) -> Any:
+    """The index of judgments the C reader read: its arrays as they are (no polars, no copy), with its check that
+    no document is judged twice for a query (the index then hashes the doc ids of the ranked queries only, as the
+    scan reads them) and its integer grades (only their signs matter; none under "nonrelevant", where every grade
+    is >= 0)."""
+    grades = None if negative_grades == "nonrelevant" else arrays.grades
+    return _scan.JudgmentIndex(arrays.query_blob, arrays.query_offsets, arrays.doc_blob, arrays.doc_offsets,
+                               arrays.row_query, grades, unique=True, int_grades=True)
+
+
+INDEX_ALONGSIDE = 1 << 20  # judgments the C reader read, of at least this many rows, are indexed while prepared
+
+
+def prepared_for_scan(judgments: Judgments, policies: Policies) -> PreparedJudgments:
+    """``PreparedJudgments.of(judgments, policies.negative_grades)`` for runs the scanner will read: judgments the C
+    reader read, of at least ``INDEX_ALONGSIDE`` rows, are indexed for the scanner on another thread meanwhile
+    (the index's loops and the preparation's gathering of judged grades release the GIL: W200k's 7.9 million
+    judgments, 0.07 s of index beside 0.1 s of preparation)."""
+    arrays = judgments.arrays
+    if arrays is None or len(arrays.row_query) < INDEX_ALONGSIDE or _unsupported(policies) is not None:
+        return PreparedJudgments.of(judgments, policies.negative_grades)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        index = pool.submit(_arrays_index, arrays, policies.negative_grades)
+        prepared = PreparedJudgments.of(judgments, policies.negative_grades)
+        _indexes[prepared] = index.result()
+    return prepared
 
 
 def _query_boundary(path: str, offset: int) -> int | None:
