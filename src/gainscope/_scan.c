@@ -2524,31 +2524,81 @@ done:
 }
 
 /* ------------------------------------------------------------------ hits in another order of queries */
-/* take_hits(rank, row, score, starts, lengths, out_rank, out_row, out_score): the hits ``starts[i] .. starts[i] +
- * lengths[i] - 1`` of every ``i`` in turn, of a scanned run's per-hit arrays rank (int32), row (int32) and score
- * (float64), written to the writable buffers out_rank (int64: rank widened), out_row (int32) and out_score (float64)
- * of sum(lengths) items (numpy's arrays: large ones on huge pages). numpy's ``a[ranges(starts, lengths)]`` of each
- * array (and ``astype(np.int64)`` of rank) without the int64 index of every hit: one copy of each range. */
+/* take_hits(ranks, rows, scores, starts, lengths, out_rank, out_row, out_score): the hits ``starts[i] ..
+ * starts[i] + lengths[i] - 1`` of every ``i`` in turn, of a scanned run's per-hit arrays given as parts (the
+ * sequences ``ranks`` and ``rows`` of int32 buffers, ``scores`` of float64 ones, part k of each of one length; hit
+ * positions count through the parts one after another, and no range crosses from one part to the next), written to
+ * the writable buffers out_rank (int64: rank widened), out_row (int32) and out_score (float64) of sum(lengths) items
+ * (numpy's arrays: large ones on huge pages). numpy's ``np.concatenate(parts)[ranges(starts, lengths)]`` of each
+ * array (and ``astype(np.int64)`` of rank) without joining the parts or an int64 index of every hit: one copy of
+ * each range. */
+/* The part holding hit ``g``: first[k] <= g < first[k + 1] (first: n + 1 starts), or n when none does. */
+static Py_ssize_t part_of(const int64_t *first, Py_ssize_t n, int64_t g) {
+    if (n == 0 || g < 0 || g >= first[n]) return n;
+    Py_ssize_t lo = 0, hi = n - 1; /* the last part whose first hit is <= g (empty parts are skipped) */
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo + 1) / 2;
+        if (first[mid] <= g) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
 static PyObject *take_hits(PyObject *self, PyObject *args) {
     (void)self;
-    Py_buffer rk = {0}, rw = {0}, sc = {0}, st = {0}, ln = {0}, ork = {0}, orw = {0}, osc = {0};
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*w*", &rk, &rw, &sc, &st, &ln, &ork, &orw, &osc)) return NULL;
+    PyObject *seqs_in[3], *seqs[3] = {NULL, NULL, NULL};
+    Py_buffer st = {0}, ln = {0}, ork = {0}, orw = {0}, osc = {0};
+    Py_buffer *views[3] = {NULL, NULL, NULL};
+    Py_ssize_t nparts = 0, held = 0;
+    int64_t *first = NULL;
     PyObject *out = NULL;
-    size_t n = (size_t)rk.len / sizeof(int32_t), nq = (size_t)st.len / sizeof(int64_t);
+    if (!PyArg_ParseTuple(args, "OOOy*y*w*w*w*", &seqs_in[0], &seqs_in[1], &seqs_in[2], &st, &ln, &ork, &orw, &osc))
+        return NULL;
+    for (int a = 0; a < 3; a++)
+        if (!(seqs[a] = PySequence_Fast(seqs_in[a], "take_hits() needs sequences of buffers"))) goto done;
+    nparts = PySequence_Fast_GET_SIZE(seqs[0]);
+    if (PySequence_Fast_GET_SIZE(seqs[1]) != nparts || PySequence_Fast_GET_SIZE(seqs[2]) != nparts) {
+        PyErr_SetString(PyExc_ValueError, "ranks, rows and scores: as many parts");
+        goto done;
+    }
+    first = PyMem_Malloc(((size_t)nparts + 1) * sizeof(int64_t));
+    for (int a = 0; a < 3; a++) views[a] = PyMem_Calloc((size_t)nparts + 1, sizeof(Py_buffer));
+    if (!first || !views[0] || !views[1] || !views[2]) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    static const Py_ssize_t sizes[3] = {sizeof(int32_t), sizeof(int32_t), sizeof(double)};
+    first[0] = 0;
+    for (Py_ssize_t k = 0; k < nparts; k++) {
+        for (int a = 0; a < 3; a++) {
+            if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seqs[a], k), &views[a][k], PyBUF_C_CONTIGUOUS)) {
+                for (int b = 0; b < a; b++) PyBuffer_Release(&views[b][k]);
+                goto done;
+            }
+        }
+        held = k + 1;
+        Py_ssize_t n = views[0][k].len / sizes[0];
+        for (int a = 0; a < 3; a++)
+            if (views[a][k].len != n * sizes[a]) {
+                PyErr_SetString(PyExc_ValueError, "each part: rank and row (int32) and score (float64) of one length");
+                goto done;
+            }
+        first[k + 1] = first[k] + n;
+    }
+    size_t nq = (size_t)st.len / sizeof(int64_t);
     const int64_t *starts = st.buf, *lengths = ln.buf;
-    if (rk.len % sizeof(int32_t) || (size_t)rw.len != n * sizeof(int32_t) || (size_t)sc.len != n * sizeof(double) ||
-        st.len % sizeof(int64_t) || ln.len != st.len) {
-        PyErr_SetString(PyExc_ValueError, "rank and row (int32) and score (float64) of one length; starts and "
-                                          "lengths (int64) of one length");
+    if (st.len % sizeof(int64_t) || ln.len != st.len) {
+        PyErr_SetString(PyExc_ValueError, "starts and lengths (int64) of one length");
         goto done;
     }
     size_t total = 0;
     for (size_t i = 0; i < nq; i++) {
-        if (starts[i] < 0 || lengths[i] < 0 || (size_t)starts[i] > n || (size_t)lengths[i] > n - (size_t)starts[i]) {
-            PyErr_SetString(PyExc_ValueError, "a range outside the hits");
+        int64_t a = starts[i], m = lengths[i];
+        Py_ssize_t k = part_of(first, nparts, a);
+        if (a < 0 || m < 0 || (m > 0 && (k == nparts || m > first[k + 1] - a))) {
+            PyErr_SetString(PyExc_ValueError, "a range outside the hits, or across two parts");
             goto done;
         }
-        total += (size_t)lengths[i];
+        total += (size_t)m;
     }
     if ((size_t)ork.len != total * sizeof(int64_t) || (size_t)orw.len != total * sizeof(int32_t) ||
         (size_t)osc.len != total * sizeof(double)) {
@@ -2556,23 +2606,33 @@ static PyObject *take_hits(PyObject *self, PyObject *args) {
                                           "taken");
         goto done;
     }
-    int64_t *to_rank = ork.buf;
-    char *to_row = orw.buf, *to_score = osc.buf;
-    const int32_t *rank = rk.buf;
-    const char *row = rw.buf, *score = sc.buf;
-    size_t at = 0;
-    for (size_t i = 0; i < nq; i++) {
-        size_t a = (size_t)starts[i], m = (size_t)lengths[i];
-        for (size_t k = 0; k < m; k++) to_rank[at + k] = rank[a + k];
-        memcpy(to_row + at * sizeof(int32_t), row + a * sizeof(int32_t), m * sizeof(int32_t));
-        memcpy(to_score + at * sizeof(double), score + a * sizeof(double), m * sizeof(double));
-        at += m;
+    {
+        int64_t *to_rank = ork.buf;
+        char *to_row = orw.buf, *to_score = osc.buf;
+        size_t at = 0;
+        Py_ssize_t k = 0;
+        for (size_t i = 0; i < nq; i++) {
+            size_t m = (size_t)lengths[i];
+            if (!m) continue;
+            int64_t g = starts[i];
+            if (g < first[k] || g >= first[k + 1]) k = part_of(first, nparts, g); /* not the last range's part */
+            size_t a = (size_t)(g - first[k]);
+            const int32_t *rank = (const int32_t *)views[0][k].buf + a;
+            for (size_t j = 0; j < m; j++) to_rank[at + j] = rank[j];
+            memcpy(to_row + at * sizeof(int32_t), (const int32_t *)views[1][k].buf + a, m * sizeof(int32_t));
+            memcpy(to_score + at * sizeof(double), (const double *)views[2][k].buf + a, m * sizeof(double));
+            at += m;
+        }
     }
     out = Py_NewRef(Py_None);
 done:
-    PyBuffer_Release(&rk);
-    PyBuffer_Release(&rw);
-    PyBuffer_Release(&sc);
+    for (Py_ssize_t k = 0; k < held; k++)
+        for (int a = 0; a < 3; a++) PyBuffer_Release(&views[a][k]);
+    for (int a = 0; a < 3; a++) {
+        Py_XDECREF(seqs[a]);
+        PyMem_Free(views[a]);
+    }
+    PyMem_Free(first);
     PyBuffer_Release(&st);
     PyBuffer_Release(&ln);
     PyBuffer_Release(&ork);

@@ -241,10 +241,15 @@ def _positions(part: dict[str, Any]) -> RankedPositions:
     def arr(key: str, dtype: Any) -> np.ndarray:
         return np.frombuffer(part[key], dtype=dtype)
 
-    rank, row, score = (_hit_array(part, key, dtype) for key, dtype in _HITS)
     return RankedPositions(split_ids(part["query_blob"], arr("query_offsets", np.int64)), arr("num_ret", np.int64),
-                           arr("hit_offsets", np.int64), rank, row, score, arr("ties", np.int64),
+                           arr("hit_offsets", np.int64), (_hits(part),), arr("ties", np.int64),
                            arr("rank_down", np.int64), arr("rank_steps", np.int64))
+
+
+def _hits(part: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A scanned part's rank, judgment row and score arrays."""
+    rank, row, score = (_hit_array(part, key, dtype) for key, dtype in _HITS)
+    return rank, row, score
 
 
 def checked_ids(results: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
@@ -285,8 +290,8 @@ def _gathered(results: Sequence[dict[str, Any]], where: str, normalize_ids: str 
 
 def _joined(results: Sequence[dict[str, Any]]) -> RankedPositions | str:
     """The scanned parts joined in order, or why the Python path must take over (a part's reason, or a query
-    found in two parts: its lines are not together). The parts' per-hit arrays are taken over: the first part's
-    are left empty."""
+    found in two parts: its lines are not together). The parts' per-hit arrays are kept as they are, part by
+    part."""
     for r in results:
         if "fallback" in r:
             return f"{r['fallback']} (line {r['line']} of its part)" if r.get("line") else str(r["fallback"])
@@ -299,23 +304,16 @@ def _joined(results: Sequence[dict[str, Any]]) -> RankedPositions | str:
 
 
 def _join(results: Sequence[dict[str, Any]], ids: Sequence[list[str]]) -> RankedPositions:
-    """The parts' arrays one after another; the per-hit ones (the large ones) by ``_scan.join_blocks``, which
-    grows the first part's memory rather than copying every part into new pages."""
+    """The parts' arrays one after another; the per-hit ones (the large ones) kept as parts, which the judged run
+    takes its positions from (``_scan.take_hits``) without joining them."""
     def cat(key: str, dtype: Any = np.int64) -> np.ndarray:
         return np.concatenate([np.frombuffer(r[key], dtype=dtype) for r in results])
 
-    def hits(key: str, dtype: Any) -> np.ndarray:
-        if _scan is None or any(isinstance(r[key], np.ndarray) for r in results):
-            return np.concatenate([_hit_array(r, key, dtype) for r in results])
-        return np.frombuffer(_scan.join_blocks([r[key] for r in results]), dtype=dtype)
-
-    joined = {key: hits(key, dtype) for key, dtype in _HITS}
     offsets = [np.frombuffer(r["hit_offsets"], dtype=np.int64) for r in results]
     shift = np.cumsum([0] + [int(o[-1]) for o in offsets[:-1]])
     hit_offsets = np.concatenate([np.zeros(1, np.int64)] + [o[1:] + s for o, s in zip(offsets, shift, strict=True)])
     return RankedPositions([q for part in ids for q in part], cat("num_ret"), hit_offsets.astype(np.int64),
-                           joined["hit_rank"], joined["hit_judgment"], joined["hit_score"], cat("ties"),
-                           cat("rank_down"), cat("rank_steps"))
+                           tuple(_hits(r) for r in results), cat("ties"), cat("rank_down"), cat("rank_steps"))
 
 
 def scan_trec_run(prepared: PreparedJudgments, source: str | os.PathLike[str] | bytes | TextFile, policies: Policies, *,
