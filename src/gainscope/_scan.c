@@ -242,6 +242,13 @@ static int hold_buffer(PyObject *b, Py_buffer *view, Py_ssize_t itemsize, Py_ssi
  * (bytes or arrays), held (not copied); only the grades' signs are read. Query ids must be distinct; (query, doc)
  * pairs too, which is checked unless ``unique`` says the caller did (read_qrels): the doc ids are then hashed only
  * when the scan of a run reads their query (see index_hash). */
+/* ValueError "<what> <id> given twice" (PyErr_Format has no "%.*s": the id, of n bytes, as text). */
+static void id_given_twice(const char *what, const char *id, size_t n) {
+    PyObject *text = PyUnicode_DecodeUTF8(id, (Py_ssize_t)n, "replace");
+    if (text) PyErr_Format(PyExc_ValueError, "%s %U given twice", what, text);
+    Py_XDECREF(text);
+}
+
 static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"query_blob", "query_offsets", "doc_blob", "doc_offsets", "doc_query", "grades",
                              "unique", "int_grades", NULL};
@@ -277,8 +284,12 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         PyErr_SetString(PyExc_ValueError, "offsets need at least one entry");
         return -1;
     }
-    if (!offsets_valid((const int64_t *)self->keep[1].buf, nq, self->keep[0].len) ||
-        !offsets_valid((const int64_t *)self->keep[3].buf, nj, self->keep[2].len)) {
+    int offsets_ok;
+    Py_BEGIN_ALLOW_THREADS /* here and below: only this object's memory and the held buffers are read */
+    offsets_ok = offsets_valid((const int64_t *)self->keep[1].buf, nq, self->keep[0].len) &&
+                 offsets_valid((const int64_t *)self->keep[3].buf, nj, self->keep[2].len);
+    Py_END_ALLOW_THREADS
+    if (!offsets_ok) {
         PyErr_SetString(PyExc_ValueError, "offsets must start at 0, never decrease and stay within the blob");
         return -1;
     }
@@ -306,12 +317,15 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         PyErr_NoMemory();
         return -1;
     }
+    int64_t twice = -1, out_of_range = -1; /* a query id given twice, a judgment's query index out of range */
+    int no_memory = 0;
+    Py_BEGIN_ALLOW_THREADS
     for (int64_t q = 0; q < nq; q++) {
         const char *id = self->qblob + self->qoff[q];
         size_t n = (size_t)(self->qoff[q + 1] - self->qoff[q]);
         if (index_query(self, id, n) >= 0) {
-            PyErr_Format(PyExc_ValueError, "query id %.*s given twice", (int)n, id);
-            return -1;
+            twice = q;
+            break;
         }
         uint64_t h = hash_bytes(id, n);
         size_t s = h & self->qmask;
@@ -320,30 +334,44 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
         self->qslot_hash[s] = h;
     }
     int grouped = 1; /* rows already grouped by query, in query order: no qrows */
-    for (int64_t j = 0; j < nj; j++) {
+    for (int64_t j = 0; twice < 0 && j < nj; j++) {
         int64_t q = self->dquery[j];
         if (q < 0 || q >= nq) {
-            PyErr_Format(PyExc_ValueError, "judgment %lld has query index %lld out of range", (long long)j,
-                         (long long)q);
-            return -1;
+            out_of_range = j;
+            break;
         }
         grouped &= j == 0 || q >= self->dquery[j - 1];
         self->qstart[q + 1]++;
         if (hashed)
             self->dhash[j] = hash_bytes(self->dblob + self->doff[j], (size_t)(self->doff[j + 1] - self->doff[j]));
     }
-    for (int64_t q = 0; q < nq; q++) self->qstart[q + 1] += self->qstart[q];
-    if (!grouped) { /* group the rows by query (counting sort) */
-        self->qrows = malloc(((size_t)nj + 1) * sizeof(int64_t));
-        int64_t *fill = malloc(((size_t)nq + 1) * sizeof(int64_t));
-        if (!self->qrows || !fill) {
+    if (twice < 0 && out_of_range < 0) {
+        for (int64_t q = 0; q < nq; q++) self->qstart[q + 1] += self->qstart[q];
+        if (!grouped) { /* group the rows by query (counting sort) */
+            self->qrows = malloc(((size_t)nj + 1) * sizeof(int64_t));
+            int64_t *fill = malloc(((size_t)nq + 1) * sizeof(int64_t));
+            if (!self->qrows || !fill) {
+                no_memory = 1;
+            } else {
+                memcpy(fill, self->qstart, ((size_t)nq + 1) * sizeof(int64_t));
+                for (int64_t j = 0; j < nj; j++) self->qrows[fill[self->dquery[j]]++] = j;
+            }
             free(fill);
-            PyErr_NoMemory();
-            return -1;
         }
-        memcpy(fill, self->qstart, ((size_t)nq + 1) * sizeof(int64_t));
-        for (int64_t j = 0; j < nj; j++) self->qrows[fill[self->dquery[j]]++] = j;
-        free(fill);
+    }
+    Py_END_ALLOW_THREADS
+    if (twice >= 0) {
+        id_given_twice("query id", self->qblob + self->qoff[twice], (size_t)(self->qoff[twice + 1] - self->qoff[twice]));
+        return -1;
+    }
+    if (out_of_range >= 0) {
+        PyErr_Format(PyExc_ValueError, "judgment %lld has query index %lld out of range", (long long)out_of_range,
+                     (long long)self->dquery[out_of_range]);
+        return -1;
+    }
+    if (no_memory) {
+        PyErr_NoMemory();
+        return -1;
     }
     if (unique) {
         self->ready = 1;
@@ -365,7 +393,7 @@ static int JudgmentIndex_init(JudgmentIndex *self, PyObject *args, PyObject *kwd
                 same += t.hash[s] == h && (size_t)(self->doff[t.row[s] + 1] - self->doff[t.row[s]]) == n &&
                         memcmp(self->dblob + self->doff[t.row[s]], doc, n) == 0;
             if (same > 1) {
-                PyErr_Format(PyExc_ValueError, "judgment of doc %.*s given twice", (int)n, doc);
+                id_given_twice("judgment of doc", doc, n);
                 break;
             }
         }
@@ -2495,6 +2523,124 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ hits in another order of queries */
+/* take_hits(ranks, rows, scores, starts, lengths, out_rank, out_row, out_score): the hits ``starts[i] ..
+ * starts[i] + lengths[i] - 1`` of every ``i`` in turn, of a scanned run's per-hit arrays given as parts (the
+ * sequences ``ranks`` and ``rows`` of int32 buffers, ``scores`` of float64 ones, part k of each of one length; hit
+ * positions count through the parts one after another, and no range crosses from one part to the next), written to
+ * the writable buffers out_rank (int64: rank widened), out_row (int32) and out_score (float64) of sum(lengths) items
+ * (numpy's arrays: large ones on huge pages). numpy's ``np.concatenate(parts)[ranges(starts, lengths)]`` of each
+ * array (and ``astype(np.int64)`` of rank) without joining the parts or an int64 index of every hit: one copy of
+ * each range. */
+/* The part holding hit ``g``: first[k] <= g < first[k + 1] (first: n + 1 starts), or n when none does. */
+static Py_ssize_t part_of(const int64_t *first, Py_ssize_t n, int64_t g) {
+    if (n == 0 || g < 0 || g >= first[n]) return n;
+    Py_ssize_t lo = 0, hi = n - 1; /* the last part whose first hit is <= g (empty parts are skipped) */
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo + 1) / 2;
+        if (first[mid] <= g) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+static PyObject *take_hits(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *seqs_in[3], *seqs[3] = {NULL, NULL, NULL};
+    Py_buffer st = {0}, ln = {0}, ork = {0}, orw = {0}, osc = {0};
+    Py_buffer *views[3] = {NULL, NULL, NULL};
+    Py_ssize_t nparts = 0, held = 0;
+    int64_t *first = NULL;
+    PyObject *out = NULL;
+    if (!PyArg_ParseTuple(args, "OOOy*y*w*w*w*", &seqs_in[0], &seqs_in[1], &seqs_in[2], &st, &ln, &ork, &orw, &osc))
+        return NULL;
+    for (int a = 0; a < 3; a++)
+        if (!(seqs[a] = PySequence_Fast(seqs_in[a], "take_hits() needs sequences of buffers"))) goto done;
+    nparts = PySequence_Fast_GET_SIZE(seqs[0]);
+    if (PySequence_Fast_GET_SIZE(seqs[1]) != nparts || PySequence_Fast_GET_SIZE(seqs[2]) != nparts) {
+        PyErr_SetString(PyExc_ValueError, "ranks, rows and scores: as many parts");
+        goto done;
+    }
+    first = PyMem_Malloc(((size_t)nparts + 1) * sizeof(int64_t));
+    for (int a = 0; a < 3; a++) views[a] = PyMem_Calloc((size_t)nparts + 1, sizeof(Py_buffer));
+    if (!first || !views[0] || !views[1] || !views[2]) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    static const Py_ssize_t sizes[3] = {sizeof(int32_t), sizeof(int32_t), sizeof(double)};
+    first[0] = 0;
+    for (Py_ssize_t k = 0; k < nparts; k++) {
+        for (int a = 0; a < 3; a++) {
+            if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seqs[a], k), &views[a][k], PyBUF_C_CONTIGUOUS)) {
+                for (int b = 0; b < a; b++) PyBuffer_Release(&views[b][k]);
+                goto done;
+            }
+        }
+        held = k + 1;
+        Py_ssize_t n = views[0][k].len / sizes[0];
+        for (int a = 0; a < 3; a++)
+            if (views[a][k].len != n * sizes[a]) {
+                PyErr_SetString(PyExc_ValueError, "each part: rank and row (int32) and score (float64) of one length");
+                goto done;
+            }
+        first[k + 1] = first[k] + n;
+    }
+    size_t nq = (size_t)st.len / sizeof(int64_t);
+    const int64_t *starts = st.buf, *lengths = ln.buf;
+    if (st.len % sizeof(int64_t) || ln.len != st.len) {
+        PyErr_SetString(PyExc_ValueError, "starts and lengths (int64) of one length");
+        goto done;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < nq; i++) {
+        int64_t a = starts[i], m = lengths[i];
+        Py_ssize_t k = part_of(first, nparts, a);
+        if (a < 0 || m < 0 || (m > 0 && (k == nparts || m > first[k + 1] - a))) {
+            PyErr_SetString(PyExc_ValueError, "a range outside the hits, or across two parts");
+            goto done;
+        }
+        total += (size_t)m;
+    }
+    if ((size_t)ork.len != total * sizeof(int64_t) || (size_t)orw.len != total * sizeof(int32_t) ||
+        (size_t)osc.len != total * sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "out_rank (int64), out_row (int32) and out_score (float64) of the hits "
+                                          "taken");
+        goto done;
+    }
+    {
+        int64_t *to_rank = ork.buf;
+        char *to_row = orw.buf, *to_score = osc.buf;
+        size_t at = 0;
+        Py_ssize_t k = 0;
+        for (size_t i = 0; i < nq; i++) {
+            size_t m = (size_t)lengths[i];
+            if (!m) continue;
+            int64_t g = starts[i];
+            if (g < first[k] || g >= first[k + 1]) k = part_of(first, nparts, g); /* not the last range's part */
+            size_t a = (size_t)(g - first[k]);
+            const int32_t *rank = (const int32_t *)views[0][k].buf + a;
+            for (size_t j = 0; j < m; j++) to_rank[at + j] = rank[j];
+            memcpy(to_row + at * sizeof(int32_t), (const int32_t *)views[1][k].buf + a, m * sizeof(int32_t));
+            memcpy(to_score + at * sizeof(double), (const double *)views[2][k].buf + a, m * sizeof(double));
+            at += m;
+        }
+    }
+    out = Py_NewRef(Py_None);
+done:
+    for (Py_ssize_t k = 0; k < held; k++)
+        for (int a = 0; a < 3; a++) PyBuffer_Release(&views[a][k]);
+    for (int a = 0; a < 3; a++) {
+        Py_XDECREF(seqs[a]);
+        PyMem_Free(views[a]);
+    }
+    PyMem_Free(first);
+    PyBuffer_Release(&st);
+    PyBuffer_Release(&ln);
+    PyBuffer_Release(&ork);
+    PyBuffer_Release(&orw);
+    PyBuffer_Release(&osc);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan_trec_run", (PyCFunction)(void (*)(void))scan_trec_run, METH_VARARGS | METH_KEYWORDS,
      "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
@@ -2502,6 +2648,7 @@ static PyMethodDef methods[] = {
     {"read_qrels", read_qrels, METH_VARARGS, "Read a plain TREC qrels file into flat arrays (see gainscope.io.scan_qrels)."},
     {"join_blocks", join_blocks, METH_O, "The bytes of a sequence of buffers joined (see gainscope.io.scan)."},
     {"judged_grades", judged_grades, METH_VARARGS, "Each query's judged grades, sorted descending (see judged_run)."},
+    {"take_hits", take_hits, METH_VARARGS, "A scanned run's hits in another order of queries (see judged_run)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -493,18 +493,37 @@ class RankedPositions:
     Per ranked query, in the order the run lists them: ``query_ids``, ``num_ret``, ``hit_offsets``
     (``n + 1``), ``tied_groups`` and the rank column's steps down the score order (``rank_down`` of
     ``rank_steps``). Per judged position: ``hit_rank`` (1-based, among kept positions), ``hit_row`` (its
-    row in :attr:`PreparedJudgments.frame`) and ``hit_score``.
+    row in :attr:`PreparedJudgments.frame`) and ``hit_score``, held as ``hit_parts``: the ``(rank, row, score)``
+    arrays of each part the scanner read, one after another (a query's positions all in one part), joined only
+    when asked for (the judged run takes its positions from the parts).
     """
 
     query_ids: list[str]
     num_ret: np.ndarray
     hit_offsets: np.ndarray
-    hit_rank: np.ndarray
-    hit_row: np.ndarray
-    hit_score: np.ndarray
+    hit_parts: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]
     tied_groups: np.ndarray
     rank_down: np.ndarray
     rank_steps: np.ndarray
+
+    def _joined(self, k: int) -> np.ndarray:
+        parts = [part[k] for part in self.hit_parts]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    @cached_property
+    def hit_rank(self) -> np.ndarray:
+        """The rank of every judged position, the parts joined."""
+        return self._joined(0)
+
+    @cached_property
+    def hit_row(self) -> np.ndarray:
+        """The judgment row of every judged position, the parts joined."""
+        return self._joined(1)
+
+    @cached_property
+    def hit_score(self) -> np.ndarray:
+        """The score of every judged position, the parts joined."""
+        return self._joined(2)
 
 
 def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPositions, policies: Policies, *,
@@ -534,9 +553,7 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     nq = len(universe)
     offsets = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    take = ranges(starts, lengths)
-    rows = positions.hit_row[take]
-    rank = positions.hit_rank[take].astype(np.int64, copy=False)
+    rank, rows, scores = _take_hits(positions, starts, lengths)
     grades = prepared.grades_at(rows)
     rank_down = rank_steps = 0
     if policies.ties == "trec_eval":
@@ -555,12 +572,36 @@ def judged_run_from_positions(prepared: PreparedJudgments, positions: RankedPosi
     return JudgedRun(
         query_ids=tuple(universe), num_ret=np.where(has, positions.num_ret[src], 0).astype(np.int64),
         offsets=offsets, rank=rank, grades=np.ascontiguousarray(grades),
-        scores=np.ascontiguousarray(positions.hit_score[take], dtype=np.float64),
+        scores=scores,
         doc_ids=DeferredSeries(lambda: prepared.frame["doc_id"].gather(rows)),
         group_start=group_start, group_kept=one, group_size=one,
         tail_grades=empty_f, tail_query=empty_i, tail_start=empty_i, tail_kept=empty_i, tail_size=empty_i,
         judged_offsets=judged_offsets, judged_grades=judged_grades, judged_doc_ids=judged_doc_ids,
         missing=~has, policies=policies, run_name=run_name, coverage=coverage)
+
+
+def _take_hits(positions: RankedPositions, starts: np.ndarray, lengths: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rank (int64), judgment row and score (float64) of the hits ``starts[i] .. starts[i] + lengths[i] - 1``
+    of every query ``i`` in turn: by the C module's ``take_hits`` from the scanned parts into numpy's arrays (range
+    by range: no join of the parts, no int64 index of every hit) for the C scanner's arrays (int32 rank and row,
+    float64 score), else by gathering ``ranges(starts, lengths)`` from the joined arrays."""
+    parts = positions.hit_parts
+    if parts and all(rank.dtype == np.int32 and row.dtype == np.int32 and score.dtype == np.float64
+                                    for rank, row, score in parts):
+        try:
+            from gainscope import _scan  # type: ignore[attr-defined]
+        except ImportError:  # not built: numpy's gather below
+            pass
+        else:
+            lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+            total = int(lengths.sum())
+            out = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int32), np.empty(total, dtype=np.float64)
+            _scan.take_hits(*zip(*parts, strict=True), np.ascontiguousarray(starts, dtype=np.int64), lengths, *out)
+            return out
+    take = ranges(starts, lengths)
+    return (positions.hit_rank[take].astype(np.int64, copy=False), positions.hit_row[take],
+            np.ascontiguousarray(positions.hit_score[take], dtype=np.float64))
 
 
 def _judged_grades(prepared: PreparedJudgments, universe: list[str],
