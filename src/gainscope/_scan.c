@@ -458,7 +458,7 @@ typedef struct {
     PyObject_HEAD
     char *data;
     Py_ssize_t len;
-    Py_ssize_t exports; /* views held (join_blocks takes the memory over only when there are none) */
+    Py_ssize_t exports; /* views held */
 } Block;
 
 static int Block_getbuffer(Block *self, Py_buffer *view, int flags) {
@@ -508,77 +508,6 @@ static PyObject *block_of(Buf *b) {
     b->data = NULL;
     b->len = b->cap = 0;
     return (PyObject *)out;
-}
-
-/* join_blocks(parts) -> Block: the bytes of the buffers ``parts`` one after another (the per-hit arrays of a run
- * scanned in parts). When the first part is a Block that nothing views, its memory is grown to hold the rest
- * (realloc: a large block grows in place or is moved by remapping its pages, without a copy or fresh pages for
- * its own bytes) and that Block is left empty; otherwise every part is copied into new memory. */
-static PyObject *join_blocks(PyObject *self, PyObject *arg) {
-    (void)self;
-    PyObject *seq = PySequence_Fast(arg, "join_blocks() needs a sequence of buffers");
-    if (!seq) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    Py_buffer *views = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Py_buffer));
-    int *held = PyMem_Calloc(n ? (size_t)n : 1, sizeof(int));
-    Block *out = PyObject_New(Block, &BlockType);
-    Block *first = NULL;
-    if (out) { /* before anything can fail: the dealloc frees data */
-        out->data = NULL;
-        out->len = 0;
-        out->exports = 0;
-    }
-    if (!views || !held || !out) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    Py_ssize_t total = 0;
-    /* the first part last: the others' views are held first (the same Block given twice is then viewed) */
-    for (Py_ssize_t k = n; k-- > 0;) {
-        if (k == 0 && Py_IS_TYPE(items[0], &BlockType) && ((Block *)items[0])->exports == 0) {
-            first = (Block *)items[0];
-            views[0].len = first->len;
-        } else {
-            if (PyObject_GetBuffer(items[k], &views[k], PyBUF_SIMPLE)) goto fail;
-            held[k] = 1;
-        }
-        if (views[k].len > PY_SSIZE_T_MAX - total) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        total += views[k].len;
-    }
-    char *data = first ? realloc(first->data, total ? (size_t)total : 1) : malloc(total ? (size_t)total : 1);
-    if (!data) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    if (first) { /* its bytes are in place; the Block is left empty */
-        first->data = NULL;
-        first->len = 0;
-    }
-    out->data = data;
-    Py_ssize_t at = 0;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        if (held[k]) memcpy(data + at, views[k].buf, (size_t)views[k].len);
-        at += views[k].len;
-    }
-    out->len = total;
-    for (Py_ssize_t k = 0; k < n; k++)
-        if (held[k]) PyBuffer_Release(&views[k]);
-    PyMem_Free(views);
-    PyMem_Free(held);
-    Py_DECREF(seq);
-    return (PyObject *)out;
-fail:
-    for (Py_ssize_t k = 0; views && held && k < n; k++)
-        if (held[k]) PyBuffer_Release(&views[k]);
-    PyMem_Free(views);
-    PyMem_Free(held);
-    Py_DECREF(seq);
-    Py_XDECREF(out);
-    return NULL;
 }
 
 /* ------------------------------------------------------------------ numbers */
@@ -2646,7 +2575,6 @@ static PyMethodDef methods[] = {
      "Scan a TREC run file into judged positions (see gainscope.io.scan)."},
     {"scan_arrow", scan_arrow, METH_VARARGS, "Scan an Arrow stream of a run's rows into judged positions."},
     {"read_qrels", read_qrels, METH_VARARGS, "Read a plain TREC qrels file into flat arrays (see gainscope.io.scan_qrels)."},
-    {"join_blocks", join_blocks, METH_O, "The bytes of a sequence of buffers joined (see gainscope.io.scan)."},
     {"judged_grades", judged_grades, METH_VARARGS, "Each query's judged grades, sorted descending (see judged_run)."},
     {"take_hits", take_hits, METH_VARARGS, "A scanned run's hits in another order of queries (see judged_run)."},
     {NULL, NULL, 0, NULL},
