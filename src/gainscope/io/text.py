@@ -194,9 +194,11 @@ class TextFile:
                              f"one")
         self.compression = compression_of(raw[:MAGIC_BYTES])
         if stdin and len(raw) > SPOOL_BYTES:  # more than a small input: kept in a temporary file, not in memory
-            self._pipe = _Tee(stream, raw, self)
+            whole = bool(self.compression) or self.encoding != "utf-8"  # read whole, as a file of this kind is
+            # a copy read back at once goes through the page cache; one kept for the readers only, around it
+            self._pipe = _Tee(stream, raw, self, direct=not whole)
             self._raw_size = len(raw)
-            if self.compression or self.encoding != "utf-8":  # read whole, as a file of this kind is
+            if whole:
                 self._drain()
             return
         self._raw_size = len(raw)
@@ -471,7 +473,7 @@ class _Tee:
     thread writes the copy meanwhile, :class:`_Copier`), the readers read the file once the input is read to its
     end (:meth:`drain`). The file is deleted when its :class:`TextFile` is (or at exit)."""
 
-    def __init__(self, stream: BinaryIO, head: bytes, owner: TextFile) -> None:
+    def __init__(self, stream: BinaryIO, head: bytes, owner: TextFile, *, direct: bool = True) -> None:
         import tempfile
 
         self._stream, self._name = stream, owner.name
@@ -480,7 +482,7 @@ class _Tee:
         except OSError as exc:
             raise _spool_error(self._name, exc) from None
         self.path = spool.name
-        self._copier = _Copier(spool, self._name)
+        self._copier = _Copier(spool, self._name, direct=direct)
         weakref.finalize(owner, _Copier.close, self._copier, spool)
         self._head = head  # the first bytes, read before the rest (kept: the format is told from them)
         self.head_size = len(head)
@@ -531,14 +533,16 @@ class _Tee:
 class _Copier:
     """Bytes written one after another to a temporary file by a thread, in blocks of :attr:`BLOCK` bytes gathered in
     page-aligned buffers (:attr:`AHEAD` of them waiting at most; then :meth:`put` waits for the disk). Where the file
-    system takes it, the blocks are written with ``O_DIRECT``: the copy then costs little CPU and no page cache (the
-    last block is padded to the alignment, and the file cut back to its size)."""
+    system takes it and ``direct`` is set (a copy kept for the readers only, should the scanner refuse the input), the
+    blocks are written with ``O_DIRECT``: the copy then costs little CPU and no page cache (the last block is padded
+    to the alignment, and the file cut back to its size). A copy read back at once (compressed content, another
+    encoding) goes through the page cache, from which it is then read without touching the disk."""
 
     BLOCK = 4 << 20
     AHEAD = 4
     ALIGN = 4096
 
-    def __init__(self, spool: Any, name: str) -> None:
+    def __init__(self, spool: Any, name: str, *, direct: bool = True) -> None:
         import mmap
         import queue
         import threading
@@ -547,8 +551,9 @@ class _Copier:
         self.size = 0  # bytes given
         self.failed: list[OSError] = []
         self._direct: int | None = None
-        with contextlib.suppress(OSError, AttributeError):  # no O_DIRECT here, or not on this file system
-            self._direct = os.open(spool.name, os.O_WRONLY | os.O_DIRECT)
+        if direct:
+            with contextlib.suppress(OSError, AttributeError):  # no O_DIRECT here, or not on this file system
+                self._direct = os.open(spool.name, os.O_WRONLY | os.O_DIRECT)
         self._free: queue.SimpleQueue[mmap.mmap] = queue.SimpleQueue()
         for _ in range(self.AHEAD + 1):
             self._free.put(mmap.mmap(-1, self.BLOCK))
