@@ -189,12 +189,16 @@ def test_options_gzip_encodings_and_other_files_are_left_to_the_readers(tmp_path
     assert same_outcome(packed) is False
 
 
+#: a few queries of a few judged documents, grades -2..4 (negative ones included), ids that sort differently as
+#: strings and as numbers
+SMALL_JUDGMENTS = st.dictionaries(st.sampled_from(["q1", "q10", "q2", "Q", "301"]),
+                                  st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e", "b0", "B"]),
+                                                  st.integers(-2, 4), min_size=1),
+                                  min_size=1)
+
 @needs_native
 @SETTINGS
-@given(judgments=st.dictionaries(st.sampled_from(["q1", "q10", "q2", "Q", "301"]),
-                                 st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e", "b0", "B"]),
-                                                 st.integers(-2, 4), min_size=1),
-                                 min_size=1),
+@given(judgments=SMALL_JUDGMENTS,
        negative=st.sampled_from(["unjudged", "nonrelevant"]))
 def test_prepared_from_arrays_equals_prepared_from_the_frame(tmp_path: Path, judgments: dict[str, dict[str, int]],
                                                              negative: str) -> None:
@@ -275,10 +279,7 @@ def _shuffled_file(path: Path, judgments: dict[str, dict[str, int]], seed: int) 
 
 @needs_native
 @SETTINGS
-@given(judgments=st.dictionaries(st.sampled_from(["q1", "q10", "q2", "Q", "301"]),
-                                 st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e", "b0", "B"]),
-                                                 st.integers(-2, 4), min_size=1),
-                                 min_size=1),
+@given(judgments=SMALL_JUDGMENTS,
        negative=st.sampled_from(["unjudged", "nonrelevant"]), seed=st.integers(0, 3))
 def test_prepared_from_arrays_equals_prepared_from_the_frame_lines_apart(
         tmp_path: Path, judgments: dict[str, dict[str, int]], negative: str, seed: int) -> None:
