@@ -572,7 +572,8 @@ def _interval(x: np.ndarray, sums: np.ndarray | None, level: float, resamples: i
 def correct(p_values: ArrayLike, method: str = "holm") -> np.ndarray:
     """Adjusted p-values, in the input order: "holm", "bonferroni", "bh" (Benjamini-Hochberg) or "none"."""
     _choice(method, "correction", CORRECTIONS)
-    p = _vector(p_values, "p_values")
+    p = finite_vector(p_values, "p_values", "test", "a comparison that could not be tested has no p-value: leave it "
+                      "out of the correction (as compare does) rather than giving NaN")
     if np.any((p < 0) | (p > 1)):
         raise InputError(f"p-values must lie in [0, 1]; got {p[(p < 0) | (p > 1)][:5].tolist()}")
     m = len(p)

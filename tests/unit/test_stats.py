@@ -300,6 +300,14 @@ def test_correct_caps_at_one():
     assert stats.correct([], "holm").shape == (0,)
 
 
+def test_correct_refuses_a_missing_p_value_in_its_own_words():
+    # the per-query vectors' advice ("fill undefined queries") does not fit a list of p-values
+    with pytest.raises(InputError, match=r"^p_values has 1 NaN or infinite value\(s\); a comparison that could not be "
+                                         r"tested has no p-value: leave it out of the correction \(as compare does\) "
+                                         r"rather than giving NaN$"):
+        stats.correct([0.01, float("nan")])
+
+
 @pytest.mark.parametrize("method", ["holm", "bonferroni", "bh"])
 def test_correct_properties(method):
     rng = np.random.default_rng(8)
