@@ -228,6 +228,12 @@ def test_pairs_files_read_back(tmp_path: Path) -> None:
         pairs_text([("q1", "a b")])
     with pytest.raises(InputError, match=r"a line starting with '#' is a comment in a pairs file$"):
         pairs_text([("#q", "d")])
+    # a no-break space is not where the reader splits (bytes.split: ASCII whitespace): such an id is written and read
+    # back as it is
+    write_pairs([("q1", "New\u00a0York"), ("q\u2003", "d")], path)
+    assert read_pairs(path) == [("q1", "New\u00a0York"), ("q\u2003", "d")]
+    with pytest.raises(InputError, match=r"so a query id must be a non-empty word$"):
+        pairs_text([("q\t1", "d")])
 
 
 # ---------------------------------------------------------------------------------------------- simulation

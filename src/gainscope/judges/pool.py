@@ -168,14 +168,18 @@ def _hash_hint(tokens: list[str]) -> str:
     return ""
 
 
+#: what :func:`read_pairs` splits a line at (``bytes.split()``: ASCII whitespace; a no-break space is an id's)
+_SEPARATORS = frozenset(" \t\n\r\x0b\x0c")
+
+
 def pairs_text(pairs: Sequence[tuple[str, str]], *, header: Sequence[str] = ()) -> str:
     """``query_id doc_id`` lines that :func:`read_pairs` reads back, after ``#`` comment lines ``header``. An id
-    with whitespace, or a query id starting with ``#`` (a comment line), cannot be written that way and is
-    refused."""
+    with ASCII whitespace (what the reader splits at), or a query id starting with ``#`` (a comment line), cannot be
+    written that way and is refused."""
     lines = [f"# {h}" for h in header]
     for q, d in pairs:
         for what, ident in (("query id", q), ("doc id", d)):
-            if not ident or any(ch.isspace() for ch in ident):
+            if not ident or any(ch in _SEPARATORS for ch in ident):
                 raise InputError(f"cannot write the pair ({q!r}, {d!r}): a pairs file holds whitespace-separated "
                                  f"ids, so a {what} must be a non-empty word")
         if q.startswith("#"):
