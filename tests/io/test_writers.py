@@ -114,6 +114,12 @@ def test_ids_trec_cannot_hold_are_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=re.escape("the run tag must be a non-empty word without "
                                                    "whitespace; got 'my run' (pass tag=)")):
         write_run(RUN, tmp_path / "r.txt", tag="my run")
+    # the whitespace a TREC line is split at is ASCII's: a tag and ids holding a no-break space read back as written
+    odd = Run.from_columns(["q\u00a01"], ["d\u2003a"], scores=[1.0])
+    write_run(odd, tmp_path / "r.txt", tag="my\u00a0run")
+    back = read_run(tmp_path / "r.txt")
+    assert (back.name, back.frame["query_id"].to_list(), back.frame["doc_id"].to_list()) == (
+        "my\u00a0run", ["q\u00a01"], ["d\u2003a"])
 
 
 def test_unknown_write_format(tmp_path: Path) -> None:

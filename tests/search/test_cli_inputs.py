@@ -76,6 +76,14 @@ def test_bad_queries_files(films_index: Path, tmp_path: Path) -> None:
     assert code == 3
     assert err == (f"error: {tmp_path / 'spaces.tsv'}: query id 'q 1' is empty or holds whitespace, which a TREC run "
                    "cannot hold; give ids without spaces\n")
+    # a no-break space is not where a TREC line is split: such an id is written and read back as it is
+    (tmp_path / "nbsp.tsv").write_text("q\u00a01\tstar wars\n", encoding="utf-8")
+    code, _, err = invoke("search", "--engine", films_index, "--queries", tmp_path / "nbsp.tsv", "-o",
+                          tmp_path / "nbsp.run")
+    assert code == 0, err
+    from gainscope.io import read_run
+
+    assert set(read_run(tmp_path / "nbsp.run").frame["query_id"]) == {"q\u00a01"}
     (tmp_path / "opts.jsonl").write_text('{"id": "a", "text": "x", "options": [1]}\n')
     code, _, err = invoke("search", "--engine", films_index, "--queries", tmp_path / "opts.jsonl")
     assert code == 3 and err == f"error: {tmp_path / 'opts.jsonl'}:1: 'options' must be a JSON object; got [1]\n"

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 else:
     pl = deferred_module("polars")
 
-__all__ = ["WRITE_FORMATS", "make_folder", "write_file", "write_judgments", "write_run"]
+__all__ = ["TREC_WHITESPACE", "WRITE_FORMATS", "is_trec_word", "make_folder", "write_file", "write_judgments",
+           "write_run"]
 
 WRITE_FORMATS: dict[str, tuple[str, ...]] = {
     "judgments": ("trec", "qrels3", "beir", "jsonl", "json", "csv", "tsv", "parquet"),
@@ -48,7 +49,15 @@ WRITE_FORMATS: dict[str, tuple[str, ...]] = {
 }
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
                ".parquet": "parquet", ".pq": "parquet"}
-_WS = r"[ \t\n\r\x0B\x0C]"
+#: the whitespace TREC files (runs, qrels, pairs) are split at: ASCII's, as ``bytes.split()`` and the C scanner
+#: split; a no-break space or an em space is part of an id
+TREC_WHITESPACE = " \t\n\r\x0b\x0c"
+_WS = "[" + "".join(f"\\x{ord(c):02x}" for c in TREC_WHITESPACE) + "]"
+
+
+def is_trec_word(text: str) -> bool:
+    """Whether ``text`` can stand as one field of a TREC line: not empty, no :data:`TREC_WHITESPACE`."""
+    return bool(text) and not any(ch in TREC_WHITESPACE for ch in text)
 
 
 def _format(path: str | os.PathLike[str], fmt: str | None, kind: str) -> str:
@@ -192,7 +201,7 @@ def write_run(run: Run, path: str | os.PathLike[str], *, format: str | None = No
         ordered = trec_order(run)
     if fmt == "trec":
         name = tag if tag is not None else run.name
-        if not name or any(ch.isspace() for ch in name):
+        if not is_trec_word(name):
             raise InputError(f"the run tag must be a non-empty word without whitespace; got {name!r} "
                              f"(pass tag=)")
         score = _number_text("score") if run.has_scores else pl.col("score").cast(pl.Int64).cast(pl.String)

@@ -17,7 +17,7 @@ from pathlib import Path
 from gainscope.core.run import Run
 from gainscope.errors import FormatError, InputError, PolicyError, option
 from gainscope.io.text import TextFile, is_comment
-from gainscope.io.writers import write_file
+from gainscope.io.writers import is_trec_word, write_file
 
 __all__ = ["PairsFile", "Rankings", "pairs_text", "pool_runs", "rankings", "read_pairs", "read_pairs_file",
            "write_pairs"]
@@ -168,10 +168,6 @@ def _hash_hint(tokens: list[str]) -> str:
     return ""
 
 
-#: what :func:`read_pairs` splits a line at (``bytes.split()``: ASCII whitespace; a no-break space is an id's)
-_SEPARATORS = frozenset(" \t\n\r\x0b\x0c")
-
-
 def pairs_text(pairs: Sequence[tuple[str, str]], *, header: Sequence[str] = ()) -> str:
     """``query_id doc_id`` lines that :func:`read_pairs` reads back, after ``#`` comment lines ``header``. An id
     with ASCII whitespace (what the reader splits at), or a query id starting with ``#`` (a comment line), cannot be
@@ -179,7 +175,7 @@ def pairs_text(pairs: Sequence[tuple[str, str]], *, header: Sequence[str] = ()) 
     lines = [f"# {h}" for h in header]
     for q, d in pairs:
         for what, ident in (("query id", q), ("doc id", d)):
-            if not ident or any(ch in _SEPARATORS for ch in ident):
+            if not is_trec_word(ident):
                 raise InputError(f"cannot write the pair ({q!r}, {d!r}): a pairs file holds whitespace-separated "
                                  f"ids, so a {what} must be a non-empty word")
         if q.startswith("#"):

@@ -35,12 +35,13 @@ def read_search_queries(path: str | Path) -> list[SearchQuery]:
 
         return queries_from_case(read_case(p))
     from gainscope.io.texts import read_queries
+    from gainscope.io.writers import is_trec_word
 
     queries = [SearchQuery(q.query_id, q.text, q.options) for q in read_queries(p).values()]
     if not queries:
         raise InputError(f"{p}: no query in the file")
     for q in queries:
-        if not q.id or any(c.isspace() for c in q.id):
+        if not is_trec_word(q.id):
             raise FormatError(f"query id {q.id!r} is empty or holds whitespace, which a TREC run cannot hold; give "
                               "ids without spaces", path=str(p))
     return queries
