@@ -115,8 +115,11 @@ def _kernel_values(ctx: Context, metrics: Sequence[Metric]) -> list[np.ndarray]:
     of wall), else in turn. A kernel's values do not depend on the thread, nor on which kernel made the Context's
     shared arrays first (a cached array two threads both make is the same array); the kernels warn about nothing
     (the warnings are :func:`compute`'s, after them, in order); each runs in a copy of the caller's context
-    (numpy's error state); the first metric's error, in order, is the one raised."""
-    if len(metrics) < 2 or len(ctx.jr.rank) < PARALLEL_HITS or (os.cpu_count() or 1) < 2:
+    (numpy's error state); the first metric's error, in order, is the one raised. Only gainscope's own metrics
+    are run on threads: a metric class defined elsewhere (a plugin's) may warn or hold state, so with one of them
+    every kernel runs in turn, in the caller's thread."""
+    if (len(metrics) < 2 or len(ctx.jr.rank) < PARALLEL_HITS or (os.cpu_count() or 1) < 2
+            or not all(type(m).__module__.startswith("gainscope.") for m in metrics)):
         return [np.asarray(m.compute(ctx), dtype=np.float64) for m in metrics]
     import contextvars
     from concurrent.futures import ThreadPoolExecutor

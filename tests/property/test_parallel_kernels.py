@@ -67,3 +67,26 @@ def test_the_first_metric_error_in_order_is_raised(monkeypatch: pytest.MonkeyPat
     with pytest.raises(RuntimeError, match="metric 1"):
         ev.compute(jr, metrics)
 
+
+
+def test_a_metric_defined_outside_gainscope_keeps_every_kernel_in_the_callers_thread(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import dataclasses
+    import threading
+
+    (tmp_path / "q").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "r").write_text("q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n")
+    jr, _ = judged_run_of(PreparedJudgments.of(read_judgments(tmp_path / "q")), tmp_path / "r", Policies())
+    monkeypatch.setattr(ev, "PARALLEL_HITS", 1)
+    base = resolve_metrics(["P@2"])[0]
+    threads: list[threading.Thread] = []
+
+    class Mine(type(base)):  # type: ignore[misc]  # a plugin's metric: may warn or hold state
+        def compute(self, ctx):  # type: ignore[no-untyped-def]
+            threads.append(threading.current_thread())
+            return super().compute(ctx)
+
+    mine = Mine(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
+    results = ev.compute(jr, [*resolve_metrics(["RR", "AP"]), mine], warn=False)
+    assert threads == [threading.current_thread()]
+    assert results.values[0].tolist() == [1.0, 1.0, 0.5]  # RR 1, AP 1 (d1 first), P@2 1/2
