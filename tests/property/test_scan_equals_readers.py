@@ -605,12 +605,35 @@ def _table_problem(frame: pl.DataFrame, problem: str) -> pl.DataFrame:
     return frame
 
 
-TABLE_KINDS = ("polars", "pandas", "pandas-object", "pandas-pyarrow", "arrow", "arrow-batch", "parquet")
+TABLE_KINDS = ("polars", "pandas", "pandas-object", "pandas-pyarrow", "arrow", "arrow-batch", "parquet",
+               "polars-categorical", "pandas-category", "arrow-dictionary", "parquet-dictionary")
+_ID_NAMES = ("query_id", "doc_id", "qid", "docno")
 
 
 def table_source(frame: pl.DataFrame, kind: str, tmp_path: Path) -> object:
     """``frame`` as a source of ``kind``: a polars frame, a pandas DataFrame (its default strings, object strings,
-    or ``dtype_backend="pyarrow"``), a pyarrow Table or RecordBatch, or a Parquet file."""
+    or ``dtype_backend="pyarrow"``), a pyarrow Table or RecordBatch, or a Parquet file; or, with string ids held as
+    codes, a polars frame of ``Categorical`` ids, a pandas one of ``category`` ids, a pyarrow Table of
+    dictionary-encoded ids or a Parquet file of them."""
+    ids = [c for c in frame.columns if c in _ID_NAMES and frame.schema[c] == pl.String]
+    if kind == "polars-categorical":
+        return frame.with_columns(pl.col(c).cast(pl.Categorical) for c in ids)
+    if kind == "pandas-category":
+        df = frame.to_pandas()
+        return df.astype({c: "category" for c in ids})
+    if kind in ("arrow-dictionary", "parquet-dictionary"):
+        import pyarrow.compute as pc
+
+        table = frame.to_arrow()
+        for c in ids:
+            table = table.set_column(table.schema.get_field_index(c), c, pc.dictionary_encode(table.column(c)))
+        if kind == "arrow-dictionary":
+            return table
+        import pyarrow.parquet as pq
+
+        path = tmp_path / "run.parquet"
+        pq.write_table(table, path, row_group_size=3)
+        return path
     if kind == "pandas":
         return frame.to_pandas()
     if kind == "pandas-object":

@@ -118,9 +118,15 @@ def _pandas_run(pa: Any, df: Any) -> ArrowRun | None:
         if series.dtype == object:
             columns[role] = series.to_numpy()  # converted slice by slice
             continue
-        try:  # Arrow-backed: its own arrays; numpy: its buffer (NaN stays NaN)
+        try:  # Arrow-backed: its own arrays; category: its codes and categories (a dictionary array, decoded a
+            # piece at a time); numpy: its buffer (NaN stays NaN)
             array = series.array
-            converted = pa.array(array) if hasattr(array, "__arrow_array__") else pa.array(series.to_numpy())
+            if hasattr(array, "__arrow_array__"):
+                converted = pa.array(array)
+            elif str(series.dtype) == "category":
+                converted = pa.array(series)  # pyarrow reads the codes and categories, no Python string per row
+            else:
+                converted = pa.array(series.to_numpy())
         except (pa.ArrowException, TypeError, ValueError):
             return None  # the readers' conversion says what the column holds
         columns[role] = converted if isinstance(converted, pa.ChunkedArray) else pa.chunked_array([converted])
@@ -224,8 +230,22 @@ def _typed(pa: Any, pc: Any, chunk: Any, run: ArrowRun) -> Any:
     n = chunk.num_rows
     score = pc.cast(chunk.column("score"), pa.float64()) if run.has_scores else _filled(pa, np.nan, n)
     rank = pc.cast(chunk.column("rank"), pa.int64()) if run.has_ranks else _filled(pa, 0, n)
-    return pa.table([chunk.column("query_id"), chunk.column("doc_id"), score, rank],
-                    names=["query_id", "doc_id", "score", "rank"])
+    query_id, doc_id = (_plain_strings(pa, pc, chunk.column(role)) for role in ("query_id", "doc_id"))
+    return pa.table([query_id, doc_id, score, rank], names=["query_id", "doc_id", "score", "rank"])
+
+
+def _plain_strings(pa: Any, pc: Any, column: Any) -> Any:
+    """An id column as strings: a dictionary-encoded one (a Parquet file's, a pandas ``category``, polars'
+    ``Categorical``) decoded, a piece at a time; a string column as it is."""
+    kind = column.type
+    return pc.cast(column, kind.value_type) if pa.types.is_dictionary(kind) else column
+
+
+def _is_string(pa: Any, kind: Any) -> bool:
+    """A string type the scanner reads as it is (or, dictionary-encoded, once decoded)."""
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind))
 
 
 def _filled(pa: Any, value: float, n: int) -> Any:
@@ -246,8 +266,7 @@ def _unusual(pa: Any, chunk: Any, roles: tuple[str, ...]) -> str | None:
         kind = column.type
         if column.null_count:
             return f"missing values in the {role} column"
-        if role in ("query_id", "doc_id") and not (types.is_string(kind) or types.is_large_string(kind)
-                                                   or types.is_string_view(kind)):
+        if role in ("query_id", "doc_id") and not _is_string(pa, kind):
             return "ids that are not strings"
         if role == "score" and not (types.is_integer(kind) or types.is_floating(kind)):
             return "scores that are not numbers"

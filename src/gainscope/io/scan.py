@@ -529,6 +529,10 @@ def scan_table(prepared: PreparedJudgments, table: TokenTable, policies: Policie
     frame = table.frame
     if frame.height == 0 or "query_id" not in frame.columns or "doc_id" not in frame.columns:
         return "an empty table"
+    if any(isinstance(frame.schema[c], (pl.Categorical, pl.Enum)) for c in ("query_id", "doc_id")):
+        # categorical ids are strings held as codes: their strings (one cast, vectorised) take the fast path
+        frame = frame.with_columns(pl.col(c).cast(pl.String) for c in ("query_id", "doc_id")
+                                   if isinstance(frame.schema[c], (pl.Categorical, pl.Enum)))
     schema = frame.schema
     if schema["query_id"] != pl.String or schema["doc_id"] != pl.String:
         return "ids that are not strings"
