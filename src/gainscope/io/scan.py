@@ -310,9 +310,9 @@ def _join(results: Sequence[dict[str, Any]], ids: Sequence[list[str]]) -> Ranked
         return np.concatenate([np.frombuffer(r[key], dtype=dtype) for r in results])
 
     offsets = [np.frombuffer(r["hit_offsets"], dtype=np.int64) for r in results]
-    shift = np.cumsum([0] + [int(o[-1]) for o in offsets[:-1]])
+    shift = np.cumsum([0] + [int(o[-1]) for o in offsets[:-1]], dtype=np.int64)
     hit_offsets = np.concatenate([np.zeros(1, np.int64)] + [o[1:] + s for o, s in zip(offsets, shift, strict=True)])
-    return RankedPositions([q for part in ids for q in part], cat("num_ret"), hit_offsets.astype(np.int64),
+    return RankedPositions([q for part in ids for q in part], cat("num_ret"), hit_offsets,
                            tuple(_hits(r) for r in results), cat("ties"), cat("rank_down"), cat("rank_steps"))
 
 
@@ -529,10 +529,9 @@ def scan_table(prepared: PreparedJudgments, table: TokenTable, policies: Policie
     frame = table.frame
     if frame.height == 0 or "query_id" not in frame.columns or "doc_id" not in frame.columns:
         return "an empty table"
-    if any(isinstance(frame.schema[c], (pl.Categorical, pl.Enum)) for c in ("query_id", "doc_id")):
-        # categorical ids are strings held as codes: their strings (one cast, vectorised) take the fast path
-        frame = frame.with_columns(pl.col(c).cast(pl.String) for c in ("query_id", "doc_id")
-                                   if isinstance(frame.schema[c], (pl.Categorical, pl.Enum)))
+    codes = [c for c in ("query_id", "doc_id") if isinstance(frame.schema[c], (pl.Categorical, pl.Enum))]
+    if codes:  # categorical ids are strings held as codes: their strings (one cast, vectorised) take the fast path
+        frame = frame.with_columns(pl.col(c).cast(pl.String) for c in codes)
     schema = frame.schema
     if schema["query_id"] != pl.String or schema["doc_id"] != pl.String:
         return "ids that are not strings"
